@@ -1,0 +1,82 @@
+# libchurn: an allocation-tracing shim (build/libchurn.so) and its offline analyzer
+# (build/churn-analyze).  `make demo` and `make check` are the two commands a new user needs;
+# both install missing Debian packages first (as root) or print the apt-get line to run.
+
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra
+PREFIX  ?= /usr/local
+BUILD   := build
+
+# Build dependencies, and the real components the tests trace or compare against.
+BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev
+TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++
+
+SHIM_SRC     := $(sort $(wildcard shim/*.c))
+ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
+SHIM_OBJ     := $(SHIM_SRC:%.c=$(BUILD)/%.o)
+ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
+HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h analyzer/*.h)
+
+# The shim is preloaded into other programs: hidden by default, initial-exec TLS (no
+# __tls_get_addr, which may allocate), and no dependency on the traced program's heap.
+SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+                -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude
+SHIM_LIBS    := -lunwind -lzstd -ldl -lpthread
+ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
+ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm
+
+.PHONY: all deps test-deps check demo install clean bench fuzz
+
+all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze
+
+$(BUILD)/.deps-build: Makefile
+	@CHURN_PACKAGES="$(BUILD_PACKAGES)" sh test/ensure-packages.sh
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/.deps-test: Makefile
+	@CHURN_PACKAGES="$(BUILD_PACKAGES) $(TEST_PACKAGES)" sh test/ensure-packages.sh
+	@mkdir -p $(BUILD) && touch $@
+
+deps: $(BUILD)/.deps-build
+test-deps: $(BUILD)/.deps-test
+
+$(BUILD)/shim/%.o: shim/%.c $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SHIM_CFLAGS) -c $< -o $@
+
+$(BUILD)/analyzer/%.o: analyzer/%.c $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ANALYZER_CFLAGS) -c $< -o $@
+
+$(BUILD)/libchurn.so: $(SHIM_OBJ)
+	$(CC) $(CFLAGS) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
+
+$(BUILD)/churn-analyze: $(ANALYZER_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
+
+# The demo: a request loop with per-request temporaries, a small per-request leak and
+# delayed garbage, traced and analyzed.
+$(BUILD)/demo-workload: test/programs/request_loop.c include/churn.h | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -Iinclude -fno-omit-frame-pointer -o $@ $<
+
+demo: all $(BUILD)/demo-workload
+	@rm -f $(BUILD)/demo.zst
+	CHURN_OUT=$(BUILD)/demo.zst LD_PRELOAD=$(CURDIR)/$(BUILD)/libchurn.so $(BUILD)/demo-workload 200
+	$(BUILD)/churn-analyze $(BUILD)/demo.zst
+
+check: all $(BUILD)/.deps-test
+	@sh test/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
+	install -m 0755 $(BUILD)/libchurn.so $(DESTDIR)$(PREFIX)/lib/libchurn.so
+	install -m 0755 $(BUILD)/churn-analyze $(DESTDIR)$(PREFIX)/bin/churn-analyze
+	install -m 0644 include/churn.h $(DESTDIR)$(PREFIX)/include/churn.h
+
+bench: all $(BUILD)/.deps-test
+	@sh bench/run.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,261 @@
+/*
+ * The libchurn trace format, defined once for both sides: the shim writes it, the analyzer
+ * reads it.  docs/format.md is the prose specification of what is laid out here; change both
+ * together and bump CHURN_FORMAT_VERSION on any incompatible change.
+ *
+ * A trace file is a sequence of zstd frames, so an unwrapped trace is a valid .zst stream:
+ *
+ *   file header   zstd skippable frame (magic CHURN_SKIPPABLE_MAGIC) holding churn_file_header
+ *   segment       zstd skippable frame holding churn_segment_header, immediately followed by
+ *                 one zstd frame whose content is the segment's record stream
+ *   segment ...
+ *
+ * The file is a ring: when the next segment would pass the bound given in the file header,
+ * writing wraps to CHURN_FILE_HEADER_BYTES and overwrites the oldest segments.  A reader scans
+ * for segment headers, keeps those whose header and payload checksums verify, and orders them
+ * by sequence number.  Every segment can be decoded on its own (see CHURN_REC_CARRY).
+ */
+#ifndef CHURN_FORMAT_H
+#define CHURN_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define CHURN_FORMAT_VERSION 1u
+
+/* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
+#define CHURN_SKIPPABLE_MAGIC 0x184D2A5Cu
+#define CHURN_FILE_MAGIC "CHURNTRC"
+#define CHURN_SEGMENT_MAGIC 0x47534843u /* "CHSG" little-endian */
+
+/* All multi-byte header fields are little-endian (x86-64 native). */
+typedef struct churn_file_header {
+    uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
+    uint32_t frame_size;     /* sizeof(churn_file_header) - 8 */
+    char magic[8];           /* CHURN_FILE_MAGIC, not NUL-terminated */
+    uint32_t version;        /* CHURN_FORMAT_VERSION */
+    uint32_t flags;          /* CHURN_FILE_* */
+    uint64_t ring_bytes;     /* bound of the file; segments wrap to CHURN_FILE_HEADER_BYTES */
+    uint64_t pid;
+    uint64_t start_realtime_ns; /* CLOCK_REALTIME at start, for humans */
+    uint32_t page_size;
+    uint32_t header_crc;     /* crc32 of this struct with header_crc = 0 */
+} churn_file_header;
+
+#define CHURN_FILE_HEADER_BYTES ((uint64_t)sizeof(churn_file_header))
+#define CHURN_FILE_EVENTS 0x1u /* allocation events are recorded, not only histograms */
+
+typedef struct churn_segment_header {
+    uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
+    uint32_t frame_size;     /* sizeof(churn_segment_header) - 8 */
+    uint32_t magic;          /* CHURN_SEGMENT_MAGIC */
+    uint32_t version;        /* CHURN_FORMAT_VERSION */
+    uint64_t seq;            /* 0, 1, 2, ... in write order */
+    uint64_t first_epoch;    /* epoch current when the segment was opened */
+    uint64_t last_epoch;     /* epoch current when it was closed */
+    uint32_t raw_bytes;      /* size of the decompressed record stream */
+    uint32_t zstd_bytes;     /* size of the zstd frame that follows */
+    uint32_t payload_crc;    /* crc32 of the zstd frame */
+    uint32_t header_crc;     /* crc32 of this struct with header_crc = 0 */
+} churn_segment_header;
+
+/* A segment's decompressed size is capped so a reader never allocates on a liar's word. */
+#define CHURN_SEGMENT_MAX_RAW (64u << 20)
+
+/*
+ * Records.  Each record is a tag byte followed by unsigned LEB128 varints (CHURN_V below);
+ * signed quantities are zigzag-encoded (CHURN_Z).  Strings and byte strings are a varint
+ * length followed by the bytes.  Per-stream state (current thread, current epoch, previous
+ * address) starts at zero at the beginning of every segment.
+ */
+enum churn_record_tag {
+    /* V seq, V epoch at open, V monotonic ns at open */
+    CHURN_REC_SEGMENT_START = 0x01,
+    /* V module id, V load bias, V start, V end (executable address range, absolute),
+       bytes build id, string path.  Re-sent in every segment and whenever the map changes. */
+    CHURN_REC_MODULE = 0x02,
+    /* V stack id, V depth, then depth x Z (ip - previous ip, first against 0); innermost
+       frame first.  Stack id 0 is "no stack" and is never defined. */
+    CHURN_REC_STACK = 0x03,
+    /* V tid: the following events happened on this thread */
+    CHURN_REC_THREAD = 0x04,
+    /* V epoch: the following events happened in this epoch */
+    CHURN_REC_EPOCH_TAG = 0x05,
+    /* string allocator name, V page size, V counter count, then count x string counter name:
+       the counters that CHURN_REC_EPOCH_END lists, in this order. */
+    CHURN_REC_ALLOCATOR = 0x06,
+    /* State to carry on from here when older segments are gone:
+       V live count, V live bytes, V n, then n x (V stack id, V live count, V live bytes)
+       for every stack with live objects when the segment was opened. */
+    CHURN_REC_CARRY = 0x07,
+    /* V count, V reason (CHURN_DROP_*): events that are not in the trace */
+    CHURN_REC_DROPPED = 0x08,
+
+    /* Allocation, kind in the low nibble (CHURN_ALLOC_*):
+       Z address delta, V requested size, V usable - requested, V stack id */
+    CHURN_REC_ALLOC = 0x10,
+    /* Free of a known object, kind in the low nibble (CHURN_FREE_*):
+       Z address delta, V requested size, V usable - requested, V stack id of the allocation,
+       V age in epochs (this event's epoch - the allocation's epoch) */
+    CHURN_REC_FREE = 0x20,
+    /* Free of a pointer the shim never saw allocated: Z address delta */
+    CHURN_REC_FREE_UNKNOWN = 0x30,
+    /* Page-level call, kind in the low nibble (CHURN_MAP_*):
+       Z address delta, V length, V a (prot | flags << 8, or advice), V b (new address for
+       mremap, else 0), V stack id; flag CHURN_MAP_INTERNAL in the tag's 0x08 bit */
+    CHURN_REC_MAP = 0x40,
+
+    /* End of an epoch:
+       V epoch, V start monotonic ns, V wall ns, V cpu ns, V rss bytes,
+       V allocs, V frees, V alloc bytes, V free bytes, V late events,
+       V live count, V live bytes (process-wide at epoch end),
+       V n size classes, n x (V class, V allocs, V frees, V alloc bytes, V free bytes),
+       V n callsites, n x (V stack id, V allocs, V frees, V alloc bytes, V free bytes,
+                           V live count, V live bytes),
+       V n counters, n x V value (names from the segment's CHURN_REC_ALLOCATOR) */
+    CHURN_REC_EPOCH_END = 0x50,
+};
+
+#define CHURN_REC_KIND_MASK 0x0fu
+#define CHURN_REC_CLASS_MASK 0xf0u
+
+enum churn_alloc_kind {
+    CHURN_ALLOC_MALLOC = 0,
+    CHURN_ALLOC_CALLOC = 1,
+    CHURN_ALLOC_REALLOC = 2,
+    CHURN_ALLOC_ALIGNED = 3, /* memalign, posix_memalign, aligned_alloc, valloc, pvalloc */
+    CHURN_ALLOC_NEW = 4,
+    CHURN_ALLOC_NEW_ARRAY = 5,
+    CHURN_ALLOC_KINDS
+};
+
+enum churn_free_kind {
+    CHURN_FREE_FREE = 0,
+    CHURN_FREE_REALLOC = 1, /* the old block of a realloc that moved or resized */
+    CHURN_FREE_DELETE = 2,
+    CHURN_FREE_DELETE_ARRAY = 3,
+    CHURN_FREE_KINDS
+};
+
+enum churn_map_kind {
+    CHURN_MAP_MMAP = 0,
+    CHURN_MAP_MUNMAP = 1,
+    CHURN_MAP_MREMAP = 2,
+    CHURN_MAP_MADVISE = 3,
+    CHURN_MAP_BRK = 4,   /* address = new break, length = growth (zigzag in a) */
+    CHURN_MAP_KINDS
+};
+#define CHURN_MAP_INTERNAL 0x08u /* called from inside the allocator or libchurn's guard */
+
+enum churn_drop_reason {
+    CHURN_DROP_RING_FULL = 1, /* a thread buffer was full and waiting was not safe */
+    CHURN_DROP_WRITE_ERROR = 2, /* the output could not be written (disk full, ...) */
+    CHURN_DROP_SEGMENT_TOO_BIG = 3, /* a segment larger than the whole ring */
+};
+
+/*
+ * Size classes shared by the shim's histograms and the analyzer: 16-byte steps up to 128,
+ * then four classes per power of two.  Class boundaries are upper bounds, inclusive.
+ */
+#define CHURN_SIZE_CLASSES 248
+
+static inline unsigned churn_size_class(uint64_t size)
+{
+    if (size <= 128)
+        return (unsigned)((size + 15) >> 4); /* 0 -> class 0, 1..16 -> 1, ..., 128 -> 8 */
+    unsigned lg = 63u - (unsigned)__builtin_clzll(size - 1); /* size - 1 in [2^lg, 2^(lg+1)) */
+    unsigned quarter = (unsigned)(((size - 1) >> (lg - 2)) & 3u);
+    unsigned cls = 9 + (lg - 7) * 4 + quarter;
+    return cls < CHURN_SIZE_CLASSES ? cls : CHURN_SIZE_CLASSES - 1;
+}
+
+static inline uint64_t churn_size_class_max(unsigned cls)
+{
+    if (cls <= 8)
+        return (uint64_t)cls << 4;
+    unsigned lg = 7 + (cls - 9) / 4;
+    unsigned quarter = (cls - 9) % 4;
+    if (lg >= 62)
+        return UINT64_MAX;
+    return ((uint64_t)1 << lg) + ((uint64_t)(quarter + 1) << (lg - 2));
+}
+
+/* Varints: unsigned LEB128, at most 10 bytes for a 64-bit value. */
+#define CHURN_VARINT_MAX 10
+
+static inline size_t churn_put_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+static inline uint64_t churn_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t churn_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Reads a varint from [*p, end); returns 0 and leaves *p on a truncated or overlong one. */
+static inline int churn_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *q = *p;
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64 && q < end; shift += 7) {
+        uint8_t b = *q++;
+        if (shift == 63 && b > 1)
+            return 0;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *p = q;
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* CRC-32 (IEEE, reflected), bitwise with a nibble table: headers and payload checks only. */
+static inline uint32_t churn_crc32(uint32_t crc, const void *data, size_t len)
+{
+    static const uint32_t nibble[16] = {
+        0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+        0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+        0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
+    };
+    const uint8_t *p = (const uint8_t *)data;
+    crc = ~crc;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= p[i];
+        crc = (crc >> 4) ^ nibble[crc & 15];
+        crc = (crc >> 4) ^ nibble[crc & 15];
+    }
+    return ~crc;
+}
+
+static inline uint32_t churn_segment_header_crc(const churn_segment_header *h)
+{
+    churn_segment_header c;
+    memcpy(&c, h, sizeof c);
+    c.header_crc = 0;
+    return churn_crc32(0, &c, sizeof c);
+}
+
+static inline uint32_t churn_file_header_crc(const churn_file_header *h)
+{
+    churn_file_header c;
+    memcpy(&c, h, sizeof c);
+    c.header_crc = 0;
+    return churn_crc32(0, &c, sizeof c);
+}
+
+#endif
