@@ -21,7 +21,7 @@ HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h analyzer/*.h)
 # The shim is preloaded into other programs: hidden by default, initial-exec TLS (no
 # __tls_get_addr, which may allocate), and no dependency on the traced program's heap.
 SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-                -fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude
+                -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude
 SHIM_LIBS    := -lunwind -lzstd -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm

@@ -1,0 +1,94 @@
+/*
+ * Which allocator answers our calls to the next malloc, and its own books: the counters that
+ * tell free-but-resident memory apart from live data (glibc mallinfo2, gperftools
+ * MallocExtension, jemalloc mallctl).  Looked up with dlsym, so none is a link dependency.
+ */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <string.h>
+
+#include "shim.h"
+
+static churn_allocator_info info;
+static int (*gperf_property)(const char *, size_t *);
+static int (*je_mallctl)(const char *, void *, size_t *, void *, size_t);
+static struct mallinfo2 (*glibc_mallinfo2)(void);
+
+static const char *const gperf_names[] = {
+    "generic.current_allocated_bytes", "generic.heap_size", "generic.total_physical_bytes",
+    "tcmalloc.pageheap_free_bytes", "tcmalloc.pageheap_unmapped_bytes",
+    "tcmalloc.central_cache_free_bytes", "tcmalloc.transfer_cache_free_bytes",
+    "tcmalloc.thread_cache_free_bytes",
+};
+static const char *const je_names[] = {
+    "stats.allocated", "stats.active", "stats.metadata", "stats.resident", "stats.mapped",
+    "stats.retained",
+};
+static const char *const glibc_names[] = {
+    "mallinfo2.arena", "mallinfo2.hblkhd", "mallinfo2.uordblks", "mallinfo2.fordblks",
+    "mallinfo2.keepcost",
+};
+
+static void set_names(const char *const *names, size_t n)
+{
+    info.ncounters = n;
+    for (size_t i = 0; i < n; i++)
+        info.counter_names[i] = names[i];
+}
+
+void churn_allocator_detect(void)
+{
+    gperf_property = (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT,
+                                                            "MallocExtension_GetNumericProperty");
+    je_mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT,
+                                                                              "mallctl");
+    if (gperf_property) {
+        info.name = "gperftools";
+        info.page_size = 8192;
+        set_names(gperf_names, sizeof gperf_names / sizeof *gperf_names);
+    } else if (je_mallctl) {
+        info.name = "jemalloc";
+        size_t page = 4096, len = sizeof page;
+        je_mallctl("arenas.page", &page, &len, NULL, 0);
+        info.page_size = (uint32_t)page;
+        set_names(je_names, sizeof je_names / sizeof *je_names);
+    } else {
+        info.name = "glibc";
+        info.page_size = 4096;
+        glibc_mallinfo2 = (struct mallinfo2 (*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
+        if (glibc_mallinfo2)
+            set_names(glibc_names, sizeof glibc_names / sizeof *glibc_names);
+    }
+}
+
+const churn_allocator_info *churn_allocator(void) { return &info; }
+
+/* Called by the writer only: these functions may take the allocator's own locks. */
+void churn_allocator_counters(uint64_t *values)
+{
+    memset(values, 0, info.ncounters * sizeof *values);
+    if (gperf_property) {
+        for (size_t i = 0; i < info.ncounters; i++) {
+            size_t v = 0;
+            if (gperf_property(info.counter_names[i], &v))
+                values[i] = v;
+        }
+    } else if (je_mallctl) {
+        uint64_t epoch = 1;
+        size_t len = sizeof epoch;
+        je_mallctl("epoch", &epoch, &len, &epoch, len);
+        for (size_t i = 0; i < info.ncounters; i++) {
+            size_t v = 0;
+            len = sizeof v;
+            if (!je_mallctl(info.counter_names[i], &v, &len, NULL, 0))
+                values[i] = v;
+        }
+    } else if (glibc_mallinfo2) {
+        struct mallinfo2 m = glibc_mallinfo2();
+        values[0] = m.arena;
+        values[1] = m.hblkhd;
+        values[2] = m.uordblks;
+        values[3] = m.fordblks;
+        values[4] = m.keepcost;
+    }
+}

@@ -1,0 +1,130 @@
+/*
+ * The common tail of every way in: capture the stack, update the live map, append the event
+ * to the thread's ring.  Callers hold the re-entrancy guard, so whatever libunwind or the
+ * allocator does underneath is not traced.
+ */
+#include "shim.h"
+
+_Atomic uint32_t churn_writer_wake;
+
+/* A per-thread direct-mapped cache in front of the shared stack table: most allocations
+   repeat a recent stack, and the cache turns them into one compare. */
+static uint32_t stack_id(churn_thread *t)
+{
+    uintptr_t ips[256 + 8];
+    unsigned depth = churn_unwind(ips, churn_opt.stack_depth);
+    uint64_t hash = churn_stack_hash(ips, depth);
+    unsigned slot = (unsigned)(hash ^ (hash >> 17)) & 255u;
+    if (t->cache_hash[slot] == hash)
+        return t->cache_id[slot];
+    uint32_t id = churn_stack_intern(ips, depth, hash);
+    if (id) {
+        t->cache_hash[slot] = hash;
+        t->cache_id[slot] = id;
+    }
+    return id;
+}
+
+static inline uint32_t epoch_now(void)
+{
+    return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+}
+
+void churn_record_alloc(void *p, size_t size, int kind)
+{
+    churn_thread *t = churn_thread_self();
+    if (!t || !p)
+        return;
+    churn_event ev;
+    ev.type = CHURN_EV_ALLOC;
+    ev.kind = (uint8_t)kind;
+    ev.addr = (uintptr_t)p;
+    ev.size = size;
+    ev.usable = churn_next.usable_size ? churn_next.usable_size(p) : size;
+    ev.aux = 0;
+    ev.stack = stack_id(t);
+    ev.epoch = epoch_now();
+    churn_livemap_insert(ev.addr, size, ev.stack, ev.epoch);
+    churn_thread_push(t, &ev, 1);
+}
+
+static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live, size_t usable)
+{
+    churn_event ev;
+    ev.addr = (uintptr_t)p;
+    ev.kind = (uint8_t)kind;
+    ev.epoch = epoch_now();
+    if (live) {
+        ev.type = CHURN_EV_FREE;
+        ev.size = live->size;
+        ev.usable = usable;
+        ev.stack = live->stack;
+        ev.aux = (uint32_t)(ev.epoch - live->epoch);
+    } else {
+        ev.type = CHURN_EV_FREE_UNKNOWN;
+        ev.size = ev.usable = ev.aux = 0;
+        ev.stack = 0;
+    }
+    churn_thread_push(t, &ev, 1);
+}
+
+static size_t usable_size(void *p, size_t fallback)
+{
+    return churn_next.usable_size ? churn_next.usable_size(p) : fallback;
+}
+
+void churn_record_free(void *p, int kind)
+{
+    churn_thread *t = churn_thread_self();
+    if (!t || !p)
+        return;
+    churn_live live;
+    int known = churn_livemap_remove((uintptr_t)p, &live);
+    emit_free(t, p, kind, known ? &live : NULL, known ? usable_size(p, live.size) : 0);
+}
+
+/* The old block leaves the live map before the real realloc can free it (another thread may
+   get its address at once), and comes back unchanged if the realloc fails. */
+void *churn_record_realloc(void *p, size_t size)
+{
+    churn_thread *t = churn_thread_self();
+    if (!p || !t) {
+        void *q = churn_next.realloc(p, size);
+        if (!p)
+            churn_record_alloc(q, size, CHURN_ALLOC_REALLOC);
+        return q;
+    }
+    churn_live live;
+    int known = churn_livemap_remove((uintptr_t)p, &live);
+    size_t usable = known ? usable_size(p, live.size) : 0;
+    void *q = churn_next.realloc(p, size);
+    if (!q && size) {
+        if (known)
+            churn_livemap_insert((uintptr_t)p, live.size, live.stack, live.epoch);
+        return NULL;
+    }
+    emit_free(t, p, CHURN_FREE_REALLOC, known ? &live : NULL, usable);
+    churn_record_alloc(q, size, CHURN_ALLOC_REALLOC);
+    return q;
+}
+
+void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
+{
+    churn_thread *t = churn_thread_self();
+    if (!t)
+        return;
+    churn_event ev;
+    ev.type = CHURN_EV_MAP;
+    ev.kind = (uint8_t)kind;
+    ev.addr = (uintptr_t)addr;
+    ev.size = len;
+    ev.usable = a;
+    ev.aux = (uintptr_t)b;
+    /* Calls made inside the allocator (or libchurn) get no stack: unwinding there would
+       re-enter the unwinder. */
+    ev.stack = (kind & CHURN_MAP_INTERNAL) ? 0 : stack_id(t);
+    ev.epoch = epoch_now();
+    /* An internal call may come from inside the allocator holding its locks, and the writer
+       may need those locks for the allocator's counters: never wait for room there. */
+    churn_thread_push(t, &ev, !(kind & CHURN_MAP_INTERNAL));
+}

@@ -1,0 +1,287 @@
+/*
+ * The ELF way in: libchurn defines the malloc family, C++ operator new/delete and the page
+ * calls, and the dynamic linker sends the program's calls here first; each forwards to the
+ * next definition in line (glibc, or a tcmalloc/jemalloc preloaded after libchurn).
+ *
+ * C++ operators forward to the next operator, not to malloc: with tcmalloc or jemalloc
+ * preloaded, operator new never calls malloc.  The guard is set around every forwarded call,
+ * so whatever the next allocator calls back into (its own malloc, mmap) is not traced twice;
+ * it is a cleanup variable so that a throwing operator new leaves it restored (this file is
+ * built with -fexceptions).
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static void guard_release(int *g) { churn_in_shim = *g; }
+#define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
+
+/* Calls that arrive before start-up, during it, inside libchurn, or after the trace closed. */
+static int ready_to_trace(void)
+{
+    if (churn_in_shim)
+        return 0;
+    int s = atomic_load_explicit(&churn_state, memory_order_relaxed);
+    if (CHURN_LIKELY(s == CHURN_ON))
+        return 1;
+    if (s == CHURN_OFF) {
+        churn_ensure_init();
+        return atomic_load(&churn_state) == CHURN_ON;
+    }
+    return 0;
+}
+
+static int have_next(void)
+{
+    if (CHURN_UNLIKELY(!churn_next.free))
+        churn_real_resolve();
+    return churn_next.free != NULL;
+}
+
+/* ---- C ---- */
+
+CHURN_API void *malloc(size_t size)
+{
+    if (!ready_to_trace())
+        return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
+    GUARD();
+    void *p = churn_next.malloc(size);
+    churn_record_alloc(p, size, CHURN_ALLOC_MALLOC);
+    return p;
+}
+
+CHURN_API void free(void *p)
+{
+    if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
+        return;
+    if (!ready_to_trace()) {
+        if (have_next())
+            churn_next.free(p);
+        return;
+    }
+    GUARD();
+    churn_record_free(p, CHURN_FREE_FREE);
+    churn_next.free(p);
+}
+
+CHURN_API void *calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!ready_to_trace())
+        return have_next() ? churn_next.calloc(n, size) : churn_bootstrap_alloc(total, 16);
+    GUARD();
+    void *p = churn_next.calloc(n, size);
+    churn_record_alloc(p, total, CHURN_ALLOC_CALLOC);
+    return p;
+}
+
+/* A bootstrap block cannot be handed to the real realloc: copy it out. */
+static void *realloc_bootstrap(void *p, size_t size)
+{
+    void *q = malloc(size);
+    if (q) {
+        size_t old = churn_bootstrap_size(p);
+        memcpy(q, p, old < size ? old : size);
+    }
+    return q;
+}
+
+CHURN_API void *realloc(void *p, size_t size)
+{
+    if (p && CHURN_UNLIKELY(churn_bootstrap_owns(p)))
+        return realloc_bootstrap(p, size);
+    if (!ready_to_trace()) {
+        if (have_next())
+            return churn_next.realloc(p, size);
+        return p ? NULL : churn_bootstrap_alloc(size, 16);
+    }
+    GUARD();
+    return churn_record_realloc(p, size);
+}
+
+CHURN_API void *reallocarray(void *p, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, total);
+}
+
+static void *aligned(size_t align, size_t size, void *(*next)(size_t, size_t))
+{
+    if (!ready_to_trace()) {
+        if (have_next())
+            return next ? next(align, size) : churn_next.memalign(align, size);
+        return churn_bootstrap_alloc(size, align);
+    }
+    GUARD();
+    void *p = next ? next(align, size) : churn_next.memalign(align, size);
+    churn_record_alloc(p, size, CHURN_ALLOC_ALIGNED);
+    return p;
+}
+
+CHURN_API void *memalign(size_t align, size_t size)
+{
+    return aligned(align, size, churn_next.memalign);
+}
+
+CHURN_API void *aligned_alloc(size_t align, size_t size)
+{
+    return aligned(align, size, churn_next.aligned_alloc);
+}
+
+CHURN_API int posix_memalign(void **out, size_t align, size_t size)
+{
+    if (!align || (align & (align - 1)) || align % sizeof(void *))
+        return EINVAL;
+    if (!ready_to_trace()) {
+        if (have_next())
+            return churn_next.posix_memalign(out, align, size);
+        *out = churn_bootstrap_alloc(size, align);
+        return *out ? 0 : ENOMEM;
+    }
+    GUARD();
+    int rc = churn_next.posix_memalign(out, align, size);
+    if (!rc)
+        churn_record_alloc(*out, size, CHURN_ALLOC_ALIGNED);
+    return rc;
+}
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+CHURN_API void *valloc(size_t size)
+{
+    return aligned(page_size(), size, NULL);
+}
+
+CHURN_API void *pvalloc(size_t size)
+{
+    size_t ps = page_size();
+    size_t rounded = size ? (size + ps - 1) & ~(ps - 1) : ps;
+    return aligned(ps, rounded, NULL);
+}
+
+CHURN_API size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (churn_bootstrap_owns(p))
+        return churn_bootstrap_size(p);
+    return have_next() && churn_next.usable_size ? churn_next.usable_size(p) : 0;
+}
+
+/* ---- pages ---- */
+
+static void record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
+{
+    int s = atomic_load_explicit(&churn_state, memory_order_relaxed);
+    if (s != CHURN_ON || churn_writer_is_self())
+        return;
+    if (churn_in_shim) {
+        churn_record_map(kind | CHURN_MAP_INTERNAL, addr, len, a, b);
+        return;
+    }
+    GUARD();
+    churn_record_map(kind, addr, len, a, b);
+}
+
+CHURN_API void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (!have_next())
+        return MAP_FAILED;
+    void *p = churn_next.mmap(addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED)
+        record_map(CHURN_MAP_MMAP, p, len, (uint64_t)prot | (uint64_t)flags << 8, NULL);
+    return p;
+}
+
+CHURN_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return mmap(addr, len, prot, flags, fd, off);
+}
+
+CHURN_API int munmap(void *addr, size_t len)
+{
+    if (!have_next())
+        return -1;
+    int rc = churn_next.munmap(addr, len);
+    if (!rc)
+        record_map(CHURN_MAP_MUNMAP, addr, len, 0, NULL);
+    return rc;
+}
+
+CHURN_API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    void *want = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        want = va_arg(ap, void *);
+        va_end(ap);
+    }
+    if (!have_next())
+        return MAP_FAILED;
+    void *p = churn_next.mremap(old, old_len, new_len, flags, want);
+    if (p != MAP_FAILED)
+        record_map(CHURN_MAP_MREMAP, old, old_len, new_len, p);
+    return p;
+}
+
+CHURN_API int madvise(void *addr, size_t len, int advice)
+{
+    if (!have_next())
+        return -1;
+    int rc = churn_next.madvise(addr, len, advice);
+    if (!rc)
+        record_map(CHURN_MAP_MADVISE, addr, len, (uint64_t)advice, NULL);
+    return rc;
+}
+
+CHURN_API int brk(void *end)
+{
+    if (!have_next())
+        return -1;
+    void *before = churn_next.sbrk(0);
+    int rc = churn_next.brk(end);
+    if (!rc)
+        record_map(CHURN_MAP_BRK, end, 0, churn_zigzag((char *)end - (char *)before), NULL);
+    return rc;
+}
+
+CHURN_API void *sbrk(intptr_t delta)
+{
+    if (!have_next())
+        return (void *)-1;
+    void *before = churn_next.sbrk(delta);
+    if (before != (void *)-1 && delta)
+        record_map(CHURN_MAP_BRK, (char *)before + delta, 0, churn_zigzag(delta), NULL);
+    return before;
+}
+
+/* ---- leaving without destructors ---- */
+
+CHURN_API void _exit(int status)
+{
+    churn_finish(CHURN_EXIT_UNDERSCORE, status);
+    have_next();
+    churn_next.exit_(status);
+}
+
+CHURN_API void _Exit(int status)
+{
+    churn_finish(CHURN_EXIT_UNDERSCORE, status);
+    have_next();
+    churn_next.Exit(status);
+}

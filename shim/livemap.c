@@ -1,0 +1,148 @@
+/*
+ * The live map: address -> (requested size, stack, epoch) of every traced object, so a free
+ * can say what it frees (its size, its callsite, its age) without the analyzer having seen the
+ * allocation, and so the per-callsite live figures are exact.
+ *
+ * 1024 shards by address hash, each an open-addressing table with linear probing and
+ * backward-shift deletion (no tombstones), behind its own spinlock: two threads collide on a
+ * lock only when their addresses hash to the same shard.  A shard removes an entry before the
+ * real free runs and inserts after the real malloc returned, so address reuse between threads
+ * is always seen in the right order.
+ */
+#include <string.h>
+
+#include "shim.h"
+
+typedef struct {
+    uintptr_t addr;   /* 0 = empty */
+    churn_live v;
+} entry_t;
+
+typedef struct {
+    churn_spinlock lock;
+    uint32_t used;
+    size_t mask;      /* capacity - 1, capacity a power of two (0 before the first insert) */
+    entry_t *slots;
+    char pad[32];
+} shard_t;
+
+#define SHARDS 1024u
+#define FIRST_CAPACITY 256u
+
+static shard_t shards[SHARDS];
+
+static inline uint64_t mix(uintptr_t a)
+{
+    uint64_t h = (uint64_t)a >> 4;
+    h *= 0x9e3779b97f4a7c15u;
+    return h ^ (h >> 29);
+}
+
+static inline shard_t *shard_of(uint64_t h)
+{
+    return &shards[h >> 54];
+}
+
+static void put(entry_t *slots, size_t mask, uintptr_t addr, const churn_live *v)
+{
+    size_t i = mix(addr) & mask;
+    while (slots[i].addr && slots[i].addr != addr)
+        i = (i + 1) & mask;
+    slots[i].addr = addr;
+    slots[i].v = *v;
+}
+
+static int grow(shard_t *s)
+{
+    size_t cap = s->slots ? (s->mask + 1) * 2 : FIRST_CAPACITY;
+    entry_t *bigger = churn_os_map(cap * sizeof(entry_t));
+    if (!bigger)
+        return -1;
+    if (s->slots) {
+        for (size_t i = 0; i <= s->mask; i++)
+            if (s->slots[i].addr)
+                put(bigger, cap - 1, s->slots[i].addr, &s->slots[i].v);
+        churn_os_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
+    }
+    s->slots = bigger;
+    s->mask = cap - 1;
+    return 0;
+}
+
+void churn_livemap_insert(uintptr_t addr, uint64_t size, uint32_t stack, uint32_t epoch)
+{
+    uint64_t h = mix(addr);
+    shard_t *s = shard_of(h);
+    churn_live v = {size, stack, epoch};
+    churn_spin_lock(&s->lock);
+    /* Keep the load under 3/4; the grow (a fresh mapping) is amortised over the shard. */
+    if ((!s->slots || (size_t)(s->used + 1) * 4 > (s->mask + 1) * 3) && grow(s)) {
+        churn_spin_unlock(&s->lock);
+        return;
+    }
+    size_t i = h & s->mask;
+    while (s->slots[i].addr && s->slots[i].addr != addr)
+        i = (i + 1) & s->mask;
+    if (!s->slots[i].addr)
+        s->used++;
+    s->slots[i].addr = addr;
+    s->slots[i].v = v;
+    churn_spin_unlock(&s->lock);
+}
+
+int churn_livemap_remove(uintptr_t addr, churn_live *out)
+{
+    uint64_t h = mix(addr);
+    shard_t *s = shard_of(h);
+    churn_spin_lock(&s->lock);
+    if (!s->slots) {
+        churn_spin_unlock(&s->lock);
+        return 0;
+    }
+    size_t mask = s->mask, i = h & mask;
+    while (s->slots[i].addr != addr) {
+        if (!s->slots[i].addr) {
+            churn_spin_unlock(&s->lock);
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    *out = s->slots[i].v;
+    /* Backward-shift deletion: pull later members of the probe run into the hole. */
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask; s->slots[j].addr; j = (j + 1) & mask) {
+        size_t home = mix(s->slots[j].addr) & mask;
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            s->slots[hole] = s->slots[j];
+            hole = j;
+        }
+    }
+    s->slots[hole].addr = 0;
+    s->used--;
+    churn_spin_unlock(&s->lock);
+    return 1;
+}
+
+void churn_livemap_lock_all(void)
+{
+    for (unsigned i = 0; i < SHARDS; i++)
+        churn_spin_lock(&shards[i].lock);
+}
+
+void churn_livemap_unlock_all(void)
+{
+    for (unsigned i = 0; i < SHARDS; i++)
+        churn_spin_unlock(&shards[i].lock);
+}
+
+void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx)
+{
+    for (unsigned k = 0; k < SHARDS; k++) {
+        shard_t *s = &shards[k];
+        if (!s->slots)
+            continue;
+        for (size_t i = 0; i <= s->mask; i++)
+            if (s->slots[i].addr)
+                fn(s->slots[i].addr, &s->slots[i].v, ctx);
+    }
+}

@@ -1,0 +1,140 @@
+/*
+ * The module map: every loaded object's path, load bias, executable range and GNU build id,
+ * read from the loader with dl_iterate_phdr.  The analyzer symbolizes offline from it and
+ * checks build ids, so nothing is resolved in the traced process.  Modules are never removed
+ * from the list: stacks recorded before a dlclose still need them.
+ */
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define MAX_MODULES 4096
+
+static churn_module modules[MAX_MODULES];
+static size_t nmodules;
+static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
+static char exe_path[4096];
+
+uintptr_t churn_self_lo, churn_self_hi;
+
+static void read_build_id(struct dl_phdr_info *info, churn_module *m)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const uint8_t *name = p + sizeof *n;
+            const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
+            if (desc + n->n_descsz > end)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+                n->n_descsz <= sizeof m->build_id) {
+                memcpy(m->build_id, desc, n->n_descsz);
+                m->build_id_len = n->n_descsz;
+                return;
+            }
+            p = desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+}
+
+static int exec_range(struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < *lo)
+            *lo = a;
+        if (a + ph->p_memsz > *hi)
+            *hi = a + ph->p_memsz;
+    }
+    return *hi > *lo;
+}
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *changed)
+{
+    (void)size;
+    const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe_path;
+    uint64_t lo, hi;
+    if (!exec_range(info, &lo, &hi))
+        return 0;
+    for (size_t i = 0; i < nmodules; i++)
+        if (modules[i].bias == info->dlpi_addr && modules[i].start == lo &&
+            !strcmp(modules[i].path, path))
+            return 0;
+    if (nmodules == MAX_MODULES)
+        return 0;
+    size_t len = strlen(path);
+    char *copy = churn_mem_alloc(len + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, path, len + 1);
+    churn_module *m = &modules[nmodules];
+    memset(m, 0, sizeof *m);
+    m->path = copy;
+    m->bias = info->dlpi_addr;
+    m->start = lo;
+    m->end = hi;
+    read_build_id(info, m);
+    nmodules++;
+    *(int *)changed = 1;
+    return 0;
+}
+
+static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    unsigned long long *c = arg;
+    c[0] = info->dlpi_adds;
+    c[1] = info->dlpi_subs;
+    return 1;
+}
+
+int churn_modules_refresh(void)
+{
+    unsigned long long c[2] = {0, 0};
+    dl_iterate_phdr(read_counters, c);
+    if (c[0] == seen_adds && c[1] == seen_subs)
+        return 0;
+    seen_adds = c[0];
+    seen_subs = c[1];
+    if (!exe_path[0]) {
+        ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+        exe_path[n > 0 ? n : 0] = 0;
+    }
+    int changed = 0;
+    dl_iterate_phdr(add_module, &changed);
+    return changed;
+}
+
+size_t churn_modules_count(void) { return nmodules; }
+const churn_module *churn_module_get(size_t id) { return id < nmodules ? &modules[id] : NULL; }
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)arg;
+    uint64_t lo, hi;
+    if (exec_range(info, &lo, &hi) && me >= lo && me < hi) {
+        churn_self_lo = lo;
+        churn_self_hi = hi;
+        return 1;
+    }
+    return 0;
+}
+
+void churn_modules_find_self(void)
+{
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)churn_modules_find_self);
+}

@@ -1,0 +1,111 @@
+/*
+ * libchurn's own dealings with the kernel.  Raw system calls rather than libc wrappers where
+ * the wrapper is one we interpose (mmap, munmap), so our own memory is never recorded, never
+ * comes from the traced heap and never re-enters the shim.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+void *churn_os_map(size_t bytes)
+{
+    long p = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (p == -1)
+        return NULL;
+    return (void *)p;
+}
+
+void churn_os_unmap(void *p, size_t bytes)
+{
+    if (p)
+        syscall(SYS_munmap, p, bytes);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t churn_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t churn_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+
+pid_t churn_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+/* /proc/self/statm stays open: one pread per sample, usable from a signal handler.  After a
+   fork the descriptor still names the parent's file, so reopen when the pid changed. */
+static _Atomic int statm_fd = -1;
+static _Atomic pid_t statm_pid;
+
+uint64_t churn_rss_bytes(void)
+{
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    int fd = atomic_load(&statm_fd);
+    if (fd < 0 || atomic_load(&statm_pid) != pid) {
+        int nfd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        if (nfd < 0)
+            return 0;
+        int old = atomic_exchange(&statm_fd, nfd);
+        atomic_store(&statm_pid, pid);
+        if (old >= 0)
+            close(old);
+        fd = nfd;
+    }
+    char buf[128];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    /* "size resident shared ..." in pages */
+    const char *p = buf;
+    while (*p && *p != ' ')
+        p++;
+    uint64_t pages = 0;
+    while (*p == ' ')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        pages = pages * 10 + (uint64_t)(*p++ - '0');
+    return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+}
+
+void churn_futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void churn_log(const char *fmt, ...)
+{
+    if (churn_opt.quiet)
+        return;
+    char line[512];
+    int saved = errno;
+    int n = snprintf(line, sizeof line, "libchurn: ");
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (m < 0)
+        m = 0;
+    size_t len = (size_t)n + ((size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m
+                                                                       : sizeof line - (size_t)n - 2);
+    line[len++] = '\n';
+    ssize_t w = write(2, line, len);
+    (void)w;
+    errno = saved;
+}

@@ -1,0 +1,113 @@
+/*
+ * The bounded ring file.  Segments are appended after the file header; when the next one
+ * would pass the bound, writing wraps to just after the header and overwrites the oldest.
+ * Each segment goes out in one pwrite, header and payload together, so a reader sees it whole
+ * or fails its checksum; a kill -9 loses only what had not been written yet.
+ *
+ * The file is created with O_EXCL | O_NOFOLLOW and mode 0600: a symlink planted at the path
+ * is refused, never followed, and an old regular file is replaced, never written through.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static int fd = -1;
+static uint64_t write_at, ring_bytes, seq;
+static int write_failed;
+
+int churn_outfile_open(const char *path, int events)
+{
+    struct stat st;
+    if (!lstat(path, &st)) {
+        if (!S_ISREG(st.st_mode)) {
+            churn_log("%s exists and is not a regular file (a symlink?); not tracing", path);
+            return -1;
+        }
+        unlink(path);
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        churn_log("cannot create %s: %s; not tracing", path, strerror(errno));
+        return -1;
+    }
+    ring_bytes = churn_opt.ring_bytes;
+    seq = 0;
+    write_failed = 0;
+    churn_file_header h;
+    memset(&h, 0, sizeof h);
+    h.frame_magic = CHURN_SKIPPABLE_MAGIC;
+    h.frame_size = sizeof h - 8;
+    memcpy(h.magic, CHURN_FILE_MAGIC, 8);
+    h.version = CHURN_FORMAT_VERSION;
+    h.flags = events ? CHURN_FILE_EVENTS : 0;
+    h.ring_bytes = ring_bytes;
+    h.pid = (uint64_t)getpid();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    h.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    h.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
+    h.header_crc = churn_file_header_crc(&h);
+    if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+        churn_log("cannot write %s: %s; not tracing", path, strerror(errno));
+        close(fd);
+        fd = -1;
+        return -1;
+    }
+    write_at = sizeof h;
+    return 0;
+}
+
+uint64_t churn_outfile_next_seq(void) { return seq; }
+
+/* The caller leaves sizeof(churn_segment_header) bytes free in front of the zstd frame, so the
+   segment is written with a single call. */
+int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                                uint64_t first_epoch, uint64_t last_epoch)
+{
+    if (fd < 0)
+        return -1;
+    churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
+    size_t total = sizeof *h + zbytes;
+    if (total > ring_bytes - CHURN_FILE_HEADER_BYTES)
+        return -1;
+    memset(h, 0, sizeof *h);
+    h->frame_magic = CHURN_SKIPPABLE_MAGIC;
+    h->frame_size = sizeof *h - 8;
+    h->magic = CHURN_SEGMENT_MAGIC;
+    h->version = CHURN_FORMAT_VERSION;
+    h->seq = seq;
+    h->first_epoch = first_epoch;
+    h->last_epoch = last_epoch;
+    h->raw_bytes = raw_bytes;
+    h->zstd_bytes = (uint32_t)zbytes;
+    h->payload_crc = churn_crc32(0, zstd_frame, zbytes);
+    h->header_crc = churn_segment_header_crc(h);
+    if (write_at + total > ring_bytes)
+        write_at = CHURN_FILE_HEADER_BYTES;
+    ssize_t n = pwrite(fd, h, total, (off_t)write_at);
+    if (n != (ssize_t)total) {
+        if (!write_failed)
+            churn_log("writing the trace failed (%s); dropping data until it works again",
+                      n < 0 ? strerror(errno) : "short write");
+        write_failed = 1;
+        return -1;
+    }
+    if (write_failed)
+        churn_log("writing the trace works again");
+    write_failed = 0;
+    write_at += total;
+    seq++;
+    return 0;
+}
+
+void churn_outfile_close(void)
+{
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+}

@@ -1,0 +1,251 @@
+/*
+ * Internal interfaces of the shim.  The data flow is one-way:
+ *
+ *   ways in (interpose.c)  ->  event.c: guard, stack, live map, thread ring
+ *                          ->  writer.c (own thread): histograms, encoding, ring file
+ *
+ * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
+ */
+#ifndef CHURN_SHIM_H
+#define CHURN_SHIM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "churn/format.h"
+
+#define CHURN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CHURN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CHURN_API __attribute__((visibility("default")))
+
+/* ---- options.c: every CHURN_* variable, read once ---- */
+typedef struct churn_options {
+    char out[4096];          /* CHURN_OUT */
+    uint64_t ring_bytes;     /* CHURN_RING_MB */
+    int events;              /* CHURN_EVENTS */
+    int epoch_signal;        /* CHURN_EPOCH_SIGNAL, 0 = none */
+    uint64_t epoch_ms;       /* CHURN_EPOCH_MS, 0 = none */
+    unsigned stack_depth;    /* CHURN_STACK_DEPTH */
+    int unwind_fp;           /* CHURN_UNWIND=fp */
+    int fork_follow;         /* CHURN_FORK=follow (1) or stop (0) */
+    uint64_t segment_bytes;  /* CHURN_SEGMENT_KB */
+    uint64_t flush_ms;       /* CHURN_FLUSH_MS */
+    int zstd_level;          /* CHURN_ZSTD_LEVEL */
+    int quiet;               /* CHURN_QUIET */
+} churn_options;
+
+extern churn_options churn_opt;
+/* Reads the environment; returns 0, or -1 after printing one line about a bad value. */
+int churn_options_load(void);
+/* Prints the option table (CHURN_HELP=1). */
+void churn_options_print_help(void);
+
+/* ---- os.c: the only place that talks to the kernel for libchurn's own needs ---- */
+void *churn_os_map(size_t bytes);            /* zeroed pages, never from the traced heap */
+void churn_os_unmap(void *p, size_t bytes);
+uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
+uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
+uint64_t churn_rss_bytes(void);              /* async-signal-safe */
+pid_t churn_gettid(void);
+void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
+void churn_futex_wake(_Atomic uint32_t *word);
+/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET. */
+void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
+   probe), never across a call that can block or allocate from the traced heap. */
+typedef struct { _Atomic uint32_t held; } churn_spinlock;
+static inline void churn_spin_lock(churn_spinlock *l)
+{
+    while (atomic_exchange_explicit(&l->held, 1, memory_order_acquire)) {
+        while (atomic_load_explicit(&l->held, memory_order_relaxed))
+            __builtin_ia32_pause();
+    }
+}
+static inline void churn_spin_unlock(churn_spinlock *l)
+{
+    atomic_store_explicit(&l->held, 0, memory_order_release);
+}
+
+/* ---- real.c: the allocator next in line, and the bootstrap heap for the earliest calls ---- */
+typedef struct churn_real {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*memalign)(size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    size_t (*usable_size)(void *);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
+    int (*madvise)(void *, size_t, int);
+    int (*brk)(void *);
+    void *(*sbrk)(intptr_t);
+    void (*exit_)(int) __attribute__((noreturn));
+    void (*Exit)(int) __attribute__((noreturn));
+    pid_t (*fork)(void);
+} churn_real;
+
+extern churn_real churn_next;
+/* Resolves churn_next (idempotent, safe to call re-entrantly from dlsym's own calloc). */
+void churn_real_resolve(void);
+/* The bootstrap heap serves calls made while the real allocator is being looked up. */
+void *churn_bootstrap_alloc(size_t size, size_t align);
+int churn_bootstrap_owns(const void *p);
+size_t churn_bootstrap_size(const void *p);
+
+/* ---- state.c: process-wide lifecycle ---- */
+enum churn_state { CHURN_OFF = 0, CHURN_INITIALIZING, CHURN_ON, CHURN_FINISHED, CHURN_DISABLED };
+extern _Atomic int churn_state;
+extern __thread int churn_in_shim;  /* re-entrancy guard: our own work is never traced */
+/* Brings the shim up on the first intercepted call or in the constructor. */
+void churn_ensure_init(void);
+static inline int churn_tracing(void)
+{
+    return CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON) &&
+           !churn_in_shim;
+}
+/* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once. */
+void churn_finish(int how, int detail);
+
+/* ---- epoch.c ---- */
+extern _Atomic uint64_t churn_epoch_now;
+typedef struct churn_tick {
+    _Atomic uint64_t seq;   /* epoch + 1 once published */
+    uint64_t end_ns, cpu_ns, rss;
+} churn_tick;
+#define CHURN_TICK_SLOTS 4096u
+extern churn_tick churn_ticks[CHURN_TICK_SLOTS];
+extern uint64_t churn_start_ns, churn_start_cpu_ns;
+uint64_t churn_epoch_advance(void);       /* async-signal-safe */
+void churn_epoch_install_triggers(void);  /* signal handler and timer per options */
+int churn_epoch_timer_due(uint64_t now_ns);
+
+/* ---- unwind.c ---- */
+void churn_unwind_init(void);
+/* Captures the caller's stack (innermost first, libchurn's own frames skipped). */
+unsigned churn_unwind(uintptr_t *ips, unsigned max);
+
+/* ---- stacks.c: deduplicated stack table, lock-free lookups ---- */
+void churn_stacks_init(void);
+uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash);
+uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth);
+/* For the writer: the stack with this id, or NULL. */
+const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth);
+uint32_t churn_stack_count(void);
+void churn_stacks_lock(void);     /* fork */
+void churn_stacks_unlock(void);
+
+/* ---- livemap.c: address -> (size, stack, epoch) of every live object ---- */
+typedef struct churn_live {
+    uint64_t size;
+    uint32_t stack;
+    uint32_t epoch;
+} churn_live;
+void churn_livemap_insert(uintptr_t addr, uint64_t size, uint32_t stack, uint32_t epoch);
+int churn_livemap_remove(uintptr_t addr, churn_live *out);
+void churn_livemap_lock_all(void);    /* fork */
+void churn_livemap_unlock_all(void);
+/* Calls fn for every live object; the caller holds all shard locks or is single-threaded. */
+void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx);
+
+/* ---- thread.c: per-thread event rings, handed to the writer without locks ---- */
+enum churn_event_type { CHURN_EV_ALLOC = 1, CHURN_EV_FREE, CHURN_EV_FREE_UNKNOWN, CHURN_EV_MAP };
+typedef struct churn_event {
+    uint64_t addr;
+    uint64_t size;   /* requested size, or mapping length */
+    uint64_t usable; /* usable size; for maps: prot | flags << 8, or advice */
+    uint64_t aux;    /* maps: new address (mremap); frees: age in epochs */
+    uint32_t stack;
+    uint32_t epoch;
+    uint8_t type;
+    uint8_t kind;
+} churn_event;
+
+#define CHURN_RING_EVENTS 4096u
+typedef struct churn_thread {
+    _Atomic uint64_t head;          /* events published by the owner */
+    char pad0[56];
+    _Atomic uint64_t tail;          /* events consumed by the writer */
+    char pad1[56];
+    struct churn_thread *next;      /* registry list, guarded by the registry lock */
+    _Atomic int exited;             /* owner is gone; recycle once drained */
+    pid_t tid;
+    uintptr_t stack_lo, stack_hi;   /* for frame-pointer walks */
+    uint64_t cache_hash[256];       /* hash -> stack id, owner only */
+    uint32_t cache_id[256];
+    churn_event events[CHURN_RING_EVENTS];
+} churn_thread;
+
+churn_thread *churn_thread_self(void);
+void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait);
+/* Writer side: iterate the registry; recycles drained rings of exited threads. */
+void churn_threads_each(void (*fn)(churn_thread *t, void *ctx), void *ctx);
+void churn_threads_after_fork_child(void);
+void churn_threads_lock(void);
+void churn_threads_unlock(void);
+extern _Atomic uint64_t churn_dropped_events;
+
+/* ---- event.c: what every way in calls after the real allocator answered ---- */
+void churn_record_alloc(void *p, size_t size, int kind);
+void churn_record_free(void *p, int kind);  /* before the real free */
+void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
+void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
+extern _Atomic uint32_t churn_writer_wake;
+
+/* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
+typedef struct churn_module {
+    char *path;
+    uint64_t bias, start, end;
+    uint8_t build_id[64];
+    uint32_t build_id_len;
+} churn_module;
+/* Refreshes the map when libraries were loaded or unloaded; returns 1 when it changed. */
+int churn_modules_refresh(void);
+size_t churn_modules_count(void);
+const churn_module *churn_module_get(size_t id);
+/* libchurn's own text range, for skipping its frames */
+extern uintptr_t churn_self_lo, churn_self_hi;
+void churn_modules_find_self(void);
+
+/* ---- allocator.c: which allocator answers, and its own counters ---- */
+#define CHURN_MAX_COUNTERS 16
+typedef struct churn_allocator_info {
+    const char *name;
+    uint32_t page_size;
+    size_t ncounters;
+    const char *counter_names[CHURN_MAX_COUNTERS];
+} churn_allocator_info;
+void churn_allocator_detect(void);
+const churn_allocator_info *churn_allocator(void);
+void churn_allocator_counters(uint64_t *values);
+
+/* ---- writer.c: the writer thread ---- */
+int churn_writer_start(void);
+/* Runs the last pass in the calling thread and closes the trace. */
+void churn_writer_finish(int how, int detail);
+void churn_writer_before_fork(void);
+void churn_writer_after_fork_parent(void);
+void churn_writer_after_fork_child(int follow);
+int churn_writer_is_self(void);
+int churn_writer_running(void);
+
+/* ---- outfile.c: the bounded ring file ---- */
+int churn_outfile_open(const char *path, int events);
+int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                                uint64_t first_epoch, uint64_t last_epoch);
+void churn_outfile_close(void);
+uint64_t churn_outfile_next_seq(void);
+
+/* ---- arena.c: libchurn's own heap (mmap-backed), for the writer and zstd ---- */
+void *churn_mem_alloc(size_t bytes);
+void churn_mem_free(void *p);
+void *churn_mem_realloc(void *p, size_t bytes);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * The shim's lifecycle: bring-up on the first intercepted call (which can come before our
+ * constructor), the writer's start in the constructor, the final flush at exit, _exit and
+ * fatal signals, and fork.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+_Atomic int churn_state;
+__thread int churn_in_shim;
+static _Atomic int finished;
+
+/* CHURN_OUT=x.zst gives x.<pid>.zst for a forked child or an exec'd descendant, so no
+   process ever overwrites another's trace. */
+static void derived_name(char *out, size_t cap, const char *base, pid_t pid)
+{
+    size_t len = strlen(base);
+    size_t stem = len > 4 && !strcmp(base + len - 4, ".zst") ? len - 4 : len;
+    snprintf(out, cap, "%.*s.%d.zst", (int)stem, base, (int)pid);
+}
+
+static void choose_output(void)
+{
+    /* The first traced process of a tree names itself in the environment; descendants that
+       inherit LD_PRELOAD see another pid there and take a derived name. */
+    const char *root = getenv("CHURN_ROOT_PID");
+    pid_t me = getpid();
+    if (root && atoi(root) != me) {
+        char derived[sizeof churn_opt.out];
+        derived_name(derived, sizeof derived, churn_opt.out, me);
+        strcpy(churn_opt.out, derived);
+    } else if (!root) {
+        char pid[24];
+        snprintf(pid, sizeof pid, "%d", (int)me);
+        setenv("CHURN_ROOT_PID", pid, 1);
+    }
+}
+
+void churn_ensure_init(void)
+{
+    int expected = CHURN_OFF;
+    if (!atomic_compare_exchange_strong(&churn_state, &expected, CHURN_INITIALIZING))
+        return;
+    int saved = churn_in_shim;
+    churn_in_shim = 1;
+    churn_real_resolve();
+    int ok = churn_next.malloc && churn_next.free && !getauxval(AT_SECURE) &&
+             !churn_options_load();
+    if (ok) {
+        choose_output();
+        churn_modules_find_self();
+        churn_stacks_init();
+        churn_unwind_init();
+        churn_allocator_detect();
+        ok = !churn_outfile_open(churn_opt.out, churn_opt.events);
+    }
+    if (ok)
+        churn_epoch_install_triggers();
+    atomic_store(&churn_state, ok ? CHURN_ON : CHURN_DISABLED);
+    churn_in_shim = saved;
+}
+
+void churn_finish(int how, int detail)
+{
+    if (atomic_exchange(&finished, 1) || atomic_load(&churn_state) != CHURN_ON)
+        return;
+    int saved = churn_in_shim;
+    churn_in_shim = 1;
+    churn_writer_finish(how, detail);
+    atomic_store(&churn_state, CHURN_FINISHED);
+    churn_in_shim = saved;
+}
+
+/* ---- fatal signals: flush what we have, then let the signal do what it would have ---- */
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
+static void on_fatal(int sig)
+{
+    if (!churn_writer_is_self())
+        churn_finish(CHURN_EXIT_SIGNAL, sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_fatal_handlers(void)
+{
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
+        struct sigaction old;
+        if (sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL)
+            continue; /* the program's own handler stays in charge */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+/* ---- fork: quiesce the writer and every lock, so the child inherits consistent state ---- */
+
+static void before_fork(void)
+{
+    if (atomic_load(&churn_state) != CHURN_ON)
+        return;
+    churn_in_shim++;
+    churn_writer_before_fork();
+    churn_stacks_lock();
+    churn_livemap_lock_all();
+    churn_threads_lock();
+}
+
+static void after_fork_parent(void)
+{
+    if (atomic_load(&churn_state) != CHURN_ON)
+        return;
+    churn_threads_unlock();
+    churn_livemap_unlock_all();
+    churn_stacks_unlock();
+    churn_writer_after_fork_parent();
+    churn_in_shim--;
+}
+
+static void after_fork_child(void)
+{
+    if (atomic_load(&churn_state) != CHURN_ON)
+        return;
+    churn_threads_after_fork_child();
+    churn_livemap_unlock_all();
+    churn_stacks_unlock();
+    churn_outfile_close();
+    int follow = churn_opt.fork_follow;
+    if (follow) {
+        char name[sizeof churn_opt.out];
+        const char *root = getenv("CHURN_OUT");
+        derived_name(name, sizeof name, root && *root ? root : churn_opt.out, getpid());
+        strcpy(churn_opt.out, name);
+        follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
+    }
+    churn_writer_after_fork_child(follow);
+    if (!follow)
+        atomic_store(&churn_state, CHURN_DISABLED);
+    churn_in_shim--;
+}
+
+__attribute__((constructor)) static void churn_constructor(void)
+{
+    churn_ensure_init();
+    if (atomic_load(&churn_state) != CHURN_ON)
+        return;
+    churn_in_shim++;
+    if (churn_writer_start()) {
+        churn_log("cannot start the writer thread; not tracing");
+        atomic_store(&churn_state, CHURN_DISABLED);
+    } else {
+        install_fatal_handlers();
+        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    }
+    churn_in_shim--;
+}
+
+__attribute__((destructor)) static void churn_destructor(void)
+{
+    churn_finish(CHURN_EXIT_NORMAL, 0);
+}

@@ -1,0 +1,173 @@
+/*
+ * Per-thread event rings.  Each thread appends to its own single-producer ring with plain
+ * stores and one release store; the writer thread consumes it.  No lock is taken on the
+ * allocation path.  A ring is registered on a thread's first event and recycled by the writer
+ * once the thread is dead (not merely past its TLS destructors, which may still free memory)
+ * and the ring is drained.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define MASK (CHURN_RING_EVENTS - 1)
+/* How long a producer waits for room before it drops an event instead: the writer is stuck
+   (a stalled disk) and the program must not be. */
+#define FULL_WAIT_NS 2000000000u
+
+_Atomic uint64_t churn_dropped_events;
+
+static __thread churn_thread *self;
+static pthread_key_t exit_key;
+static _Atomic int key_ready;
+static churn_spinlock registry_lock;
+static churn_thread *_Atomic registry;
+static churn_thread *free_rings;
+
+static void on_thread_exit(void *arg)
+{
+    churn_thread *t = arg;
+    /* Keep the ring as self: later TLS destructors may still free memory into it. */
+    atomic_store_explicit(&t->exited, 1, memory_order_release);
+}
+
+static void stack_bounds(churn_thread *t)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr))
+        return;
+    if (!pthread_attr_getstack(&attr, &addr, &size)) {
+        t->stack_lo = (uintptr_t)addr;
+        t->stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static churn_thread *take_ring(void)
+{
+    churn_spin_lock(&registry_lock);
+    churn_thread *t = free_rings;
+    if (t)
+        free_rings = t->next;
+    churn_spin_unlock(&registry_lock);
+    if (!t)
+        t = churn_os_map(sizeof(churn_thread));
+    return t;
+}
+
+churn_thread *churn_thread_self(void)
+{
+    if (CHURN_LIKELY(self != NULL))
+        return self;
+    churn_thread *t = take_ring();
+    if (!t)
+        return NULL;
+    atomic_store(&t->head, 0);
+    atomic_store(&t->tail, 0);
+    atomic_store(&t->exited, 0);
+    memset(t->cache_hash, 0, sizeof t->cache_hash);
+    t->tid = churn_gettid();
+    t->stack_lo = t->stack_hi = 0;
+    if (churn_opt.unwind_fp)
+        stack_bounds(t);
+    if (!atomic_exchange(&key_ready, 1))
+        pthread_key_create(&exit_key, on_thread_exit);
+    pthread_setspecific(exit_key, t);
+    churn_spin_lock(&registry_lock);
+    t->next = atomic_load_explicit(&registry, memory_order_relaxed);
+    atomic_store_explicit(&registry, t, memory_order_release);
+    churn_spin_unlock(&registry_lock);
+    self = t;
+    return t;
+}
+
+static int wait_for_room(churn_thread *t, uint64_t head)
+{
+    if (atomic_load(&churn_state) != CHURN_ON || !churn_writer_running() || churn_writer_is_self())
+        return -1;
+    uint64_t deadline = churn_now_ns() + FULL_WAIT_NS;
+    while (head - atomic_load_explicit(&t->tail, memory_order_acquire) >= CHURN_RING_EVENTS) {
+        churn_futex_wake(&churn_writer_wake);
+        sched_yield();
+        if (churn_now_ns() > deadline || atomic_load(&churn_state) != CHURN_ON)
+            return -1;
+    }
+    return 0;
+}
+
+void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    uint64_t used = head - atomic_load_explicit(&t->tail, memory_order_acquire);
+    if (CHURN_UNLIKELY(used >= CHURN_RING_EVENTS) && (!may_wait || wait_for_room(t, head))) {
+        atomic_fetch_add(&churn_dropped_events, 1);
+        return;
+    }
+    t->events[head & MASK] = *ev;
+    atomic_store_explicit(&t->head, head + 1, memory_order_release);
+    if (CHURN_UNLIKELY(used == CHURN_RING_EVENTS / 2)) {
+        atomic_store(&churn_writer_wake, 1);
+        churn_futex_wake(&churn_writer_wake);
+    }
+}
+
+static int thread_dead(pid_t tid)
+{
+    return syscall(SYS_tgkill, getpid(), tid, 0) == -1 && errno == ESRCH;
+}
+
+/* Writer side.  Only the writer unlinks, and producers only push at the head, so walking the
+   links needs no lock; unlinking takes it briefly. */
+void churn_threads_each(void (*fn)(churn_thread *t, void *ctx), void *ctx)
+{
+    churn_thread *t = atomic_load_explicit(&registry, memory_order_acquire);
+    while (t) {
+        churn_thread *next = t->next;
+        int dead = atomic_load_explicit(&t->exited, memory_order_acquire) && thread_dead(t->tid);
+        fn(t, ctx);
+        if (dead && atomic_load(&t->head) == atomic_load(&t->tail)) {
+            churn_spin_lock(&registry_lock);
+            churn_thread **link = (churn_thread **)&registry;
+            while (*link && *link != t)
+                link = &(*link)->next;
+            if (*link)
+                *link = t->next;
+            t->next = free_rings;
+            free_rings = t;
+            churn_spin_unlock(&registry_lock);
+        }
+        t = next;
+    }
+}
+
+void churn_threads_lock(void) { churn_spin_lock(&registry_lock); }
+void churn_threads_unlock(void) { churn_spin_unlock(&registry_lock); }
+
+/* In a forked child only the forking thread exists.  Its ring's unconsumed events happened in
+   the parent, whose trace gets them; every other ring belongs to a parent thread. */
+void churn_threads_after_fork_child(void)
+{
+    churn_thread *t = atomic_load(&registry);
+    while (t) {
+        churn_thread *next = t->next;
+        if (t != self) {
+            t->next = free_rings;
+            free_rings = t;
+        }
+        t = next;
+    }
+    if (self) {
+        self->next = NULL;
+        self->tid = churn_gettid();
+        atomic_store(&self->tail, atomic_load(&self->head));
+    }
+    atomic_store(&registry, self);
+    churn_spin_unlock(&registry_lock);
+}

@@ -1,0 +1,720 @@
+/*
+ * The writer thread: everything that costs more than a few stores happens here, off the
+ * allocation path.  Each pass drains every thread's ring in epoch order, keeps the per-epoch
+ * histograms (size classes and callsites) and per-callsite live figures, encodes events as
+ * compact records, and closes segments (zstd) into the ring file.
+ *
+ * An epoch is closed once its tick is published and every ring's events tagged with it have
+ * been drained; an event that arrives later than that (its thread was preempted between
+ * reading the epoch and publishing the event) is counted in the open epoch as "late" while
+ * its record keeps its own epoch tag.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+/* ZSTD_createCCtx_advanced (custom allocator) is in the experimental section of the API. */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "shim.h"
+
+#define POLL_NS 50000000u          /* an idle writer looks for work 20 times a second */
+#define COUNTER_MIN_NS 1000000u    /* allocator counters are sampled at most every 1 ms */
+#define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
+#define MAX_RINGS_PER_PASS 65536
+
+typedef struct {
+    uint64_t allocs, frees, alloc_bytes, free_bytes;
+} counts_t;
+
+typedef struct {
+    counts_t epoch;           /* this epoch's activity */
+    uint64_t live_count, live_bytes;
+    uint32_t dirty;           /* in the dirty list of the open epoch */
+    uint32_t emitted_seq;     /* segment seq + 1 where the definition was last written */
+} site_t;
+
+typedef struct {
+    uint8_t *buf;             /* room for the segment header, then the record stream */
+    size_t len, cap;
+} buffer_t;
+
+static struct {
+    pthread_t thread;
+    int running;
+    _Atomic int stop;
+    _Atomic uint32_t lock;
+    pid_t owner_tid;
+
+    ZSTD_CCtx *zstd;
+    buffer_t raw, packed;
+    size_t target;            /* close the segment at this raw size */
+    uint64_t seg_first_epoch, seg_open_ns, seg_events;
+    int seg_open;
+    uint64_t prev_addr, cur_epoch;
+    pid_t cur_tid;
+    uint64_t dropped_reported, write_dropped;
+
+    uint64_t open_epoch;      /* the epoch whose histograms are being filled */
+    counts_t epoch_totals;
+    uint64_t late;
+    uint64_t live_count, live_bytes;
+    counts_t classes[CHURN_SIZE_CLASSES];
+    uint8_t class_dirty[CHURN_SIZE_CLASSES];
+    site_t *sites;
+    size_t nsites;
+    uint32_t *dirty;
+    size_t ndirty, dirty_cap;
+    uint64_t last_end_ns, last_cpu_ns;
+    uint64_t counters[CHURN_MAX_COUNTERS], counters_ns;
+} w;
+
+/* ---- the writer lock: held for a pass, for the final flush and across fork ---- */
+
+static int lock_writer(uint64_t timeout_ns)
+{
+    uint64_t deadline = timeout_ns ? churn_now_ns() + timeout_ns : 0;
+    while (atomic_exchange_explicit(&w.lock, 1, memory_order_acquire)) {
+        if (deadline && churn_now_ns() > deadline)
+            return -1;
+        sched_yield();
+    }
+    w.owner_tid = churn_gettid();
+    return 0;
+}
+
+static void unlock_writer(void)
+{
+    w.owner_tid = 0;
+    atomic_store_explicit(&w.lock, 0, memory_order_release);
+}
+
+int churn_writer_running(void)
+{
+    return w.running;
+}
+
+int churn_writer_is_self(void)
+{
+    return w.running && pthread_equal(pthread_self(), w.thread);
+}
+
+/* ---- record encoding ---- */
+
+static int reserve(buffer_t *b, size_t more)
+{
+    if (b->len + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 1u << 20;
+    while (cap < b->len + more)
+        cap *= 2;
+    uint8_t *p = churn_mem_realloc(b->buf, cap);
+    if (!p)
+        return -1;
+    b->buf = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* Every put goes through a reserve of the largest record part; on failure (libchurn's own
+   memory exhausted) the byte stream stays consistent because nothing partial is kept. */
+static uint8_t *room(size_t n)
+{
+    return reserve(&w.raw, n) ? NULL : w.raw.buf + w.raw.len;
+}
+
+static void put_u(uint64_t v) { w.raw.len += churn_put_varint(w.raw.buf + w.raw.len, v); }
+static void put_z(int64_t v) { put_u(churn_zigzag(v)); }
+static void put_tag(uint8_t t) { w.raw.buf[w.raw.len++] = t; }
+static void put_bytes(const void *p, size_t n)
+{
+    put_u(n);
+    memcpy(w.raw.buf + w.raw.len, p, n);
+    w.raw.len += n;
+}
+
+static void site_reserve(uint32_t id)
+{
+    if (id < w.nsites)
+        return;
+    size_t n = w.nsites ? w.nsites : 4096;
+    while (n <= id)
+        n *= 2;
+    site_t *s = churn_mem_realloc(w.sites, n * sizeof *s);
+    if (!s)
+        return;
+    memset(s + w.nsites, 0, (n - w.nsites) * sizeof *s);
+    w.sites = s;
+    w.nsites = n;
+}
+
+static void emit_stack(uint32_t id)
+{
+    if (!id || id >= w.nsites)
+        return;
+    site_t *s = &w.sites[id];
+    uint32_t seq1 = (uint32_t)churn_outfile_next_seq() + 1;
+    if (s->emitted_seq == seq1)
+        return;
+    unsigned depth;
+    const uintptr_t *ips = churn_stack_get(id, &depth);
+    if (!ips || !room(1 + 2 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
+        return;
+    put_tag(CHURN_REC_STACK);
+    put_u(id);
+    put_u(depth);
+    uintptr_t prev = 0;
+    for (unsigned i = 0; i < depth; i++) {
+        put_z((int64_t)(ips[i] - prev));
+        prev = ips[i];
+    }
+    s->emitted_seq = seq1;
+}
+
+static void emit_modules(void)
+{
+    for (size_t i = 0; i < churn_modules_count(); i++) {
+        const churn_module *m = churn_module_get(i);
+        size_t plen = strlen(m->path);
+        if (!room(1 + 6 * CHURN_VARINT_MAX + m->build_id_len + plen))
+            return;
+        put_tag(CHURN_REC_MODULE);
+        put_u(i);
+        put_u(m->bias);
+        put_u(m->start);
+        put_u(m->end);
+        put_bytes(m->build_id, m->build_id_len);
+        put_bytes(m->path, plen);
+    }
+}
+
+static void emit_allocator(void)
+{
+    const churn_allocator_info *a = churn_allocator();
+    size_t need = 1 + 3 * CHURN_VARINT_MAX + 64;
+    for (size_t i = 0; i < a->ncounters; i++)
+        need += CHURN_VARINT_MAX + strlen(a->counter_names[i]);
+    if (!room(need))
+        return;
+    put_tag(CHURN_REC_ALLOCATOR);
+    put_bytes(a->name, strlen(a->name));
+    put_u(a->page_size);
+    put_u(a->ncounters);
+    for (size_t i = 0; i < a->ncounters; i++)
+        put_bytes(a->counter_names[i], strlen(a->counter_names[i]));
+}
+
+/* Self-contained segments: who is live per callsite when the segment opens, with those
+   stacks' definitions, so a reader that starts here can carry on. */
+static void emit_carry(void)
+{
+    size_t n = 0;
+    for (size_t id = 1; id < w.nsites; id++)
+        if (w.sites[id].live_count) {
+            emit_stack((uint32_t)id);
+            n++;
+        }
+    if (!room(1 + 3 * CHURN_VARINT_MAX + n * 3 * CHURN_VARINT_MAX))
+        return;
+    put_tag(CHURN_REC_CARRY);
+    put_u(w.live_count);
+    put_u(w.live_bytes);
+    put_u(n);
+    for (size_t id = 1; id < w.nsites; id++)
+        if (w.sites[id].live_count) {
+            put_u(id);
+            put_u(w.sites[id].live_count);
+            put_u(w.sites[id].live_bytes);
+        }
+}
+
+static void segment_open(void)
+{
+    w.raw.len = sizeof(churn_segment_header); /* header goes in front when packed */
+    if (!room(1 + 3 * CHURN_VARINT_MAX))
+        return;
+    put_tag(CHURN_REC_SEGMENT_START);
+    put_u(churn_outfile_next_seq());
+    put_u(w.open_epoch);
+    w.seg_open_ns = churn_now_ns();
+    put_u(w.seg_open_ns);
+    emit_allocator();
+    emit_modules();
+    emit_carry();
+    /* A segment's fixed preamble grows with the stack table; keep it a small share. */
+    size_t preamble = w.raw.len;
+    w.target = churn_opt.segment_bytes > preamble * 4 ? churn_opt.segment_bytes : preamble * 4;
+    if (w.target > CHURN_SEGMENT_MAX_RAW / 2)
+        w.target = CHURN_SEGMENT_MAX_RAW / 2;
+    w.seg_first_epoch = w.open_epoch;
+    w.seg_events = 0;
+    w.prev_addr = 0;
+    w.cur_epoch = 0;
+    w.cur_tid = 0;
+    w.seg_open = 1;
+}
+
+static void emit_dropped(void)
+{
+    uint64_t dropped = atomic_load(&churn_dropped_events);
+    if (dropped != w.dropped_reported && room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_DROPPED);
+        put_u(dropped - w.dropped_reported);
+        put_u(CHURN_DROP_RING_FULL);
+        w.dropped_reported = dropped;
+    }
+    if (w.write_dropped && room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_DROPPED);
+        put_u(w.write_dropped);
+        put_u(CHURN_DROP_WRITE_ERROR);
+        w.write_dropped = 0;
+    }
+}
+
+static void segment_close(void)
+{
+    if (!w.seg_open)
+        return;
+    emit_dropped();
+    size_t raw = w.raw.len - sizeof(churn_segment_header);
+    const uint8_t *src = w.raw.buf + sizeof(churn_segment_header);
+    size_t bound = ZSTD_compressBound(raw);
+    if (!reserve(&w.packed, sizeof(churn_segment_header) + bound)) {
+        uint8_t *dst = w.packed.buf + sizeof(churn_segment_header);
+        size_t z = ZSTD_compress2(w.zstd, dst, bound, src, raw);
+        if (ZSTD_isError(z) ||
+            churn_outfile_write_segment(dst, z, (uint32_t)raw, w.seg_first_epoch, w.open_epoch))
+            w.write_dropped += w.seg_events;
+    }
+    w.seg_open = 0;
+}
+
+/* Starts a new segment when the current one is full; called between records only. */
+static void segment_check(void)
+{
+    if (w.seg_open && w.raw.len >= w.target) {
+        segment_close();
+        segment_open();
+    } else if (!w.seg_open) {
+        segment_open();
+    }
+}
+
+/* ---- histograms and events ---- */
+
+static void mark_dirty(uint32_t id)
+{
+    site_t *s = &w.sites[id];
+    if (s->dirty)
+        return;
+    if (w.ndirty == w.dirty_cap) {
+        size_t cap = w.dirty_cap ? w.dirty_cap * 2 : 4096;
+        uint32_t *d = churn_mem_realloc(w.dirty, cap * sizeof *d);
+        if (!d)
+            return;
+        w.dirty = d;
+        w.dirty_cap = cap;
+    }
+    s->dirty = 1;
+    w.dirty[w.ndirty++] = id;
+}
+
+static void count_event(const churn_event *ev)
+{
+    unsigned cls = churn_size_class(ev->size);
+    site_reserve(ev->stack);
+    site_t *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
+    if (ev->type == CHURN_EV_ALLOC) {
+        w.epoch_totals.allocs++;
+        w.epoch_totals.alloc_bytes += ev->size;
+        w.classes[cls].allocs++;
+        w.classes[cls].alloc_bytes += ev->size;
+        w.live_count++;
+        w.live_bytes += ev->size;
+        if (s) {
+            s->epoch.allocs++;
+            s->epoch.alloc_bytes += ev->size;
+            s->live_count++;
+            s->live_bytes += ev->size;
+        }
+    } else {
+        w.epoch_totals.frees++;
+        w.epoch_totals.free_bytes += ev->size;
+        w.classes[cls].frees++;
+        w.classes[cls].free_bytes += ev->size;
+        w.live_count--;
+        w.live_bytes -= ev->size;
+        if (s) {
+            s->epoch.frees++;
+            s->epoch.free_bytes += ev->size;
+            s->live_count--;
+            s->live_bytes -= ev->size;
+        }
+    }
+    w.class_dirty[cls] = 1;
+    if (s)
+        mark_dirty(ev->stack);
+}
+
+static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
+{
+    if (!room(2 + 8 * CHURN_VARINT_MAX))
+        return;
+    if (tid != w.cur_tid) {
+        put_tag(CHURN_REC_THREAD);
+        put_u((uint64_t)tid);
+        w.cur_tid = tid;
+    }
+    if (epoch != w.cur_epoch) {
+        put_tag(CHURN_REC_EPOCH_TAG);
+        put_u(epoch);
+        w.cur_epoch = epoch;
+    }
+    int64_t delta = (int64_t)(ev->addr - w.prev_addr);
+    w.prev_addr = ev->addr;
+    switch (ev->type) {
+    case CHURN_EV_ALLOC:
+        put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
+        put_z(delta);
+        put_u(ev->size);
+        put_u(ev->usable > ev->size ? ev->usable - ev->size : 0);
+        put_u(ev->stack);
+        break;
+    case CHURN_EV_FREE:
+        put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
+        put_z(delta);
+        put_u(ev->size);
+        put_u(ev->usable > ev->size ? ev->usable - ev->size : 0);
+        put_u(ev->stack);
+        put_u(ev->aux);
+        break;
+    case CHURN_EV_FREE_UNKNOWN:
+        put_tag(CHURN_REC_FREE_UNKNOWN);
+        put_z(delta);
+        break;
+    case CHURN_EV_MAP:
+        put_tag((uint8_t)(CHURN_REC_MAP | ev->kind));
+        put_z(delta);
+        put_u(ev->size);
+        put_u(ev->usable);
+        put_u(ev->aux);
+        put_u(ev->stack);
+        break;
+    }
+    w.seg_events++;
+}
+
+/* The ring stores the low 32 bits of the epoch; the writer knows the high ones. */
+static uint64_t widen_epoch(uint32_t e, uint64_t now)
+{
+    uint64_t v = (now & ~(uint64_t)0xffffffffu) | e;
+    return v > now && v >= (1ull << 32) ? v - (1ull << 32) : v;
+}
+
+static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
+{
+    if (ev->type == CHURN_EV_ALLOC || ev->type == CHURN_EV_FREE) {
+        if (epoch < w.open_epoch)
+            w.late++;
+        count_event(ev);
+    }
+    if (churn_opt.events) {
+        segment_check();
+        if (ev->stack)
+            emit_stack(ev->stack);
+        encode_event(ev, tid, epoch);
+    }
+}
+
+/* ---- closing epochs ---- */
+
+static void sample_counters(uint64_t now)
+{
+    const churn_allocator_info *a = churn_allocator();
+    if (a->ncounters && now - w.counters_ns >= COUNTER_MIN_NS) {
+        churn_allocator_counters(w.counters);
+        w.counters_ns = now;
+    }
+}
+
+static void close_epoch(const churn_tick *t, int tick_lost)
+{
+    uint64_t end_ns = tick_lost ? 0 : t->end_ns, cpu = tick_lost ? 0 : t->cpu_ns;
+    uint64_t rss = tick_lost ? 0 : t->rss;
+    uint64_t start = w.last_end_ns;
+    sample_counters(churn_now_ns());
+    segment_check();
+    size_t nclasses = 0;
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
+        nclasses += w.class_dirty[c];
+    for (size_t i = 0; i < w.ndirty; i++)
+        emit_stack(w.dirty[i]);
+    const churn_allocator_info *a = churn_allocator();
+    size_t need = 1 + 16 * CHURN_VARINT_MAX + nclasses * 5 * CHURN_VARINT_MAX +
+                  w.ndirty * 7 * CHURN_VARINT_MAX + a->ncounters * CHURN_VARINT_MAX;
+    if (room(need)) {
+        put_tag(CHURN_REC_EPOCH_END);
+        put_u(w.open_epoch);
+        put_u(start);
+        put_u(end_ns > start ? end_ns - start : 0);
+        put_u(cpu > w.last_cpu_ns ? cpu - w.last_cpu_ns : 0);
+        put_u(rss);
+        put_u(w.epoch_totals.allocs);
+        put_u(w.epoch_totals.frees);
+        put_u(w.epoch_totals.alloc_bytes);
+        put_u(w.epoch_totals.free_bytes);
+        put_u(w.late);
+        put_u(w.live_count);
+        put_u(w.live_bytes);
+        put_u(nclasses);
+        for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++) {
+            if (!w.class_dirty[c])
+                continue;
+            put_u(c);
+            put_u(w.classes[c].allocs);
+            put_u(w.classes[c].frees);
+            put_u(w.classes[c].alloc_bytes);
+            put_u(w.classes[c].free_bytes);
+        }
+        put_u(w.ndirty);
+        for (size_t i = 0; i < w.ndirty; i++) {
+            site_t *s = &w.sites[w.dirty[i]];
+            put_u(w.dirty[i]);
+            put_u(s->epoch.allocs);
+            put_u(s->epoch.frees);
+            put_u(s->epoch.alloc_bytes);
+            put_u(s->epoch.free_bytes);
+            put_u(s->live_count);
+            put_u(s->live_bytes);
+        }
+        put_u(a->ncounters);
+        for (size_t i = 0; i < a->ncounters; i++)
+            put_u(w.counters[i]);
+    }
+    for (size_t i = 0; i < w.ndirty; i++) {
+        site_t *s = &w.sites[w.dirty[i]];
+        memset(&s->epoch, 0, sizeof s->epoch);
+        s->dirty = 0;
+    }
+    w.ndirty = 0;
+    memset(w.classes, 0, sizeof w.classes);
+    memset(w.class_dirty, 0, sizeof w.class_dirty);
+    memset(&w.epoch_totals, 0, sizeof w.epoch_totals);
+    w.late = 0;
+    if (!tick_lost) {
+        w.last_end_ns = end_ns;
+        w.last_cpu_ns = cpu;
+    }
+    w.open_epoch++;
+}
+
+/* Closes epochs below limit whose ticks are published; returns 1 if all of them were. */
+static int close_epochs_below(uint64_t limit)
+{
+    while (w.open_epoch < limit) {
+        const churn_tick *t = &churn_ticks[w.open_epoch % CHURN_TICK_SLOTS];
+        uint64_t seq = atomic_load_explicit(&t->seq, memory_order_acquire);
+        if (seq < w.open_epoch + 1)
+            return 0; /* claimed but not yet published: next pass */
+        close_epoch(t, seq != w.open_epoch + 1);
+    }
+    return 1;
+}
+
+/* ---- a pass: drain every ring in epoch order ---- */
+
+typedef struct {
+    churn_thread *t;
+    uint64_t tail, head;
+} cursor_t;
+
+typedef struct {
+    cursor_t *c;
+    size_t n;
+} cursors_t;
+
+static cursor_t pass_cursors[MAX_RINGS_PER_PASS];
+
+static void add_cursor(churn_thread *t, void *ctx)
+{
+    cursors_t *cs = ctx;
+    if (cs->n == MAX_RINGS_PER_PASS)
+        return;
+    cursor_t *c = &cs->c[cs->n++];
+    c->t = t;
+    c->tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    c->head = atomic_load_explicit(&t->head, memory_order_acquire);
+}
+
+static void pass(int final)
+{
+    if (churn_modules_refresh() && w.seg_open)
+        emit_modules();
+    uint64_t global = atomic_load(&churn_epoch_now);
+    cursors_t cs = {pass_cursors, 0};
+    churn_threads_each(add_cursor, &cs);
+    for (;;) {
+        uint64_t next = UINT64_MAX;
+        for (size_t i = 0; i < cs.n; i++) {
+            cursor_t *c = &cs.c[i];
+            if (c->tail < c->head) {
+                uint64_t e = widen_epoch(c->t->events[c->tail % CHURN_RING_EVENTS].epoch, global);
+                if (e < next)
+                    next = e;
+            }
+        }
+        if (next == UINT64_MAX || next > global)
+            break;
+        if (next > w.open_epoch && !close_epochs_below(next))
+            break;
+        for (size_t i = 0; i < cs.n; i++) {
+            cursor_t *c = &cs.c[i];
+            while (c->tail < c->head) {
+                const churn_event *ev = &c->t->events[c->tail % CHURN_RING_EVENTS];
+                uint64_t e = widen_epoch(ev->epoch, global);
+                if (e > next)
+                    break;
+                process_event(ev, c->t->tid, e);
+                c->tail++;
+            }
+            atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+        }
+    }
+    close_epochs_below(global);
+    uint64_t now = churn_now_ns();
+    if (!w.seg_open)
+        segment_open();
+    if (final || w.raw.len >= w.target || now - w.seg_open_ns >= churn_opt.flush_ms * 1000000u) {
+        segment_close();
+        if (!final)
+            segment_open();
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    churn_in_shim = 1; /* nothing this thread does is traced */
+    while (!atomic_load(&w.stop)) {
+        uint64_t now = churn_now_ns();
+        if (churn_epoch_timer_due(now))
+            churn_epoch_advance();
+        uint64_t wait = POLL_NS;
+        if (churn_opt.epoch_ms && churn_opt.epoch_ms * 1000000u < wait)
+            wait = churn_opt.epoch_ms * 1000000u;
+        churn_futex_wait(&churn_writer_wake, 0, wait);
+        atomic_store(&churn_writer_wake, 0);
+        if (lock_writer(0) == 0) {
+            if (!atomic_load(&w.stop))
+                pass(0);
+            unlock_writer();
+        }
+    }
+    return NULL;
+}
+
+static void *zstd_alloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    return churn_mem_alloc(size);
+}
+
+static void zstd_free(void *opaque, void *p)
+{
+    (void)opaque;
+    churn_mem_free(p);
+}
+
+static int start_thread(void)
+{
+    /* pthread_create allocates the thread's stack and TLS: not traced. */
+    int saved = churn_in_shim;
+    churn_in_shim = 1;
+    atomic_store(&w.stop, 0);
+    int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
+    churn_in_shim = saved;
+    w.running = rc == 0;
+    return rc ? -1 : 0;
+}
+
+int churn_writer_start(void)
+{
+    ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
+    w.zstd = ZSTD_createCCtx_advanced(mem);
+    if (!w.zstd)
+        return -1;
+    ZSTD_CCtx_setParameter(w.zstd, ZSTD_c_compressionLevel, churn_opt.zstd_level);
+    w.last_end_ns = churn_start_ns;
+    w.last_cpu_ns = churn_start_cpu_ns;
+    return start_thread();
+}
+
+void churn_writer_finish(int how, int detail)
+{
+    if (churn_writer_is_self())
+        return;
+    atomic_store(&w.stop, 1);
+    churn_futex_wake(&churn_writer_wake);
+    if (lock_writer(FINISH_WAIT_NS))
+        return; /* the writer is wedged; what is on disk stays valid */
+    /* The epoch in progress ends here, so its figures are in the trace. */
+    churn_epoch_advance();
+    pass(0);
+    if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_EXIT);
+        put_u((uint64_t)how);
+        put_u((uint64_t)(int64_t)detail);
+    }
+    pass(1);
+    churn_outfile_close();
+    unlock_writer();
+}
+
+void churn_writer_before_fork(void)
+{
+    lock_writer(0);
+}
+
+void churn_writer_after_fork_parent(void)
+{
+    unlock_writer();
+}
+
+static void rebuild_site(uintptr_t addr, const churn_live *v, void *ctx)
+{
+    (void)addr;
+    (void)ctx;
+    site_reserve(v->stack);
+    if (v->stack < w.nsites) {
+        w.sites[v->stack].live_count++;
+        w.sites[v->stack].live_bytes += v->size;
+    }
+    w.live_count++;
+    w.live_bytes += v->size;
+}
+
+/* The child starts a trace of its own.  What the parent had buffered is the parent's to
+   write; the child's live figures are rebuilt from the live map, which fork copied whole. */
+void churn_writer_after_fork_child(int follow)
+{
+    w.running = 0;
+    if (!follow) {
+        unlock_writer();
+        return;
+    }
+    w.raw.len = 0;
+    w.seg_open = 0;
+    for (size_t i = 0; i < w.nsites; i++)
+        memset(&w.sites[i], 0, sizeof w.sites[i]);
+    w.ndirty = 0;
+    w.live_count = w.live_bytes = 0;
+    churn_livemap_each(rebuild_site, NULL);
+    memset(w.classes, 0, sizeof w.classes);
+    memset(w.class_dirty, 0, sizeof w.class_dirty);
+    memset(&w.epoch_totals, 0, sizeof w.epoch_totals);
+    w.late = 0;
+    w.dropped_reported = atomic_load(&churn_dropped_events);
+    w.write_dropped = 0;
+    unlock_writer();
+    start_thread();
+}
