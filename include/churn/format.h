@@ -91,6 +91,9 @@ enum churn_record_tag {
     CHURN_REC_CARRY = 0x07,
     /* V count, V reason (CHURN_DROP_*): events that are not in the trace */
     CHURN_REC_DROPPED = 0x08,
+    /* V how (CHURN_EXIT_*), V detail (exit status or signal number): the process ended
+       here; written last, in the final segment.  A trace without it was cut short. */
+    CHURN_REC_EXIT = 0x09,
 
     /* Allocation, kind in the low nibble (CHURN_ALLOC_*):
        Z address delta, V requested size, V usable - requested, V stack id */
@@ -147,6 +150,12 @@ enum churn_map_kind {
     CHURN_MAP_KINDS
 };
 #define CHURN_MAP_INTERNAL 0x08u /* called from inside the allocator or libchurn's guard */
+
+enum churn_exit_how {
+    CHURN_EXIT_NORMAL = 1,  /* exit() or return from main: destructors ran */
+    CHURN_EXIT_UNDERSCORE = 2, /* _exit() / _Exit(): no destructors */
+    CHURN_EXIT_SIGNAL = 3,  /* a fatal signal; detail is the signal number */
+};
 
 enum churn_drop_reason {
     CHURN_DROP_RING_FULL = 1, /* a thread buffer was full and waiting was not safe */
