@@ -3,7 +3,7 @@
  * can say what it frees (its size, its callsite, its age) without the analyzer having seen the
  * allocation, and so the per-callsite live figures are exact.
  *
- * 1024 shards by address hash, each an open-addressing table with linear probing and
+ * 256 shards by address hash, each an open-addressing table with linear probing and
  * backward-shift deletion (no tombstones), behind its own spinlock: two threads collide on a
  * lock only when their addresses hash to the same shard.  A shard removes an entry before the
  * real free runs and inserts after the real malloc returned, so address reuse between threads
@@ -26,8 +26,8 @@ typedef struct {
     char pad[32];
 } shard_t;
 
-#define SHARDS 1024u
-#define FIRST_CAPACITY 256u
+#define SHARDS 256u
+#define FIRST_CAPACITY 64u
 
 static shard_t shards[SHARDS];
 
@@ -40,7 +40,7 @@ static inline uint64_t mix(uintptr_t a)
 
 static inline shard_t *shard_of(uint64_t h)
 {
-    return &shards[h >> 54];
+    return &shards[h >> 56];
 }
 
 static void put(entry_t *slots, size_t mask, uintptr_t addr, const churn_live *v)

@@ -50,14 +50,19 @@ void churn_stacks_init(void)
         atomic_store(&table, table_new(1u << 14));
 }
 
+/* Two independent lanes halve the multiply chain the hash waits on. */
 uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth)
 {
-    uint64_t h = 0x9e3779b97f4a7c15u ^ depth;
-    for (unsigned i = 0; i < depth; i++) {
-        h ^= ips[i];
-        h *= 0xff51afd7ed558ccdu;
-        h ^= h >> 32;
+    uint64_t a = 0x9e3779b97f4a7c15u ^ depth, b = 0xc2b2ae3d27d4eb4fu;
+    unsigned i = 0;
+    for (; i + 1 < depth; i += 2) {
+        a = (a ^ ips[i]) * 0xff51afd7ed558ccdu;
+        b = (b ^ ips[i + 1]) * 0xc4ceb9fe1a85ec53u;
     }
+    if (i < depth)
+        a = (a ^ ips[i]) * 0xff51afd7ed558ccdu;
+    uint64_t h = a ^ (b >> 31) ^ (b << 17);
+    h ^= h >> 32;
     return h ? h : 1;
 }
 

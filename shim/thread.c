@@ -75,8 +75,9 @@ churn_thread *churn_thread_self(void)
     memset(t->cache_hash, 0, sizeof t->cache_hash);
     t->tid = churn_gettid();
     t->stack_lo = t->stack_hi = 0;
-    if (churn_opt.unwind_fp)
-        stack_bounds(t);
+    /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores
+       it): once per thread, under the caller's guard, as pthread_getattr_np may allocate. */
+    stack_bounds(t);
     if (!atomic_exchange(&key_ready, 1))
         pthread_key_create(&exit_key, on_thread_exit);
     pthread_setspecific(exit_key, t);

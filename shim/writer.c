@@ -16,6 +16,8 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include "churn/coding.h"
+#include "segstate.h"
 #include "shim.h"
 
 #define POLL_NS 50000000u          /* an idle writer looks for work 20 times a second */
@@ -51,7 +53,8 @@ static struct {
     size_t target;            /* close the segment at this raw size */
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
-    uint64_t prev_addr, cur_epoch;
+    churn_coder coder;
+    uint64_t cur_epoch;
     pid_t cur_tid;
     uint64_t dropped_reported, write_dropped;
 
@@ -248,7 +251,8 @@ static void segment_open(void)
         w.target = CHURN_SEGMENT_MAX_RAW / 2;
     w.seg_first_epoch = w.open_epoch;
     w.seg_events = 0;
-    w.prev_addr = 0;
+    churn_coder_reset(&w.coder);
+    churn_seg_reset();
     w.cur_epoch = 0;
     w.cur_tid = 0;
     w.seg_open = 1;
@@ -356,9 +360,57 @@ static void count_event(const churn_event *ev)
         mark_dirty(ev->stack);
 }
 
+static void encode_alloc(const churn_event *ev, uint64_t epoch)
+{
+    uint64_t extra = ev->usable > ev->size ? ev->usable - ev->size : 0;
+    int is_new;
+    long info = churn_seg_info_index(ev->size, extra, ev->stack, &is_new);
+    if (info < 0)
+        return;
+    if (is_new) {
+        put_tag(CHURN_REC_ALLOC_INFO);
+        put_u(ev->size);
+        put_u(extra);
+        put_u(ev->stack);
+    }
+    put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
+    put_u((uint64_t)info);
+    uint64_t code = churn_encode_alloc_addr(&w.coder, ev->addr, ev->size + extra);
+    put_u(code);
+    uint64_t number = churn_coder_allocated(&w.coder, ev->addr, ev->size + extra, code);
+    churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
+}
+
+/* Short form when the segment's live map holds exactly this object; otherwise the free
+   describes itself (its allocation is in an older segment, or another thread's events were
+   drained in a different order). */
+static void encode_free(const churn_event *ev, uint64_t epoch)
+{
+    uint64_t extra = ev->usable > ev->size ? ev->usable - ev->size : 0;
+    uint32_t info;
+    uint64_t number, alloc_epoch;
+    if (churn_seg_live_take(ev->addr, &number, &info, &alloc_epoch)) {
+        const churn_seg_info *in = churn_seg_info_get(info);
+        if (in && in->size == ev->size && in->extra == extra && in->stack == ev->stack &&
+            alloc_epoch + ev->aux == epoch) {
+            put_tag((uint8_t)(CHURN_REC_FREE_SHORT | ev->kind));
+            put_u(w.coder.allocs - number);
+            churn_coder_freed(&w.coder, ev->addr, ev->size + extra);
+            return;
+        }
+    }
+    put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
+    put_z((int64_t)(ev->addr - w.coder.prev_addr));
+    put_u(ev->size);
+    put_u(extra);
+    put_u(ev->stack);
+    put_u(ev->aux);
+    churn_coder_freed(&w.coder, ev->addr, ev->size + extra);
+}
+
 static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
 {
-    if (!room(2 + 8 * CHURN_VARINT_MAX))
+    if (!room(2 + 12 * CHURN_VARINT_MAX))
         return;
     if (tid != w.cur_tid) {
         put_tag(CHURN_REC_THREAD);
@@ -370,35 +422,26 @@ static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
         put_u(epoch);
         w.cur_epoch = epoch;
     }
-    int64_t delta = (int64_t)(ev->addr - w.prev_addr);
-    w.prev_addr = ev->addr;
     switch (ev->type) {
     case CHURN_EV_ALLOC:
-        put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
-        put_z(delta);
-        put_u(ev->size);
-        put_u(ev->usable > ev->size ? ev->usable - ev->size : 0);
-        put_u(ev->stack);
+        encode_alloc(ev, epoch);
         break;
     case CHURN_EV_FREE:
-        put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
-        put_z(delta);
-        put_u(ev->size);
-        put_u(ev->usable > ev->size ? ev->usable - ev->size : 0);
-        put_u(ev->stack);
-        put_u(ev->aux);
+        encode_free(ev, epoch);
         break;
     case CHURN_EV_FREE_UNKNOWN:
         put_tag(CHURN_REC_FREE_UNKNOWN);
-        put_z(delta);
+        put_z((int64_t)(ev->addr - w.coder.prev_addr));
+        w.coder.prev_addr = ev->addr;
         break;
     case CHURN_EV_MAP:
         put_tag((uint8_t)(CHURN_REC_MAP | ev->kind));
-        put_z(delta);
+        put_z((int64_t)(ev->addr - w.coder.prev_map_addr));
         put_u(ev->size);
         put_u(ev->usable);
         put_u(ev->aux);
         put_u(ev->stack);
+        w.coder.prev_map_addr = ev->addr;
         break;
     }
     w.seg_events++;
@@ -413,13 +456,15 @@ static uint64_t widen_epoch(uint32_t e, uint64_t now)
 
 static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
 {
+    /* A new segment's carry must not already include the event that follows it. */
+    if (churn_opt.events)
+        segment_check();
     if (ev->type == CHURN_EV_ALLOC || ev->type == CHURN_EV_FREE) {
         if (epoch < w.open_epoch)
             w.late++;
         count_event(ev);
     }
     if (churn_opt.events) {
-        segment_check();
         if (ev->stack)
             emit_stack(ev->stack);
         encode_event(ev, tid, epoch);
@@ -569,6 +614,8 @@ static void pass(int final)
             break;
         for (size_t i = 0; i < cs.n; i++) {
             cursor_t *c = &cs.c[i];
+            if (c->tail == c->head)
+                continue; /* a drained ring may already be recycled: never write to it */
             while (c->tail < c->head) {
                 const churn_event *ev = &c->t->events[c->tail % CHURN_RING_EVENTS];
                 uint64_t e = widen_epoch(ev->epoch, global);

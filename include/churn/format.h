@@ -95,19 +95,37 @@ enum churn_record_tag {
        here; written last, in the final segment.  A trace without it was cut short. */
     CHURN_REC_EXIT = 0x09,
 
+    /* V requested size, V usable - requested, V stack id: defines the next allocation info
+       of this segment (indices 0, 1, 2, ... in order of appearance) */
+    CHURN_REC_ALLOC_INFO = 0x0a,
+
+    /* Event records.  Addresses are coded against the segment's churn_coder (coding.h); the
+       decoder applies the same updates as the encoder after every event:
+       ALLOC -> churn_coder_allocated, FREE and FREE_SHORT -> churn_coder_freed,
+       FREE_UNKNOWN -> prev_addr = address, MAP -> prev_map_addr = address.
+       Both sides also keep the segment's live map: address -> (allocation number, info
+       index, epoch) of every ALLOC of this segment (a later ALLOC of the same address
+       replaces the entry), removed by any FREE or FREE_SHORT of that address. */
+
     /* Allocation, kind in the low nibble (CHURN_ALLOC_*):
-       Z address delta, V requested size, V usable - requested, V stack id */
+       V allocation info index, V address code (churn_encode_alloc_addr with the info's
+       usable size) */
     CHURN_REC_ALLOC = 0x10,
-    /* Free of a known object, kind in the low nibble (CHURN_FREE_*):
-       Z address delta, V requested size, V usable - requested, V stack id of the allocation,
-       V age in epochs (this event's epoch - the allocation's epoch) */
+    /* Free, kind in the low nibble (CHURN_FREE_*), self-describing:
+       Z address - prev_addr, V requested size, V usable - requested, V stack id of the
+       allocation, V age in epochs (this event's epoch - the allocation's epoch) */
     CHURN_REC_FREE = 0x20,
-    /* Free of a pointer the shim never saw allocated: Z address delta */
+    /* Free of a pointer the shim never saw allocated: Z address - prev_addr */
     CHURN_REC_FREE_UNKNOWN = 0x30,
     /* Page-level call, kind in the low nibble (CHURN_MAP_*):
-       Z address delta, V length, V a (prot | flags << 8, or advice), V b (new address for
-       mremap, else 0), V stack id; flag CHURN_MAP_INTERNAL in the tag's 0x08 bit */
+       Z address - prev_map_addr, V length, V a (prot | flags << 8, or advice), V b (new
+       address for mremap, else 0), V stack id; flag CHURN_MAP_INTERNAL in the tag's 0x08 bit */
     CHURN_REC_MAP = 0x40,
+    /* Free of an object allocated in this segment, kind in the low nibble (CHURN_FREE_*):
+       V distance >= 1: the object is the one allocated by the distance-th last ALLOC of this
+       segment (allocations so far - its number), which must still be in the segment's live
+       map.  Size, stack and age come from that entry. */
+    CHURN_REC_FREE_SHORT = 0x60,
 
     /* End of an epoch:
        V epoch, V start monotonic ns, V wall ns, V cpu ns, V rss bytes,
@@ -233,21 +251,25 @@ static inline int churn_get_varint(const uint8_t **p, const uint8_t *end, uint64
     return 0;
 }
 
-/* CRC-32 (IEEE, reflected), bitwise with a nibble table: headers and payload checks only. */
+/* CRC-32 (IEEE, reflected), byte-wise with a 256-entry table built on first use: fast enough
+   for whole segments on both sides (about a byte per two cycles), no dependency. */
 static inline uint32_t churn_crc32(uint32_t crc, const void *data, size_t len)
 {
-    static const uint32_t nibble[16] = {
-        0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
-        0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
-        0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
-    };
+    static uint32_t table[256];
+    static volatile int ready;
+    if (!ready) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+            table[i] = c;
+        }
+        ready = 1;
+    }
     const uint8_t *p = (const uint8_t *)data;
     crc = ~crc;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= p[i];
-        crc = (crc >> 4) ^ nibble[crc & 15];
-        crc = (crc >> 4) ^ nibble[crc & 15];
-    }
+    for (size_t i = 0; i < len; i++)
+        crc = (crc >> 8) ^ table[(crc ^ p[i]) & 0xffu];
     return ~crc;
 }
 

@@ -1,0 +1,173 @@
+/*
+ * The writer's per-segment coding state: the allocation-info table (size, slack, stack ->
+ * small index) and the segment's live map (address -> info, epoch) that lets a free of an
+ * object allocated in the same segment be written as just an address code.
+ *
+ * Both tables are reset at every segment by bumping a generation instead of clearing memory;
+ * a slot of an older generation counts as empty, which keeps linear probing and
+ * backward-shift deletion correct without touching the whole table.
+ */
+#include <string.h>
+
+#include "segstate.h"
+#include "shim.h"
+
+typedef struct {
+    uint64_t key;     /* address, or info hash */
+    uint64_t epoch;
+    uint64_t number;  /* the allocation's number in the segment */
+    uint32_t value;   /* info index */
+    uint32_t gen;
+} slot_t;
+
+typedef struct {
+    slot_t *slots;
+    size_t mask, used;
+} table_t;
+
+static table_t infos_by_key, live;
+static churn_seg_info *infos;
+static size_t ninfos, infos_cap;
+static uint32_t gen = 1;
+
+static inline uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdu;
+    return k ^ (k >> 29);
+}
+
+static inline int occupied(const slot_t *s) { return s->gen == gen; }
+
+static int grow(table_t *t)
+{
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
+    slot_t *bigger = churn_mem_alloc(cap * sizeof *bigger);
+    if (!bigger)
+        return -1;
+    memset(bigger, 0, cap * sizeof *bigger);
+    if (t->slots) {
+        for (size_t i = 0; i <= t->mask; i++) {
+            if (!occupied(&t->slots[i]))
+                continue;
+            size_t j = mix(t->slots[i].key) & (cap - 1);
+            while (occupied(&bigger[j]))
+                j = (j + 1) & (cap - 1);
+            bigger[j] = t->slots[i];
+        }
+        churn_mem_free(t->slots);
+    }
+    t->slots = bigger;
+    t->mask = cap - 1;
+    return 0;
+}
+
+static slot_t *find(table_t *t, uint64_t key)
+{
+    if (!t->slots)
+        return NULL;
+    for (size_t i = mix(key) & t->mask;; i = (i + 1) & t->mask) {
+        slot_t *s = &t->slots[i];
+        if (!occupied(s))
+            return NULL;
+        if (s->key == key)
+            return s;
+    }
+}
+
+static slot_t *insert(table_t *t, uint64_t key)
+{
+    if ((!t->slots || (t->used + 1) * 2 > t->mask + 1) && grow(t))
+        return NULL;
+    size_t i = mix(key) & t->mask;
+    while (occupied(&t->slots[i]) && t->slots[i].key != key)
+        i = (i + 1) & t->mask;
+    if (!occupied(&t->slots[i]))
+        t->used++;
+    t->slots[i].key = key;
+    t->slots[i].gen = gen;
+    return &t->slots[i];
+}
+
+static void erase(table_t *t, slot_t *s)
+{
+    size_t mask = t->mask, hole = (size_t)(s - t->slots);
+    for (size_t j = (hole + 1) & mask; occupied(&t->slots[j]); j = (j + 1) & mask) {
+        size_t home = mix(t->slots[j].key) & mask;
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            t->slots[hole] = t->slots[j];
+            hole = j;
+        }
+    }
+    t->slots[hole].gen = 0;
+    t->used--;
+}
+
+void churn_seg_reset(void)
+{
+    gen++;
+    infos_by_key.used = live.used = 0;
+    ninfos = 0;
+}
+
+static uint64_t info_key(uint64_t size, uint64_t extra, uint32_t stack)
+{
+    return mix(size * 0x9e3779b97f4a7c15u ^ mix(extra + ((uint64_t)stack << 32)));
+}
+
+long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+{
+    uint64_t key = info_key(size, extra, stack);
+    *is_new = 0;
+    /* Equal keys of different infos are told apart by probing on with a perturbed key. */
+    for (;; key = mix(key + 1)) {
+        slot_t *s = find(&infos_by_key, key);
+        if (!s)
+            break;
+        const churn_seg_info *in = &infos[s->value];
+        if (in->size == size && in->extra == extra && in->stack == stack)
+            return s->value;
+    }
+    if (ninfos == infos_cap) {
+        size_t cap = infos_cap ? infos_cap * 2 : 4096;
+        churn_seg_info *bigger = churn_mem_realloc(infos, cap * sizeof *bigger);
+        if (!bigger)
+            return -1;
+        infos = bigger;
+        infos_cap = cap;
+    }
+    slot_t *s = insert(&infos_by_key, key);
+    if (!s)
+        return -1;
+    s->value = (uint32_t)ninfos;
+    infos[ninfos] = (churn_seg_info){size, extra, stack};
+    *is_new = 1;
+    return (long)ninfos++;
+}
+
+const churn_seg_info *churn_seg_info_get(uint32_t index)
+{
+    return index < ninfos ? &infos[index] : NULL;
+}
+
+void churn_seg_live_put(uint64_t addr, uint64_t number, uint32_t info, uint64_t epoch)
+{
+    slot_t *s = insert(&live, addr);
+    if (s) {
+        s->number = number;
+        s->value = info;
+        s->epoch = epoch;
+    }
+}
+
+int churn_seg_live_take(uint64_t addr, uint64_t *number, uint32_t *info, uint64_t *epoch)
+{
+    slot_t *s = find(&live, addr);
+    if (!s)
+        return 0;
+    *number = s->number;
+    *info = s->value;
+    *epoch = s->epoch;
+    erase(&live, s);
+    return 1;
+}
