@@ -1,0 +1,405 @@
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "crosscheck.h"
+#include "util.h"
+
+int churn_in_window(const churn_window *w, uint64_t epoch)
+{
+    return (!w->has_first || epoch >= w->first) && (!w->has_last || epoch <= w->last);
+}
+
+void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_window window,
+                         uint64_t first_epoch, churn_warnings *warn, churn_symbolizer *sym)
+{
+    memset(a, 0, sizeof *a);
+    a->info = info;
+    a->window = window;
+    a->events = (info->flags & CHURN_FILE_EVENTS) != 0;
+    a->warn = warn;
+    a->sym = sym;
+    a->first_epoch = a->last_epoch = first_epoch;
+    churn_live_init(&a->live);
+    churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
+                      window.has_last ? window.last : UINT64_MAX);
+}
+
+void churn_analysis_free(churn_analysis *a)
+{
+    churn_stacks_free(&a->stacks);
+    churn_modules_free(&a->modules);
+    churn_live_free(&a->live);
+    churn_growth_free(&a->growth);
+    churn_epochs_free(&a->epochs);
+    free(a->allocator);
+    for (size_t i = 0; i < a->n_counter_names; i++)
+        free(a->counter_names[i]);
+    free(a->counter_names);
+}
+
+void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s)
+{
+    a->in_first_segment = a->segments_used == 0;
+    if (a->in_first_segment)
+        a->first_seq = s->seq;
+    a->segments_used++;
+    a->last_seq = a->segment_seq = s->seq;
+    if (s->last_epoch > a->last_epoch)
+        a->last_epoch = s->last_epoch;
+}
+
+static void note_epoch(churn_analysis *a, uint64_t epoch)
+{
+    if (epoch > a->last_epoch)
+        a->last_epoch = epoch;
+}
+
+static void close_clock_epoch(churn_analysis *a)
+{
+    if (!churn_in_window(&a->window, a->clock))
+        return;
+    churn_epoch_row *row = churn_epochs_row(&a->epochs, a->clock);
+    row->live_count = a->live_count;
+    row->live_bytes = a->live_bytes;
+    row->has_live = 1;
+}
+
+/* The live value of an epoch is what the events say once a later epoch's first event
+   appears; events tagged with an older epoch (drained late) count from the current one. */
+static void advance_clock(churn_analysis *a, uint64_t epoch)
+{
+    note_epoch(a, epoch);
+    if (a->clock_started && epoch <= a->clock)
+        return;
+    if (a->clock_started)
+        close_clock_epoch(a);
+    a->clock = epoch;
+    a->clock_started = 1;
+}
+
+/* Events after the window's end cannot change any figure; events before its start still
+   build the live state the window starts from. */
+static int past_window(const churn_analysis *a, uint64_t epoch)
+{
+    return a->window.has_last && epoch > a->window.last;
+}
+
+static void count_class(churn_analysis *a, uint64_t size, int is_alloc)
+{
+    churn_class_stats *c = &a->classes[churn_size_class(size)];
+    if (is_alloc) {
+        c->allocs++;
+        c->alloc_bytes += size;
+    } else {
+        c->frees++;
+        c->free_bytes += size;
+    }
+}
+
+static void on_alloc(churn_analysis *a, const churn_record *r)
+{
+    uint64_t addr = r->u.alloc.addr, size = r->u.alloc.size, stack = r->u.alloc.stack;
+    if (past_window(a, r->epoch))
+        return;
+    advance_clock(a, r->epoch);
+    if (addr == 0) {
+        a->zero_address_events++;
+        return;
+    }
+    churn_object o = {addr, size, stack, r->epoch};
+    churn_live_insert(&a->live, &o);
+    a->live_count = churn_wrap_add(a->live_count, 1);
+    a->live_bytes = churn_wrap_add(a->live_bytes, size);
+    churn_callsite *site = churn_growth_site(&a->growth, stack);
+    churn_growth_change(&a->growth, site, a->clock, 0, 1, size);
+    if (!churn_in_window(&a->window, r->epoch))
+        return;
+    site->allocs++;
+    site->alloc_bytes += size;
+    a->totals.allocs++;
+    a->totals.alloc_bytes += size;
+    a->totals.reallocs += r->kind == CHURN_ALLOC_REALLOC;
+    churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
+    row->allocs++;
+    row->alloc_bytes += size;
+    count_class(a, size, 1);
+}
+
+static void on_free(churn_analysis *a, const churn_record *r)
+{
+    uint64_t addr = r->u.free.addr, size = r->u.free.size, stack = r->u.free.stack;
+    uint64_t age = r->u.free.age;
+    if (past_window(a, r->epoch))
+        return;
+    advance_clock(a, r->epoch);
+    if (addr == 0) {
+        a->zero_address_events++;
+        return;
+    }
+    if (age > r->epoch) {
+        a->bad_ages++;
+        age = r->epoch;
+    }
+    uint64_t alloc_epoch = r->epoch - age;
+    churn_object freed = {addr, size, stack, alloc_epoch}, removed;
+    switch (churn_live_remove(&a->live, &freed, &removed)) {
+    case CHURN_FREE_MATCHED:
+    case CHURN_FREE_DISPLACED:
+        break;
+    case CHURN_FREE_MISMATCHED:
+        a->mismatched_frees++;
+        break;
+    case CHURN_FREE_UNMATCHED:
+        a->unmatched_frees++;
+        a->carried_count = churn_wrap_sub(a->carried_count, 1);
+        a->carried_bytes = churn_wrap_sub(a->carried_bytes, size);
+        break;
+    }
+    a->live_count = churn_wrap_sub(a->live_count, 1);
+    a->live_bytes = churn_wrap_sub(a->live_bytes, size);
+    churn_callsite *site = churn_growth_site(&a->growth, stack);
+    churn_growth_change(&a->growth, site, a->clock, 1, 1, size);
+    if (churn_in_window(&a->window, alloc_epoch)) {
+        unsigned b = churn_lifetime_bucket(age);
+        a->lifetime[b]++;
+        site->lifetime[b]++;
+    }
+    if (!churn_in_window(&a->window, r->epoch))
+        return;
+    site->frees++;
+    site->free_bytes += size;
+    a->totals.frees++;
+    a->totals.free_bytes += size;
+    churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
+    row->frees++;
+    row->free_bytes += size;
+    count_class(a, size, 0);
+}
+
+static void on_other_event(churn_analysis *a, const churn_record *r)
+{
+    if (past_window(a, r->epoch))
+        return;
+    advance_clock(a, r->epoch);
+    if (!churn_in_window(&a->window, r->epoch))
+        return;
+    if (r->tag == CHURN_REC_FREE_UNKNOWN)
+        a->totals.unknown_frees++;
+    else
+        a->totals.map_calls++;
+}
+
+/* The first used segment's carry is the state the trace starts from; later ones must agree
+   with what the events built (else events were lost between segments). */
+static void on_carry(churn_analysis *a, const churn_record *r)
+{
+    if (!a->in_first_segment) {
+        if (!a->window.has_last && (a->live_count != (int64_t)r->u.carry.live_count ||
+                                    a->live_bytes != (int64_t)r->u.carry.live_bytes)) {
+            if (!a->carry_mismatches++) {
+                a->carry_mismatch_seq = a->segment_seq;
+                a->carry_expected_count = r->u.carry.live_count;
+                a->carry_seen_count = (uint64_t)a->live_count;
+            }
+        }
+        return;
+    }
+    a->live_count = a->carried_count = a->start_live_count = (int64_t)r->u.carry.live_count;
+    a->live_bytes = a->carried_bytes = a->start_live_bytes = (int64_t)r->u.carry.live_bytes;
+    for (size_t i = 0; i < r->u.carry.n; i++) {
+        const churn_carry_entry *e = &r->u.carry.entries[i];
+        churn_callsite *site = churn_growth_site(&a->growth, e->stack);
+        churn_growth_change(&a->growth, site, a->first_epoch, 0, e->live_count,
+                            e->live_bytes);
+    }
+}
+
+static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
+{
+    note_epoch(a, s->epoch);
+    if (!churn_in_window(&a->window, s->epoch))
+        return;
+    if (!churn_epochs_summary(&a->epochs, s)) {
+        a->duplicate_summaries++;
+        return;
+    }
+    if (a->events)
+        return;
+    /* Without events the summaries are the only source of every figure. */
+    churn_epoch_row *row = churn_epochs_row(&a->epochs, s->epoch);
+    row->allocs = s->allocs;
+    row->frees = s->frees;
+    row->alloc_bytes = s->alloc_bytes;
+    row->free_bytes = s->free_bytes;
+    row->live_count = (int64_t)s->live_count;
+    row->live_bytes = (int64_t)s->live_bytes;
+    row->has_live = 1;
+    a->totals.allocs += s->allocs;
+    a->totals.frees += s->frees;
+    a->totals.alloc_bytes += s->alloc_bytes;
+    a->totals.free_bytes += s->free_bytes;
+    for (size_t i = 0; i < s->n_classes; i++) {
+        const churn_class_entry *e = &s->classes[i];
+        if (e->cls >= CHURN_SIZE_CLASSES)
+            continue;
+        churn_class_stats *c = &a->classes[e->cls];
+        c->allocs += e->allocs;
+        c->frees += e->frees;
+        c->alloc_bytes += e->alloc_bytes;
+        c->free_bytes += e->free_bytes;
+    }
+    for (size_t i = 0; i < s->n_callsites; i++) {
+        const churn_callsite_entry *e = &s->callsites[i];
+        churn_callsite *site = churn_growth_site(&a->growth, e->stack);
+        churn_growth_set(&a->growth, site, s->epoch, (int64_t)e->live_count,
+                         (int64_t)e->live_bytes);
+        site->allocs += e->allocs;
+        site->frees += e->frees;
+        site->alloc_bytes += e->alloc_bytes;
+        site->free_bytes += e->free_bytes;
+    }
+}
+
+static void on_allocator(churn_analysis *a, const churn_record *r)
+{
+    if (!a->allocator) {
+        a->allocator = churn_xstrdup(r->u.allocator.name);
+        a->n_counter_names = r->u.allocator.n_counters;
+        a->counter_names = churn_xcalloc(a->n_counter_names, sizeof *a->counter_names);
+        for (size_t i = 0; i < a->n_counter_names; i++)
+            a->counter_names[i] = churn_xstrdup(r->u.allocator.counters[i]);
+        return;
+    }
+    int same = strcmp(a->allocator, r->u.allocator.name) == 0 &&
+               a->n_counter_names == r->u.allocator.n_counters;
+    for (size_t i = 0; same && i < a->n_counter_names; i++)
+        same = strcmp(a->counter_names[i], r->u.allocator.counters[i]) == 0;
+    a->allocator_changed |= !same;
+}
+
+static void on_module(churn_analysis *a, const churn_record *r)
+{
+    if (churn_modules_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
+                          r->u.module.end, r->u.module.path))
+        churn_symbolizer_add_module(a->sym, r->u.module.id, r->u.module.path, r->u.module.bias,
+                                    r->u.module.start, r->u.module.end, r->u.module.build_id,
+                                    r->u.module.build_id_len);
+}
+
+void churn_analysis_record(void *ctx, const churn_record *r)
+{
+    churn_analysis *a = ctx;
+    switch (r->tag) {
+    case CHURN_REC_SEGMENT_START:
+        if (r->u.segment_start.seq != a->segment_seq)
+            churn_warn(a->warn, "segment %llu starts with the sequence number %llu",
+                       (unsigned long long)a->segment_seq,
+                       (unsigned long long)r->u.segment_start.seq);
+        break;
+    case CHURN_REC_MODULE:
+        on_module(a, r);
+        break;
+    case CHURN_REC_STACK:
+        a->stack_conflicts += churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
+                                                  r->u.stack.depth) < 0;
+        break;
+    case CHURN_REC_ALLOCATOR:
+        on_allocator(a, r);
+        break;
+    case CHURN_REC_CARRY:
+        on_carry(a, r);
+        break;
+    case CHURN_REC_DROPPED:
+        a->totals.dropped_events += r->u.dropped.count;
+        if (churn_in_window(&a->window, a->clock))
+            churn_epochs_row(&a->epochs, a->clock)->dropped += r->u.dropped.count;
+        break;
+    case CHURN_REC_EXIT:
+        a->has_exit = 1;
+        a->exit_how = r->u.exit.how;
+        a->exit_detail = r->u.exit.detail;
+        break;
+    case CHURN_REC_ALLOC:
+        on_alloc(a, r);
+        break;
+    case CHURN_REC_FREE:
+        on_free(a, r);
+        break;
+    case CHURN_REC_FREE_UNKNOWN:
+    case CHURN_REC_MAP:
+        on_other_event(a, r);
+        break;
+    case CHURN_REC_EPOCH_END:
+        on_epoch_end(a, &r->u.epoch_end);
+        break;
+    }
+}
+
+static void count_leak(void *ctx, const churn_object *o)
+{
+    churn_analysis *a = ctx;
+    if (!churn_in_window(&a->window, o->epoch))
+        return;
+    a->leaked_count++;
+    a->leaked_bytes += o->size;
+    a->lifetime[CHURN_LIFETIME_NEVER]++;
+    churn_growth_site(&a->growth, o->stack)->lifetime[CHURN_LIFETIME_NEVER]++;
+}
+
+/* Epochs that no event closed (no events at all, or only a summary) take the live value
+   of the epoch before them. */
+static void fill_live_gaps(churn_analysis *a)
+{
+    int64_t count = a->start_live_count, bytes = a->start_live_bytes;
+    for (size_t i = 0; i < a->epochs.count; i++) {
+        churn_epoch_row *row = &a->epochs.rows[i];
+        if (row->has_live) {
+            count = row->live_count;
+            bytes = row->live_bytes;
+        } else {
+            row->live_count = count;
+            row->live_bytes = bytes;
+            row->has_live = 1;
+        }
+    }
+}
+
+static void finish_summaries_only(churn_analysis *a)
+{
+    for (size_t i = a->epochs.count; i-- > 0;) {
+        const churn_epoch_row *row = &a->epochs.rows[i];
+        if (row->has_summary) {
+            a->leaked_count = row->s_live_count;
+            a->leaked_bytes = row->s_live_bytes;
+            break;
+        }
+    }
+}
+
+void churn_analysis_finish(churn_analysis *a)
+{
+    uint64_t last = a->last_epoch;
+    if (a->window.has_last && a->window.last < last)
+        last = a->window.last;
+    /* The epoch that the process's exit ended is the tail after the last unit of work, not
+       one more unit: growth per epoch is fitted without it unless the window names it. */
+    if (a->has_exit && !a->window.has_last && last == a->last_epoch && last > a->first_epoch + 1)
+        last--;
+    a->growth.window_last = last;
+    if (a->events) {
+        if (a->clock_started)
+            close_clock_epoch(a);
+        fill_live_gaps(a);
+        churn_live_foreach(&a->live, count_leak, a);
+        if (!a->window.has_first && a->carried_count > 0) {
+            a->leaked_count += (uint64_t)a->carried_count;
+            a->leaked_bytes += a->carried_bytes > 0 ? (uint64_t)a->carried_bytes : 0;
+        }
+    } else {
+        finish_summaries_only(a);
+    }
+    churn_growth_finish(&a->growth);
+    churn_crosscheck(a);
+}

@@ -1,0 +1,100 @@
+/*
+ * The analysis proper: records in sequence order go in (analysis_record is a records.h
+ * visitor), and out come totals, the per-epoch table, per-callsite growth and lifetimes, and
+ * what was left live at the end, all restricted to an epoch window.
+ *
+ * Counting follows the events' own fields: a free names its allocation's size, stack and age,
+ * so frees of objects allocated in a segment that the ring overwrote are still counted, and
+ * they reduce the live state carried in (CHURN_REC_CARRY) instead.
+ */
+#ifndef CHURN_ANALYSIS_H
+#define CHURN_ANALYSIS_H
+
+#include <stdint.h>
+
+#include "churn/format.h"
+#include "epochs.h"
+#include "growth.h"
+#include "lifetime.h"
+#include "live.h"
+#include "modules.h"
+#include "reader.h"
+#include "records.h"
+#include "stacks.h"
+#include "symbolize.h"
+#include "warnings.h"
+
+typedef struct churn_window {
+    int has_first, has_last;
+    uint64_t first, last; /* inclusive */
+} churn_window;
+
+typedef struct churn_totals {
+    uint64_t allocs, frees, alloc_bytes, free_bytes;
+    uint64_t unknown_frees, reallocs, map_calls, dropped_events;
+} churn_totals;
+
+typedef struct churn_class_stats {
+    uint64_t allocs, frees, alloc_bytes, free_bytes;
+} churn_class_stats;
+
+typedef struct churn_analysis {
+    const churn_trace_info *info;
+    churn_window window;
+    int events; /* the trace has allocation events, not only epoch summaries */
+    churn_warnings *warn;
+    churn_symbolizer *sym;
+
+    churn_stacks stacks;
+    churn_modules modules;
+    churn_live live;
+    churn_growth growth;
+    churn_epochs epochs;
+
+    churn_totals totals;
+    uint64_t lifetime[CHURN_LIFETIME_BUCKETS];
+    churn_class_stats classes[CHURN_SIZE_CLASSES];
+    uint64_t leaked_count, leaked_bytes;
+
+    /* live state of the process as the events tell it: carried in + allocated - freed */
+    int64_t live_count, live_bytes;
+    int64_t start_live_count, start_live_bytes; /* carried in by the first segment */
+    int64_t carried_count, carried_bytes; /* what is left of the carried-in state */
+    uint64_t clock;        /* newest epoch among the events applied so far */
+    int clock_started;
+    uint64_t first_epoch, last_epoch; /* of the trace */
+
+    size_t segments_used;
+    uint64_t first_seq, last_seq, segment_seq;
+    int in_first_segment;
+
+    char *allocator;
+    char **counter_names;
+    size_t n_counter_names;
+    int has_exit;
+    uint64_t exit_how, exit_detail;
+
+    /* oddities, reported as warnings at the end */
+    uint64_t unmatched_frees, mismatched_frees, zero_address_events;
+    uint64_t bad_ages, stack_conflicts, carry_mismatches, duplicate_summaries;
+    uint64_t carry_expected_count, carry_seen_count, carry_mismatch_seq;
+    int allocator_changed;
+} churn_analysis;
+
+/* first_epoch is the epoch current when the trace's first used segment was opened. */
+void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_window window,
+                         uint64_t first_epoch, churn_warnings *warn, churn_symbolizer *sym);
+void churn_analysis_free(churn_analysis *a);
+
+/* Call before decoding each used segment, in sequence order. */
+void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s);
+
+/* The records.h visitor; ctx is the churn_analysis. */
+void churn_analysis_record(void *ctx, const churn_record *r);
+
+/* Closes the last epoch, samples growth through the window and counts what is left live. */
+void churn_analysis_finish(churn_analysis *a);
+
+int churn_in_window(const churn_window *w, uint64_t epoch);
+
+#endif

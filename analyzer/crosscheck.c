@@ -1,0 +1,134 @@
+#include "crosscheck.h"
+
+#include "analysis.h"
+
+/* An epoch is comparable when all of its events can be in the trace: it has a summary,
+   nothing was dropped in it, and it did not begin in a segment the ring overwrote. */
+static int comparable(const churn_analysis *a, const churn_epoch_row *row)
+{
+    if (!row->has_summary || row->dropped)
+        return 0;
+    return a->first_seq == 0 || row->epoch > a->first_epoch;
+}
+
+static void check_summaries(churn_analysis *a)
+{
+    size_t bad = 0, bad_live = 0;
+    const churn_epoch_row *first = NULL, *first_live = NULL;
+    for (size_t i = 0; i < a->epochs.count; i++) {
+        const churn_epoch_row *row = &a->epochs.rows[i];
+        if (!comparable(a, row))
+            continue;
+        if (row->allocs != row->s_allocs || row->frees != row->s_frees ||
+            row->alloc_bytes != row->s_alloc_bytes || row->free_bytes != row->s_free_bytes) {
+            if (!bad++)
+                first = row;
+        }
+        /* Late events move the live value between epochs; only exact epochs compare. */
+        if (!row->late_events && row->has_live &&
+            (row->live_count != (int64_t)row->s_live_count ||
+             row->live_bytes != (int64_t)row->s_live_bytes)) {
+            if (!bad_live++)
+                first_live = row;
+        }
+    }
+    if (bad)
+        churn_warn(a->warn,
+                   "%zu epoch(s) whose events disagree with the shim's epoch summary "
+                   "(first: epoch %llu: events %llu allocs/%llu frees/%llu B/%llu B, "
+                   "summary %llu/%llu/%llu B/%llu B)",
+                   bad, (unsigned long long)first->epoch, (unsigned long long)first->allocs,
+                   (unsigned long long)first->frees, (unsigned long long)first->alloc_bytes,
+                   (unsigned long long)first->free_bytes, (unsigned long long)first->s_allocs,
+                   (unsigned long long)first->s_frees,
+                   (unsigned long long)first->s_alloc_bytes,
+                   (unsigned long long)first->s_free_bytes);
+    if (bad_live)
+        churn_warn(a->warn,
+                   "%zu epoch(s) whose live objects per events disagree with the shim's "
+                   "summary (first: epoch %llu: events %lld objects/%lld B, summary "
+                   "%llu/%llu B)",
+                   bad_live, (unsigned long long)first_live->epoch,
+                   (long long)first_live->live_count, (long long)first_live->live_bytes,
+                   (unsigned long long)first_live->s_live_count,
+                   (unsigned long long)first_live->s_live_bytes);
+}
+
+static void undefined_stacks(churn_analysis *a)
+{
+    size_t missing = 0;
+    uint64_t example = 0;
+    for (size_t i = 0; i < a->growth.count; i++) {
+        size_t depth;
+        uint64_t id = a->growth.sites[i].stack;
+        if (id && !churn_stacks_get(&a->stacks, id, &depth)) {
+            if (!missing++)
+                example = id;
+        }
+    }
+    if (missing)
+        churn_warn(a->warn, "%zu stack id(s) used but never defined (first: %llu)", missing,
+                   (unsigned long long)example);
+}
+
+static void event_oddities(churn_analysis *a)
+{
+    churn_warnings *w = a->warn;
+    if (a->unmatched_frees && a->first_seq == 0 && !a->totals.dropped_events)
+        churn_warn(w, "%llu free(s) of objects the trace never allocated",
+                   (unsigned long long)a->unmatched_frees);
+    if (a->mismatched_frees)
+        churn_warn(w, "%llu free(s) whose size, stack or age differ from the live object "
+                      "at that address",
+                   (unsigned long long)a->mismatched_frees);
+    if (a->live.displaced_count)
+        churn_warn(w, "%zu object(s) displaced by a reuse of their address were never freed",
+                   a->live.displaced_count);
+    if (a->live.displaced_evicted)
+        churn_warn(w, "%llu displaced object(s) evicted from the side table before their free",
+                   (unsigned long long)a->live.displaced_evicted);
+    if (a->zero_address_events)
+        churn_warn(w, "%llu allocation event(s) at address 0 ignored",
+                   (unsigned long long)a->zero_address_events);
+    if (a->bad_ages)
+        churn_warn(w, "%llu free(s) older than their own epoch; counted as allocated in epoch 0",
+                   (unsigned long long)a->bad_ages);
+    if (a->carry_mismatches)
+        churn_warn(w, "%llu segment(s) carry a live state that differs from the events "
+                      "(first: segment %llu: %llu objects carried, %llu per events)",
+                   (unsigned long long)a->carry_mismatches,
+                   (unsigned long long)a->carry_mismatch_seq,
+                   (unsigned long long)a->carry_expected_count,
+                   (unsigned long long)a->carry_seen_count);
+    if (a->first_seq > 0)
+        churn_warn(w, "the trace starts at segment %llu: older segments are gone (overwritten "
+                      "by the ring or unusable); the live state before it comes from its carry",
+                   (unsigned long long)a->first_seq);
+}
+
+void churn_crosscheck(churn_analysis *a)
+{
+    churn_warnings *w = a->warn;
+    if (a->events) {
+        check_summaries(a);
+        event_oddities(a);
+    } else if (a->first_seq > 0) {
+        churn_warn(w, "the trace starts at segment %llu: older segments are gone (overwritten "
+                      "by the ring or unusable)",
+                   (unsigned long long)a->first_seq);
+    }
+    undefined_stacks(a);
+    if (a->stack_conflicts)
+        churn_warn(w, "%llu stack id(s) redefined with different frames; the first kept",
+                   (unsigned long long)a->stack_conflicts);
+    if (a->duplicate_summaries)
+        churn_warn(w, "%llu epoch summar(ies) repeated; the first kept",
+                   (unsigned long long)a->duplicate_summaries);
+    if (a->allocator_changed)
+        churn_warn(w, "the allocator description changes between segments; the first kept");
+    if (a->totals.dropped_events)
+        churn_warn(w, "the shim dropped %llu event(s): figures are incomplete",
+                   (unsigned long long)a->totals.dropped_events);
+    if (!a->has_exit)
+        churn_warn(w, "no exit record: the process was cut short or was still running");
+}

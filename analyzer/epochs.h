@@ -1,0 +1,43 @@
+/*
+ * The per-epoch table: what the events say about each epoch of the window, next to what the
+ * shim's own end-of-epoch summary (CHURN_REC_EPOCH_END) says.  One row per epoch that
+ * appears in the trace, kept sorted by epoch.
+ */
+#ifndef CHURN_EPOCHS_H
+#define CHURN_EPOCHS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h"
+
+typedef struct churn_epoch_row {
+    uint64_t epoch;
+    /* from events tagged with this epoch */
+    uint64_t allocs, frees, alloc_bytes, free_bytes;
+    int64_t live_count, live_bytes; /* at the end of the epoch */
+    int has_live;
+    /* from the summary */
+    int has_summary;
+    uint64_t start_ns, wall_ns, cpu_ns, rss_bytes, late_events;
+    uint64_t s_allocs, s_frees, s_alloc_bytes, s_free_bytes, s_live_count, s_live_bytes;
+    size_t counters_first, n_counters; /* into churn_epochs.counters */
+    uint64_t dropped; /* events the shim reported dropped while this epoch was current */
+} churn_epoch_row;
+
+typedef struct churn_epochs {
+    churn_epoch_row *rows;
+    size_t count, cap;
+    uint64_t *counters;
+    size_t ncounters, counters_cap;
+} churn_epochs;
+
+/* The row of an epoch, inserted (zeroed) if missing.  Valid until the next insertion. */
+churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch);
+
+/* Stores a summary into its epoch's row; returns 0 if that epoch already had one. */
+int churn_epochs_summary(churn_epochs *t, const churn_epoch_summary *s);
+
+void churn_epochs_free(churn_epochs *t);
+
+#endif

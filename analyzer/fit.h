@@ -1,0 +1,32 @@
+/*
+ * Least-squares line through points (x, y), fed in blocks of consecutive integer x with a
+ * constant y, so a series that changes rarely costs O(changes), not O(points).  Blocks are
+ * merged with the pairwise mean/co-moment update (Chan et al.), which stays accurate where
+ * the textbook sums of x*y and y*y would cancel catastrophically.
+ */
+#ifndef CHURN_FIT_H
+#define CHURN_FIT_H
+
+#include <stdint.h>
+
+typedef struct churn_fit {
+    double n;
+    double mean_x, mean_y;
+    double m2x, m2y, cxy; /* sums of squared deviations and of the co-deviation */
+} churn_fit;
+
+/* Adds the points (x, y) for every integer x in [x_first, x_last]. */
+void churn_fit_add_constant(churn_fit *f, uint64_t x_first, uint64_t x_last, double y);
+
+double churn_fit_slope(const churn_fit *f);  /* 0 with fewer than two distinct x */
+double churn_fit_r2(const churn_fit *f);     /* 0 when y is constant or x has no spread */
+
+/* A fit of two paired series (a, b) sampled at the same points, for correlation. */
+typedef struct churn_fit2 {
+    double n, mean_a, mean_b, m2a, m2b, cab;
+} churn_fit2;
+
+void churn_fit2_add(churn_fit2 *f, double a, double b);
+double churn_fit2_correlation(const churn_fit2 *f);
+
+#endif

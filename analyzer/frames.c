@@ -1,0 +1,52 @@
+#include "frames.h"
+
+#include <stdio.h>
+
+#define INLINE_MAX 16
+
+static void format_frame(const churn_frames_source *src, uint64_t ip, const churn_frame *f,
+                         char *buf, size_t len)
+{
+    const churn_module *m = churn_modules_find(src->modules, ip);
+    char where[256];
+    if (m)
+        snprintf(where, sizeof where, "%s+0x%llx", f->module ? f->module : m->name,
+                 (unsigned long long)(ip - m->bias));
+    else
+        snprintf(where, sizeof where, "0x%llx", (unsigned long long)ip);
+    if (f->function && f->file)
+        snprintf(buf, len, "%s (%s:%u)", f->function, f->file, f->line);
+    else if (f->function)
+        snprintf(buf, len, "%s (%s)", f->function, where);
+    else
+        snprintf(buf, len, "%s", where);
+}
+
+size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t max,
+                         churn_frame_fn fn, void *ctx)
+{
+    size_t depth;
+    const uint64_t *ips = churn_stacks_get(src->stacks, stack, &depth);
+    char buf[1024];
+    if (!ips) {
+        if (stack)
+            snprintf(buf, sizeof buf, "<stack %llu not in the trace>", (unsigned long long)stack);
+        else
+            snprintf(buf, sizeof buf, "<no stack recorded>");
+        fn(ctx, buf);
+        return 1;
+    }
+    size_t emitted = 0, total = 0;
+    churn_frame frames[INLINE_MAX];
+    for (size_t i = 0; i < depth; i++) {
+        size_t n = churn_symbolizer_resolve(src->sym, ips[i], i > 0, frames, INLINE_MAX);
+        for (size_t k = 0; k < n; k++, total++) {
+            if (max && emitted >= max)
+                continue;
+            format_frame(src, ips[i], &frames[k], buf, sizeof buf);
+            fn(ctx, buf);
+            emitted++;
+        }
+    }
+    return total;
+}

@@ -1,0 +1,30 @@
+/*
+ * A recorded stack as the text reports print it: one string per frame, inlined frames
+ * included, innermost first.  "function (file:line)" when the symbolizer knows the source,
+ * "function (module+0xoffset)" when it knows only the function, "module+0xoffset" when it
+ * knows neither, "0xaddress" outside every module.
+ */
+#ifndef CHURN_FRAMES_H
+#define CHURN_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "modules.h"
+#include "stacks.h"
+#include "symbolize.h"
+
+typedef void (*churn_frame_fn)(void *ctx, const char *frame);
+
+typedef struct churn_frames_source {
+    const churn_stacks *stacks;
+    const churn_modules *modules;
+    churn_symbolizer *sym;
+} churn_frames_source;
+
+/* Calls fn for the first `max` frames of stack id (all when max is 0); returns how many
+   frames the whole stack has. */
+size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t max,
+                         churn_frame_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,121 @@
+#include "growth.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "util.h"
+
+void churn_growth_init(churn_growth *g, uint64_t window_first, uint64_t window_last)
+{
+    memset(g, 0, sizeof *g);
+    g->window_first = window_first;
+    g->window_last = window_last;
+    g->mask = 1023;
+    g->slots = churn_xcalloc(g->mask + 1, sizeof *g->slots);
+}
+
+void churn_growth_free(churn_growth *g)
+{
+    free(g->sites);
+    free(g->slots);
+    memset(g, 0, sizeof *g);
+}
+
+static size_t *find_slot(size_t *slots, size_t mask, const churn_callsite *sites,
+                           uint64_t stack)
+{
+    size_t i = churn_hash64(stack) & mask;
+    while (slots[i] && sites[slots[i] - 1].stack != stack)
+        i = (i + 1) & mask;
+    return &slots[i];
+}
+
+static void grow_slots(churn_growth *g)
+{
+    size_t n = (g->mask + 1) * 2;
+    size_t *slots = churn_xcalloc(n, sizeof *slots);
+    for (size_t i = 0; i < g->count; i++)
+        *find_slot(slots, n - 1, g->sites, g->sites[i].stack) = i + 1;
+    free(g->slots);
+    g->slots = slots;
+    g->mask = n - 1;
+}
+
+churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
+{
+    size_t *slot = find_slot(g->slots, g->mask, g->sites, stack);
+    if (*slot)
+        return &g->sites[*slot - 1];
+    churn_reserve(&g->sites, &g->cap, g->count + 1, sizeof *g->sites);
+    churn_callsite *s = &g->sites[g->count];
+    memset(s, 0, sizeof *s);
+    s->stack = stack;
+    s->next_point = g->window_first;
+    *slot = ++g->count;
+    if (g->count * 4 > (g->mask + 1) * 3)
+        grow_slots(g);
+    return s;
+}
+
+/* Samples the epochs [next_point, until) inside the window at the current live value. */
+static void sample_until(churn_growth *g, churn_callsite *s, uint64_t until)
+{
+    if (until <= s->next_point)
+        return;
+    uint64_t last = until - 1 < g->window_last ? until - 1 : g->window_last;
+    if (s->next_point <= last) {
+        churn_fit_add_constant(&s->count_fit, s->next_point, last, (double)s->live_count);
+        churn_fit_add_constant(&s->bytes_fit, s->next_point, last, (double)s->live_bytes);
+    }
+    s->next_point = until;
+}
+
+void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch, int remove,
+                         uint64_t count, uint64_t bytes)
+{
+    sample_until(g, s, epoch);
+    if (remove) {
+        s->live_count = churn_wrap_sub(s->live_count, count);
+        s->live_bytes = churn_wrap_sub(s->live_bytes, bytes);
+    } else {
+        s->live_count = churn_wrap_add(s->live_count, count);
+        s->live_bytes = churn_wrap_add(s->live_bytes, bytes);
+    }
+}
+
+void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,
+                      int64_t bytes)
+{
+    sample_until(g, s, epoch);
+    s->live_count = count;
+    s->live_bytes = bytes;
+}
+
+void churn_growth_finish(churn_growth *g)
+{
+    for (size_t i = 0; i < g->count; i++)
+        sample_until(g, &g->sites[i], g->window_last == UINT64_MAX ? UINT64_MAX
+                                                                    : g->window_last + 1);
+}
+
+static int by_growth(const void *a, const void *b)
+{
+    const churn_callsite *x = *(churn_callsite *const *)a, *y = *(churn_callsite *const *)b;
+    double sx = churn_fit_slope(&x->bytes_fit), sy = churn_fit_slope(&y->bytes_fit);
+    if (sx != sy)
+        return sx > sy ? -1 : 1;
+    if (x->live_bytes != y->live_bytes)
+        return x->live_bytes > y->live_bytes ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+churn_callsite **churn_growth_sorted(const churn_growth *g, size_t *n)
+{
+    churn_callsite **v = churn_xmalloc((g->count ? g->count : 1) * sizeof *v);
+    for (size_t i = 0; i < g->count; i++)
+        v[i] = &g->sites[i];
+    qsort(v, g->count, sizeof *v, by_growth);
+    *n = g->count;
+    return v;
+}

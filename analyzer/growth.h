@@ -1,0 +1,60 @@
+/*
+ * Per-callsite statistics: live objects and bytes, activity inside the analyzed window,
+ * lifetimes, and the least-squares growth of live count and bytes per epoch.
+ *
+ * A callsite's live value is sampled at the end of every epoch of the window, including
+ * epochs in which it did nothing.  Those samples are added lazily: when the value changes,
+ * the epochs since the last change join the fit as one constant block (fit.h), so the cost
+ * is proportional to activity, not to callsites x epochs.
+ */
+#ifndef CHURN_GROWTH_H
+#define CHURN_GROWTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fit.h"
+#include "lifetime.h"
+
+typedef struct churn_callsite {
+    uint64_t stack;
+    int64_t live_count, live_bytes;  /* signed: a damaged trace may free more than it shows */
+    uint64_t allocs, frees, alloc_bytes, free_bytes; /* events inside the window */
+    uint64_t lifetime[CHURN_LIFETIME_BUCKETS];
+    uint64_t next_point;  /* first epoch whose sample is not in the fits yet */
+    churn_fit count_fit, bytes_fit;
+} churn_callsite;
+
+typedef struct churn_growth {
+    churn_callsite *sites;
+    size_t count, cap;
+    size_t *slots;    /* open addressing: index + 1 into sites, 0 empty */
+    size_t mask;
+    uint64_t window_first, window_last; /* epochs sampled, inclusive */
+} churn_growth;
+
+void churn_growth_init(churn_growth *g, uint64_t window_first, uint64_t window_last);
+void churn_growth_free(churn_growth *g);
+
+/* The callsite of a stack id, created with zero live objects on first use.  The pointer is
+   valid until the next call that may create a callsite. */
+churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack);
+
+/* Adds (or with remove set, takes away) objects during `epoch`: the samples of the epochs
+   before it keep the old value. */
+void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch, int remove,
+                         uint64_t count, uint64_t bytes);
+
+/* Sets the live value as it was at the end of `epoch` (for traces with only summaries). */
+void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,
+                      int64_t bytes);
+
+/* Samples every callsite through the end of the window; the caller first lowers an open
+   window_last to the last epoch the trace reached. */
+void churn_growth_finish(churn_growth *g);
+
+/* Callsites sorted by bytes per epoch, descending (then live bytes, then stack id); the
+   caller frees the array. */
+churn_callsite **churn_growth_sorted(const churn_growth *g, size_t *n);
+
+#endif

@@ -1,0 +1,135 @@
+#include "live.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "util.h"
+
+void churn_live_init(churn_live *l)
+{
+    memset(l, 0, sizeof *l);
+    l->mask = 4095;
+    l->slots = churn_xcalloc(l->mask + 1, sizeof *l->slots);
+}
+
+void churn_live_free(churn_live *l)
+{
+    free(l->slots);
+    l->slots = NULL;
+}
+
+static size_t probe(const churn_live *l, uint64_t addr)
+{
+    size_t i = churn_hash64(addr) & l->mask;
+    while (l->slots[i].addr && l->slots[i].addr != addr)
+        i = (i + 1) & l->mask;
+    return i;
+}
+
+static void rehash(churn_live *l, size_t nslots)
+{
+    churn_object *old = l->slots;
+    size_t old_n = l->mask + 1;
+    l->slots = churn_xcalloc(nslots, sizeof *l->slots);
+    l->mask = nslots - 1;
+    for (size_t i = 0; i < old_n; i++)
+        if (old[i].addr)
+            l->slots[probe(l, old[i].addr)] = old[i];
+    free(old);
+}
+
+/* Linear probing with backward-shift deletion: no tombstones, so a long trace of allocations
+   and frees never degrades the table. */
+static void delete_slot(churn_live *l, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & l->mask;
+        if (!l->slots[j].addr)
+            break;
+        size_t home = churn_hash64(l->slots[j].addr) & l->mask;
+        /* slot j may move to i only if its home is not cyclically in (i, j] */
+        if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
+            l->slots[i] = l->slots[j];
+            i = j;
+        }
+    }
+    l->slots[i].addr = 0;
+}
+
+static void displace(churn_live *l, const churn_object *o)
+{
+    size_t idx;
+    if (l->displaced_count == CHURN_DISPLACED_MAX) {
+        idx = l->displaced_head;
+        l->displaced_head = (l->displaced_head + 1) % CHURN_DISPLACED_MAX;
+        l->displaced_evicted++;
+    } else {
+        idx = (l->displaced_head + l->displaced_count++) % CHURN_DISPLACED_MAX;
+    }
+    l->displaced[idx] = *o;
+}
+
+void churn_live_insert(churn_live *l, const churn_object *o)
+{
+    if ((l->count + 1) * 4 > (l->mask + 1) * 3)
+        rehash(l, (l->mask + 1) * 2);
+    size_t i = probe(l, o->addr);
+    if (l->slots[i].addr) {
+        displace(l, &l->slots[i]);
+        l->bytes -= l->slots[i].size;
+        l->count--;
+    }
+    l->slots[i] = *o;
+    l->count++;
+    l->bytes += o->size;
+}
+
+static int same_object(const churn_object *a, const churn_object *b)
+{
+    return a->addr == b->addr && a->size == b->size && a->stack == b->stack &&
+           a->epoch == b->epoch;
+}
+
+static int remove_displaced(churn_live *l, const churn_object *freed, churn_object *removed)
+{
+    for (size_t k = 0; k < l->displaced_count; k++) {
+        size_t idx = (l->displaced_head + k) % CHURN_DISPLACED_MAX;
+        if (!same_object(&l->displaced[idx], freed))
+            continue;
+        *removed = l->displaced[idx];
+        size_t last = (l->displaced_head + l->displaced_count - 1) % CHURN_DISPLACED_MAX;
+        l->displaced[idx] = l->displaced[last];
+        l->displaced_count--;
+        return 1;
+    }
+    return 0;
+}
+
+enum churn_free_match churn_live_remove(churn_live *l, const churn_object *freed,
+                                        churn_object *removed)
+{
+    size_t i = probe(l, freed->addr);
+    int live_here = l->slots[i].addr != 0;
+    if (live_here && same_object(&l->slots[i], freed)) {
+        *removed = l->slots[i];
+    } else if (l->displaced_count && remove_displaced(l, freed, removed)) {
+        return CHURN_FREE_DISPLACED;
+    } else if (!live_here) {
+        return CHURN_FREE_UNMATCHED;
+    } else {
+        *removed = l->slots[i];
+    }
+    l->count--;
+    l->bytes -= removed->size;
+    delete_slot(l, i);
+    return same_object(removed, freed) ? CHURN_FREE_MATCHED : CHURN_FREE_MISMATCHED;
+}
+
+void churn_live_foreach(const churn_live *l, churn_object_fn fn, void *ctx)
+{
+    for (size_t i = 0; i <= l->mask; i++)
+        if (l->slots[i].addr)
+            fn(ctx, &l->slots[i]);
+}

@@ -1,0 +1,54 @@
+/*
+ * The address-keyed set of live heap objects.  Memory is proportional to the objects live at
+ * one moment, never to the length of the trace.
+ *
+ * Threads drain their events separately, so a reused address can be allocated (thread B)
+ * before the free of its previous occupant (thread A) appears.  The previous occupant then
+ * moves to a small "displaced" table, where the late free finds it by its own fields.
+ */
+#ifndef CHURN_LIVE_H
+#define CHURN_LIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct churn_object {
+    uint64_t addr;   /* 0: empty slot (a null pointer is never a live object) */
+    uint64_t size;
+    uint64_t stack;
+    uint64_t epoch;  /* of the allocation */
+} churn_object;
+
+#define CHURN_DISPLACED_MAX 4096
+
+typedef struct churn_live {
+    churn_object *slots;
+    size_t mask;
+    size_t count;
+    uint64_t bytes;
+    churn_object displaced[CHURN_DISPLACED_MAX]; /* a ring, oldest evicted first */
+    size_t displaced_head, displaced_count;
+    uint64_t displaced_evicted;
+} churn_live;
+
+enum churn_free_match {
+    CHURN_FREE_MATCHED = 0,     /* the live object at that address */
+    CHURN_FREE_DISPLACED = 1,   /* an object displaced by a reuse of its address */
+    CHURN_FREE_MISMATCHED = 2,  /* an object was live there but its fields differ; removed */
+    CHURN_FREE_UNMATCHED = 3,   /* nothing known at that address */
+};
+
+void churn_live_init(churn_live *l);
+void churn_live_free(churn_live *l);
+
+/* Adds o; an object already live at its address moves to the displaced table. */
+void churn_live_insert(churn_live *l, const churn_object *o);
+
+/* Removes the object a free refers to; *removed gets it unless the result is UNMATCHED. */
+enum churn_free_match churn_live_remove(churn_live *l, const churn_object *freed,
+                                        churn_object *removed);
+
+typedef void (*churn_object_fn)(void *ctx, const churn_object *o);
+void churn_live_foreach(const churn_live *l, churn_object_fn fn, void *ctx);
+
+#endif

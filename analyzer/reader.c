@@ -1,0 +1,267 @@
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "churn/format.h"
+#include "util.h"
+
+struct churn_trace {
+    const uint8_t *map;
+    size_t size;
+    churn_trace_info info;
+    churn_segment_info *segs;
+    size_t nsegs, segs_cap;
+    uint8_t *raw;        /* reused decompression buffer */
+    size_t raw_cap;
+    ZSTD_DCtx *dctx;
+    churn_decoder decoder;
+    churn_warnings *warn;
+};
+
+static void set_err(char *err, size_t errlen, const char *msg)
+{
+    snprintf(err, errlen, "%s", msg);
+}
+
+static int check_file_header(churn_trace *t, char *err, size_t errlen)
+{
+    churn_file_header h;
+    if (t->size < sizeof h) {
+        set_err(err, errlen, "not a churn trace (shorter than a file header)");
+        return -1;
+    }
+    memcpy(&h, t->map, sizeof h);
+    if (h.frame_magic != CHURN_SKIPPABLE_MAGIC || memcmp(h.magic, CHURN_FILE_MAGIC, 8) != 0) {
+        set_err(err, errlen, "not a churn trace (bad magic)");
+        return -1;
+    }
+    if (h.version != CHURN_FORMAT_VERSION) {
+        snprintf(err, errlen, "unsupported trace format version %u (this analyzer reads %u)",
+                 h.version, CHURN_FORMAT_VERSION);
+        return -1;
+    }
+    if (h.frame_size != sizeof h - 8 || churn_file_header_crc(&h) != h.header_crc) {
+        set_err(err, errlen, "corrupt file header (checksum mismatch)");
+        return -1;
+    }
+    t->info.version = h.version;
+    t->info.flags = h.flags;
+    t->info.page_size = h.page_size;
+    t->info.ring_bytes = h.ring_bytes;
+    t->info.pid = h.pid;
+    t->info.start_realtime_ns = h.start_realtime_ns;
+    return 0;
+}
+
+/* A segment is used only when both checksums hold; the payload must be one plain zstd frame. */
+static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info *out)
+{
+    churn_segment_header h;
+    if (t->size - off < sizeof h)
+        return 0;
+    memcpy(&h, t->map + off, sizeof h);
+    if (h.frame_size != sizeof h - 8 || h.magic != CHURN_SEGMENT_MAGIC ||
+        churn_segment_header_crc(&h) != h.header_crc)
+        return 0;
+    if (h.version != CHURN_FORMAT_VERSION || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
+        h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h)
+        return -1;
+    const uint8_t *payload = t->map + off + sizeof h;
+    uint32_t magic;
+    memcpy(&magic, payload, 4);
+    if (magic != ZSTD_MAGICNUMBER || churn_crc32(0, payload, h.zstd_bytes) != h.payload_crc)
+        return -1;
+    *out = (churn_segment_info){off, h.seq, h.first_epoch, h.last_epoch, h.raw_bytes,
+                                h.zstd_bytes};
+    return 1;
+}
+
+/* Segments may sit anywhere after the header once the ring has wrapped, with the remains of
+   overwritten ones in between, so the scan resyncs on the skippable-frame magic. */
+static void scan_segments(churn_trace *t)
+{
+    static const uint8_t magic[4] = {0x5C, 0x2A, 0x4D, 0x18};
+    size_t off = CHURN_FILE_HEADER_BYTES;
+    while (off < t->size) {
+        const uint8_t *hit = memmem(t->map + off, t->size - off, magic, sizeof magic);
+        if (!hit)
+            break;
+        off = (size_t)(hit - t->map);
+        churn_segment_info s;
+        int v = valid_segment_at(t, off, &s);
+        if (v > 0) {
+            churn_reserve(&t->segs, &t->segs_cap, t->nsegs + 1, sizeof *t->segs);
+            t->segs[t->nsegs++] = s;
+            off += sizeof(churn_segment_header) + s.zstd_bytes;
+        } else {
+            if (v < 0)
+                t->info.segments_invalid++;
+            off += 1;
+        }
+    }
+}
+
+static int by_seq(const void *a, const void *b)
+{
+    const churn_segment_info *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Keeps the contiguous run of sequence numbers that ends at the newest segment: state carried
+   across a gap would be wrong, while every segment after it carries its own. */
+static void keep_newest_run(churn_trace *t)
+{
+    qsort(t->segs, t->nsegs, sizeof *t->segs, by_seq);
+    size_t n = 0;
+    for (size_t i = 0; i < t->nsegs; i++) {
+        if (n && t->segs[n - 1].seq == t->segs[i].seq) {
+            churn_warn(t->warn, "segment %llu appears twice; the copy at offset %llu is ignored",
+                       (unsigned long long)t->segs[i].seq,
+                       (unsigned long long)t->segs[i].offset);
+            continue;
+        }
+        t->segs[n++] = t->segs[i];
+    }
+    t->nsegs = n;
+    size_t first = n ? n - 1 : 0;
+    while (first > 0 && t->segs[first - 1].seq + 1 == t->segs[first].seq)
+        first--;
+    if (first > 0) {
+        churn_warn(t->warn,
+                   "%zu older segment(s) (seq %llu..%llu) not used: segment(s) before seq %llu "
+                   "are missing",
+                   first, (unsigned long long)t->segs[0].seq,
+                   (unsigned long long)t->segs[first - 1].seq,
+                   (unsigned long long)t->segs[first].seq);
+        memmove(t->segs, t->segs + first, (n - first) * sizeof *t->segs);
+        t->nsegs = n - first;
+        t->info.segments_gapped = first;
+    }
+}
+
+static int map_file(churn_trace *t, const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        set_err(err, errlen, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        set_err(err, errlen, "not a regular file");
+        close(fd);
+        return -1;
+    }
+    if (st.st_size == 0) {
+        set_err(err, errlen, "empty file");
+        close(fd);
+        return -1;
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        set_err(err, errlen, strerror(errno));
+        return -1;
+    }
+    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    t->map = m;
+    t->size = (size_t)st.st_size;
+    t->info.file_bytes = t->size;
+    return 0;
+}
+
+churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, size_t errlen)
+{
+    churn_trace *t = churn_xcalloc(1, sizeof *t);
+    t->warn = w;
+    if (map_file(t, path, err, errlen) != 0 || check_file_header(t, err, errlen) != 0) {
+        churn_trace_close(t);
+        return NULL;
+    }
+    scan_segments(t);
+    if (t->nsegs == 0) {
+        snprintf(err, errlen, "no valid segment (%zu damaged)", t->info.segments_invalid);
+        churn_trace_close(t);
+        return NULL;
+    }
+    if (t->info.segments_invalid)
+        churn_warn(w, "%zu damaged segment(s) skipped (checksum or size check failed)",
+                   t->info.segments_invalid);
+    keep_newest_run(t);
+    t->dctx = ZSTD_createDCtx();
+    if (!t->dctx) {
+        set_err(err, errlen, "cannot create a zstd decompression context");
+        churn_trace_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+void churn_trace_close(churn_trace *t)
+{
+    if (!t)
+        return;
+    if (t->map)
+        munmap((void *)t->map, t->size);
+    ZSTD_freeDCtx(t->dctx);
+    churn_decoder_free(&t->decoder);
+    free(t->segs);
+    free(t->raw);
+    free(t);
+}
+
+const churn_trace_info *churn_trace_info_of(const churn_trace *t)
+{
+    return &t->info;
+}
+
+size_t churn_trace_segments(const churn_trace *t)
+{
+    return t->nsegs;
+}
+
+const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i)
+{
+    return &t->segs[i];
+}
+
+int churn_trace_decode(churn_trace *t, size_t i, churn_record_fn fn, void *ctx)
+{
+    const churn_segment_info *s = &t->segs[i];
+    const uint8_t *payload = t->map + s->offset + sizeof(churn_segment_header);
+    if (ZSTD_findFrameCompressedSize(payload, s->zstd_bytes) != s->zstd_bytes) {
+        churn_warn(t->warn, "segment %llu: payload is not exactly one zstd frame; skipped",
+                   (unsigned long long)s->seq);
+        return -1;
+    }
+    /* raw_bytes was capped at CHURN_SEGMENT_MAX_RAW by the scan, and the output buffer is
+       exactly that large, so a lying frame cannot make the decompressor write more. */
+    churn_reserve(&t->raw, &t->raw_cap, (size_t)s->raw_bytes + 1, 1);
+    size_t got = ZSTD_decompressDCtx(t->dctx, t->raw, s->raw_bytes, payload, s->zstd_bytes);
+    if (ZSTD_isError(got) || got != s->raw_bytes) {
+        churn_warn(t->warn, "segment %llu: decompression failed (%s); skipped",
+                   (unsigned long long)s->seq,
+                   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs from header");
+        return -1;
+    }
+    size_t bad_off;
+    unsigned bad_tag;
+    if (churn_decode_records(&t->decoder, t->raw, got, fn, ctx, &bad_off, &bad_tag) != 0) {
+        churn_warn(t->warn,
+                   "segment %llu: malformed record (tag 0x%02x) at byte %zu of %zu; rest of "
+                   "the segment ignored",
+                   (unsigned long long)s->seq, bad_tag, bad_off, got);
+        return -1;
+    }
+    return 0;
+}

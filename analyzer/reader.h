@@ -1,0 +1,43 @@
+/*
+ * Opening a trace file: the file header, the scan for segments anywhere in the ring, their
+ * checksums, their order by sequence number, and the decompression of one segment at a time
+ * into its record stream (decoded by records.h).
+ */
+#ifndef CHURN_READER_H
+#define CHURN_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records.h"
+#include "warnings.h"
+
+typedef struct churn_segment_info {
+    uint64_t offset;     /* of the segment header in the file */
+    uint64_t seq, first_epoch, last_epoch;
+    uint32_t raw_bytes, zstd_bytes;
+} churn_segment_info;
+
+typedef struct churn_trace_info {
+    uint32_t version, flags, page_size;
+    uint64_t ring_bytes, pid, start_realtime_ns, file_bytes;
+    size_t segments_invalid;  /* candidate headers whose checks failed */
+    size_t segments_gapped;   /* valid segments older than a gap in the sequence, not used */
+} churn_trace_info;
+
+typedef struct churn_trace churn_trace;
+
+/* Opens and indexes path.  On a fatal problem returns NULL with a one-line reason in err;
+   problems that leave usable segments become warnings. */
+churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, size_t errlen);
+void churn_trace_close(churn_trace *t);
+
+const churn_trace_info *churn_trace_info_of(const churn_trace *t);
+size_t churn_trace_segments(const churn_trace *t);
+const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i);
+
+/* Decompresses segment i (in sequence order) and feeds its records to fn.  Returns 0 when the
+   whole segment decoded, -1 when it stopped early (a warning says why). */
+int churn_trace_decode(churn_trace *t, size_t i, churn_record_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * Decoding of one segment's record stream (see include/churn/format.h) into a sequence of
+ * churn_record values handed to a visitor.  Every count is checked against the bytes that
+ * remain before anything is sized from it, so a damaged stream can only stop decoding early.
+ */
+#ifndef CHURN_RECORDS_H
+#define CHURN_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "churn/coding.h"
+#include "segmap.h"
+
+typedef struct churn_carry_entry {
+    uint64_t stack, live_count, live_bytes;
+} churn_carry_entry;
+
+typedef struct churn_class_entry {
+    uint64_t cls, allocs, frees, alloc_bytes, free_bytes;
+} churn_class_entry;
+
+typedef struct churn_callsite_entry {
+    uint64_t stack, allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes;
+} churn_callsite_entry;
+
+typedef struct churn_epoch_summary {
+    uint64_t epoch, start_ns, wall_ns, cpu_ns, rss_bytes;
+    uint64_t allocs, frees, alloc_bytes, free_bytes, late_events;
+    uint64_t live_count, live_bytes;
+    size_t n_classes, n_callsites, n_counters;
+    const churn_class_entry *classes;
+    const churn_callsite_entry *callsites;
+    const uint64_t *counters;
+} churn_epoch_summary;
+
+/* tag is the record class for events (CHURN_REC_ALLOC, ...; kind holds the low nibble) and the
+   exact tag otherwise.  Events also carry the thread and epoch current in the stream.  The
+   event coding is undone here: allocations arrive with their size and stack, and a short free
+   (CHURN_REC_FREE_SHORT) arrives as a full CHURN_REC_FREE. */
+typedef struct churn_record {
+    unsigned tag;
+    unsigned kind;
+    uint64_t tid;
+    uint64_t epoch;
+    union {
+        struct { uint64_t seq, epoch, ns; } segment_start;
+        struct {
+            uint64_t id, bias, start, end;
+            const uint8_t *build_id;
+            size_t build_id_len;
+            const char *path;
+        } module;
+        struct { uint64_t id; size_t depth; const uint64_t *ips; } stack;
+        struct {
+            const char *name;
+            uint64_t page_size;
+            size_t n_counters;
+            const char *const *counters;
+        } allocator;
+        struct {
+            uint64_t live_count, live_bytes;
+            size_t n;
+            const churn_carry_entry *entries;
+        } carry;
+        struct { uint64_t count, reason; } dropped;
+        struct { uint64_t how, detail; } exit;
+        struct { uint64_t addr, size, slack, stack; } alloc;
+        struct { uint64_t addr, size, slack, stack, age; } free;
+        struct { uint64_t addr; } free_unknown;
+        struct { uint64_t addr, length, a, b, stack; int internal; } map;
+        churn_epoch_summary epoch_end;
+    } u;
+} churn_record;
+
+typedef void (*churn_record_fn)(void *ctx, const churn_record *r);
+
+typedef struct churn_alloc_info {
+    uint64_t size, slack, stack;
+} churn_alloc_info;
+
+/* Per-segment coding state and scratch arrays, reused across segments so decoding does not
+   allocate per record. */
+typedef struct churn_decoder {
+    churn_coder *coder;
+    churn_segmap segmap;
+    churn_alloc_info *infos; size_t ninfos, infos_cap;
+    uint64_t *alloc_addrs; size_t alloc_addrs_cap; /* allocation number -> address */
+    uint64_t *ips; size_t ips_cap;
+    churn_carry_entry *carry; size_t carry_cap;
+    churn_class_entry *classes; size_t classes_cap;
+    churn_callsite_entry *callsites; size_t callsites_cap;
+    uint64_t *counters; size_t counters_cap;
+    const char **names; size_t names_cap;
+} churn_decoder;
+
+/* Decodes buf[0, len) (a segment's record stream; strings are NUL-terminated in place, so the
+   buffer is modified and can be decoded only once).  Returns 0 when the whole stream decoded;
+   otherwise -1 with *bad_offset and *bad_tag telling where it stopped. */
+int churn_decode_records(churn_decoder *d, uint8_t *buf, size_t len, churn_record_fn fn,
+                         void *ctx, size_t *bad_offset, unsigned *bad_tag);
+
+void churn_decoder_free(churn_decoder *d);
+
+#endif

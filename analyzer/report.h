@@ -1,0 +1,34 @@
+/*
+ * The two report forms (text for people, JSON for tools) and what they share: which
+ * callsites are shown, how the process ended, and the final list of warnings.
+ */
+#ifndef CHURN_REPORT_H
+#define CHURN_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis.h"
+
+typedef struct churn_report_options {
+    const char *trace_path;
+    size_t top; /* callsites shown; 0 = all (JSON) */
+} churn_report_options;
+
+void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options *o);
+void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options *o);
+
+/* Callsites worth showing (activity in the window or live objects), by growth; at most top
+   (0 = all).  The caller frees the array. */
+churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n);
+
+/* "normal", "_exit", "signal", "unknown", or "none" when the trace has no exit record. */
+const char *churn_report_exit_how(const churn_analysis *a);
+
+/* Segments the trace once had that were not used (overwritten, or before a gap). */
+unsigned long long churn_report_segments_dropped(const churn_analysis *a);
+
+/* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
+void churn_report_collect_warnings(churn_analysis *a);
+
+#endif

@@ -1,0 +1,271 @@
+#include <math.h>
+#include <stdlib.h>
+
+#include "frames.h"
+#include "report.h"
+#include "trends.h"
+
+/* The JSON report: one object on stdout, schema in docs/analyzer.md. */
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void json_double(FILE *out, double v)
+{
+    fprintf(out, "%.10g", isfinite(v) ? v : 0.0);
+}
+
+static void u64(FILE *out, const char *key, unsigned long long v, int comma)
+{
+    fprintf(out, "\"%s\": %llu%s", key, v, comma ? ", " : "");
+}
+
+static void i64(FILE *out, const char *key, long long v, int comma)
+{
+    fprintf(out, "\"%s\": %lld%s", key, v, comma ? ", " : "");
+}
+
+static void metadata(FILE *out, const churn_analysis *a, const churn_report_options *o)
+{
+    const churn_trace_info *in = a->info;
+    fputs("\"metadata\": {\"trace\": ", out);
+    json_string(out, o->trace_path);
+    fputs(", ", out);
+    u64(out, "pid", in->pid, 1);
+    u64(out, "format_version", in->version, 1);
+    fprintf(out, "\"events\": %s, \"allocator\": ", a->events ? "true" : "false");
+    if (a->allocator)
+        json_string(out, a->allocator);
+    else
+        fputs("null", out);
+    fputs(", ", out);
+    u64(out, "ring_bytes", in->ring_bytes, 1);
+    u64(out, "file_bytes", in->file_bytes, 1);
+    u64(out, "page_size", in->page_size, 1);
+    u64(out, "start_realtime_ns", in->start_realtime_ns, 1);
+    u64(out, "segments_used", a->segments_used, 1);
+    u64(out, "segments_dropped", churn_report_segments_dropped(a), 1);
+    u64(out, "segments_damaged", in->segments_invalid, 1);
+    u64(out, "first_seq", a->first_seq, 1);
+    u64(out, "last_seq", a->last_seq, 1);
+    u64(out, "first_epoch", a->first_epoch, 1);
+    u64(out, "last_epoch", a->last_epoch, 1);
+    fputs("\"window\": {\"first\": ", out);
+    if (a->window.has_first)
+        fprintf(out, "%llu", (unsigned long long)a->window.first);
+    else
+        fputs("null", out);
+    fputs(", \"last\": ", out);
+    if (a->window.has_last)
+        fprintf(out, "%llu", (unsigned long long)a->window.last);
+    else
+        fputs("null", out);
+    fputs("}, \"exit\": {\"how\": ", out);
+    json_string(out, churn_report_exit_how(a));
+    fprintf(out, ", \"detail\": %llu}}", (unsigned long long)a->exit_detail);
+}
+
+static void totals(FILE *out, const churn_analysis *a)
+{
+    const churn_totals *t = &a->totals;
+    fputs("\"totals\": {", out);
+    u64(out, "allocs", t->allocs, 1);
+    u64(out, "frees", t->frees, 1);
+    u64(out, "alloc_bytes", t->alloc_bytes, 1);
+    u64(out, "free_bytes", t->free_bytes, 1);
+    u64(out, "unknown_frees", t->unknown_frees, 1);
+    u64(out, "reallocs", t->reallocs, 1);
+    u64(out, "map_calls", t->map_calls, 1);
+    u64(out, "dropped_events", t->dropped_events, 0);
+    fputs("}", out);
+}
+
+static void counters(FILE *out, const churn_analysis *a, const churn_epoch_row *r)
+{
+    fputs("\"counters\": {", out);
+    for (size_t k = 0; k < r->n_counters; k++) {
+        if (k)
+            fputs(", ", out);
+        if (k < a->n_counter_names)
+            json_string(out, a->counter_names[k]);
+        else
+            fprintf(out, "\"counter%zu\"", k);
+        fprintf(out, ": %llu", (unsigned long long)a->epochs.counters[r->counters_first + k]);
+    }
+    fputs("}", out);
+}
+
+static void epochs(FILE *out, const churn_analysis *a)
+{
+    fputs("\"epochs\": [", out);
+    for (size_t i = 0; i < a->epochs.count; i++) {
+        const churn_epoch_row *r = &a->epochs.rows[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "epoch", r->epoch, 1);
+        u64(out, "allocs", r->allocs, 1);
+        u64(out, "frees", r->frees, 1);
+        u64(out, "alloc_bytes", r->alloc_bytes, 1);
+        u64(out, "free_bytes", r->free_bytes, 1);
+        i64(out, "live_count", r->live_count, 1);
+        i64(out, "live_bytes", r->live_bytes, 1);
+        u64(out, "rss_bytes", r->rss_bytes, 1);
+        u64(out, "wall_ns", r->wall_ns, 1);
+        u64(out, "cpu_ns", r->cpu_ns, 1);
+        u64(out, "late_events", r->late_events, 1);
+        u64(out, "dropped_events", r->dropped, 1);
+        fprintf(out, "\"summary\": %s, ", r->has_summary ? "true" : "false");
+        counters(out, a, r);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
+static void lifetime(FILE *out, const uint64_t *buckets)
+{
+    char buf[32];
+    fputs("{", out);
+    for (unsigned b = 0; b < CHURN_LIFETIME_BUCKETS; b++) {
+        fputs(b ? ", " : "", out);
+        json_string(out, churn_lifetime_label(b, buf, sizeof buf));
+        fprintf(out, ": %llu", (unsigned long long)buckets[b]);
+    }
+    fputs("}", out);
+}
+
+static void size_classes(FILE *out, const churn_analysis *a)
+{
+    fputs("\"size_classes\": [", out);
+    int first = 1;
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++) {
+        const churn_class_stats *s = &a->classes[c];
+        if (!s->allocs && !s->frees)
+            continue;
+        fputs(first ? "{" : ", {", out);
+        first = 0;
+        u64(out, "max_bytes", churn_size_class_max(c), 1);
+        u64(out, "allocs", s->allocs, 1);
+        u64(out, "frees", s->frees, 1);
+        u64(out, "alloc_bytes", s->alloc_bytes, 1);
+        u64(out, "free_bytes", s->free_bytes, 0);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
+typedef struct frame_list {
+    FILE *out;
+    int first;
+} frame_list;
+
+static void frame_json(void *ctx, const char *frame)
+{
+    frame_list *l = ctx;
+    fputs(l->first ? "" : ", ", l->out);
+    l->first = 0;
+    json_string(l->out, frame);
+}
+
+static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    size_t n;
+    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fputs("\"growth\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = sites[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "stack_id", s->stack, 1);
+        fputs("\"stack\": [", out);
+        frame_list l = {out, 1};
+        churn_frames_each(&src, s->stack, 0, frame_json, &l);
+        fputs("], \"count_per_epoch\": ", out);
+        json_double(out, churn_fit_slope(&s->count_fit));
+        fputs(", \"bytes_per_epoch\": ", out);
+        json_double(out, churn_fit_slope(&s->bytes_fit));
+        fputs(", \"r2\": ", out);
+        json_double(out, churn_fit_r2(&s->bytes_fit));
+        fputs(", \"count_r2\": ", out);
+        json_double(out, churn_fit_r2(&s->count_fit));
+        fputs(", ", out);
+        i64(out, "live_count", s->live_count, 1);
+        i64(out, "live_bytes", s->live_bytes, 1);
+        u64(out, "allocs", s->allocs, 1);
+        u64(out, "frees", s->frees, 1);
+        u64(out, "alloc_bytes", s->alloc_bytes, 1);
+        u64(out, "free_bytes", s->free_bytes, 1);
+        fputs("\"lifetime\": ", out);
+        lifetime(out, s->lifetime);
+        fputs("}", out);
+    }
+    fputs("]", out);
+    free(sites);
+}
+
+static void trends(FILE *out, const churn_analysis *a)
+{
+    churn_trends t = churn_trends_compute(&a->epochs);
+    const struct {
+        const char *key;
+        double v;
+    } f[] = {
+        {"live_bytes_per_epoch", t.live_bytes_per_epoch}, {"live_bytes_r2", t.live_bytes_r2},
+        {"rss_bytes_per_epoch", t.rss_bytes_per_epoch},   {"rss_bytes_r2", t.rss_bytes_r2},
+        {"wall_ns_per_epoch", t.wall_ns_per_epoch},       {"wall_ns_r2", t.wall_ns_r2},
+        {"duration_vs_live_correlation", t.duration_vs_live_correlation},
+    };
+    fputs("\"trends\": {", out);
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        fprintf(out, "%s\"%s\": ", i ? ", " : "", f[i].key);
+        json_double(out, f[i].v);
+    }
+    fputs("}", out);
+}
+
+static void warnings(FILE *out, const churn_warnings *w)
+{
+    fputs("\"warnings\": [", out);
+    for (size_t i = 0; i < w->count; i++) {
+        fputs(i ? ",\n  " : "\n  ", out);
+        json_string(out, w->lines[i]);
+    }
+    if (w->suppressed)
+        fprintf(out, "%s\"%zu more warning(s) not shown\"", w->count ? ",\n  " : "\n  ",
+                w->suppressed);
+    fputs("]", out);
+}
+
+void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    fputs("{", out);
+    metadata(out, a, o);
+    fputs(",\n", out);
+    totals(out, a);
+    fputs(",\n", out);
+    epochs(out, a);
+    fputs(",\n\"leaked_at_exit\": {", out);
+    u64(out, "count", a->leaked_count, 1);
+    u64(out, "bytes", a->leaked_bytes, 0);
+    fputs("},\n\"lifetime\": ", out);
+    lifetime(out, a->lifetime);
+    fputs(",\n", out);
+    size_classes(out, a);
+    fputs(",\n", out);
+    growth(out, a, o);
+    fputs(",\n", out);
+    trends(out, a);
+    fputs(",\n", out);
+    churn_report_collect_warnings(a);
+    warnings(out, a->warn);
+    fputs("}\n", out);
+}

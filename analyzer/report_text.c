@@ -1,0 +1,183 @@
+#include <stdlib.h>
+
+#include "frames.h"
+#include "report.h"
+#include "trends.h"
+
+/* The text report: what grew, in a form that fits a terminal. */
+
+#define EPOCH_ROWS_ALL 40   /* up to this many epochs, every row is shown */
+#define EPOCH_ROWS_EDGE 10  /* otherwise the first and last this many, plus notable ones */
+#define TEXT_FRAMES 6
+
+static const char *human(double v, char *buf, size_t len)
+{
+    static const char *const unit[] = {"", "K", "M", "G", "T", "P"};
+    int neg = v < 0;
+    double m = neg ? -v : v;
+    size_t u = 0;
+    while (m >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
+        m /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%s%.0f", neg ? "-" : "", m);
+    else
+        snprintf(buf, len, "%s%.1f%s", neg ? "-" : "", m, unit[u]);
+    return buf;
+}
+
+static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)
+{
+    fprintf(out, "churn-analyze: %s\n", o->trace_path);
+    fprintf(out, "  pid %llu, %s, allocator %s, %zu segment(s) used, %llu dropped, "
+                 "epochs %llu-%llu, exit: %s",
+            (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only",
+            a->allocator ? a->allocator : "?", a->segments_used,
+            churn_report_segments_dropped(a), (unsigned long long)a->first_epoch,
+            (unsigned long long)a->last_epoch, churn_report_exit_how(a));
+    if (a->has_exit && a->exit_how == CHURN_EXIT_SIGNAL)
+        fprintf(out, " %llu", (unsigned long long)a->exit_detail);
+    fputs("\n", out);
+    if (a->window.has_first || a->window.has_last)
+        fprintf(out, "  window: epochs %llu..%llu\n",
+                (unsigned long long)(a->window.has_first ? a->window.first : a->first_epoch),
+                (unsigned long long)(a->window.has_last ? a->window.last : a->last_epoch));
+}
+
+static void totals(FILE *out, const churn_analysis *a)
+{
+    char b1[32], b2[32], b3[32];
+    const churn_totals *t = &a->totals;
+    fprintf(out, "\nTotals: %llu allocs (%sB), %llu frees (%sB), %llu unknown frees, "
+                 "%llu reallocs\n",
+            (unsigned long long)t->allocs, human((double)t->alloc_bytes, b1, sizeof b1),
+            (unsigned long long)t->frees, human((double)t->free_bytes, b2, sizeof b2),
+            (unsigned long long)t->unknown_frees, (unsigned long long)t->reallocs);
+    fprintf(out, "Live at end: %llu objects (%sB)\n", (unsigned long long)a->leaked_count,
+            human((double)a->leaked_bytes, b3, sizeof b3));
+}
+
+static void epoch_row(FILE *out, const churn_epoch_row *r)
+{
+    char b[5][32];
+    fprintf(out, "  %8llu %9llu %9llu %9s %9s %10lld %9s %9s %10.3f\n",
+            (unsigned long long)r->epoch, (unsigned long long)r->allocs,
+            (unsigned long long)r->frees, human((double)r->alloc_bytes, b[0], 32),
+            human((double)r->free_bytes, b[1], 32), (long long)r->live_count,
+            human((double)r->live_bytes, b[2], 32),
+            r->has_summary ? human((double)r->rss_bytes, b[3], 32) : "-",
+            r->has_summary ? (double)r->wall_ns / 1e6 : 0.0);
+}
+
+static void epochs(FILE *out, const churn_analysis *a)
+{
+    const churn_epochs *e = &a->epochs;
+    if (!e->count)
+        return;
+    size_t max_live = 0, max_wall = 0;
+    for (size_t i = 1; i < e->count; i++) {
+        if (e->rows[i].live_bytes > e->rows[max_live].live_bytes)
+            max_live = i;
+        if (e->rows[i].wall_ns > e->rows[max_wall].wall_ns)
+            max_wall = i;
+    }
+    fprintf(out, "\nEpochs (%zu):\n  %8s %9s %9s %9s %9s %10s %9s %9s %10s\n", e->count, "epoch",
+            "allocs", "frees", "alloc B", "free B", "live objs", "live B", "rss", "wall ms");
+    size_t skipped = 0;
+    for (size_t i = 0; i < e->count; i++) {
+        int shown = e->count <= EPOCH_ROWS_ALL || i < EPOCH_ROWS_EDGE ||
+                    i >= e->count - EPOCH_ROWS_EDGE || i == max_live || i == max_wall;
+        if (!shown) {
+            skipped++;
+            continue;
+        }
+        if (skipped)
+            fprintf(out, "  %8s (%zu epochs not shown)\n", "...", skipped);
+        skipped = 0;
+        epoch_row(out, &e->rows[i]);
+        if (e->count > EPOCH_ROWS_ALL && (i == max_live || i == max_wall))
+            fprintf(out, "  %8s ^ %s%s\n", "", i == max_live ? "max live" : "",
+                    i == max_wall ? (i == max_live ? ", max wall" : "max wall") : "");
+    }
+}
+
+static void frame_text(void *ctx, const char *frame)
+{
+    fprintf(ctx, "        %s\n", frame);
+}
+
+static void lifetime_line(FILE *out, const uint64_t *buckets)
+{
+    char label[32];
+    for (unsigned b = 0; b < CHURN_LIFETIME_BUCKETS; b++)
+        if (buckets[b])
+            fprintf(out, " %s:%llu", churn_lifetime_label(b, label, sizeof label),
+                    (unsigned long long)buckets[b]);
+    fputs("\n", out);
+}
+
+static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    size_t n;
+    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fprintf(out, "\nTop callsites by retained growth:\n");
+    if (!n)
+        fputs("  (none)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = sites[i];
+        char b1[32], b2[32];
+        fprintf(out, "  #%zu %sB/epoch (%+.3g objects/epoch, r2 %.2f), live %lld objects "
+                     "(%sB), %llu allocs, %llu frees\n",
+                i + 1, human(churn_fit_slope(&s->bytes_fit), b1, sizeof b1),
+                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
+                (unsigned long long)s->allocs, (unsigned long long)s->frees);
+        fputs("      lifetimes:", out);
+        lifetime_line(out, s->lifetime);
+        size_t total = churn_frames_each(&src, s->stack, TEXT_FRAMES, frame_text, out);
+        if (total > TEXT_FRAMES)
+            fprintf(out, "        ... %zu more frame(s)\n", total - TEXT_FRAMES);
+    }
+    free(sites);
+}
+
+static void trends(FILE *out, const churn_analysis *a)
+{
+    churn_trends t = churn_trends_compute(&a->epochs);
+    char b[32];
+    fputs("\nTrends:\n", out);
+    fprintf(out, "  live bytes per epoch:   %sB (r2 %.2f)\n",
+            human(t.live_bytes_per_epoch, b, sizeof b), t.live_bytes_r2);
+    fprintf(out, "  rss per epoch:          %sB (r2 %.2f)\n",
+            human(t.rss_bytes_per_epoch, b, sizeof b), t.rss_bytes_r2);
+    fprintf(out, "  wall time per epoch:    %+.3f ms (r2 %.2f)\n", t.wall_ns_per_epoch / 1e6,
+            t.wall_ns_r2);
+    fprintf(out, "  duration vs live bytes: correlation %.2f\n",
+            t.duration_vs_live_correlation);
+}
+
+static void warnings(FILE *out, const churn_warnings *w)
+{
+    if (!w->count)
+        return;
+    fputs("\nWarnings:\n", out);
+    for (size_t i = 0; i < w->count; i++)
+        fprintf(out, "  - %s\n", w->lines[i]);
+    if (w->suppressed)
+        fprintf(out, "  - %zu more warning(s) not shown\n", w->suppressed);
+}
+
+void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    header(out, a, o);
+    totals(out, a);
+    epochs(out, a);
+    callsites(out, a, o);
+    fputs("\nLifetimes in epochs (all callsites):", out);
+    lifetime_line(out, a->lifetime);
+    trends(out, a);
+    churn_report_collect_warnings(a);
+    warnings(out, a->warn);
+}

@@ -1,0 +1,837 @@
+/*
+ * Offline symbolization with elfutils.  Each module of the trace's module map gets its own
+ * Dwfl session, opened the first time an ip falls into it, because the trace describes
+ * several moments of one process: a library unloaded and another loaded at the same
+ * addresses would collide inside a single Dwfl address space.
+ *
+ * libdw answers "which scopes contain this pc" (dwarf_getscopes) by walking the compile
+ * unit's DIE tree from its root, and dwfl_module_addrname scans the whole symbol table, on
+ * every call: tens of microseconds per ip in libc, far worse in a large C++ binary.  So the
+ * first ip that falls into a compile unit walks that unit once into a sorted index of its
+ * functions and inlined calls, and the symbol table is sorted once per module.
+ */
+#include "symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <uthash.h>
+
+/* From the C++ runtime (libstdc++), linked into churn-analyze for demangling. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Deeper inline chains than this are cut at their innermost frames. */
+#define MAX_INLINE_FRAMES 64
+#define ARENA_BLOCK_BYTES (64u * 1024u)
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    max_align_t data[];
+} arena_block;
+
+typedef struct interned {
+    UT_hash_handle hh;
+    char text[];
+} interned;
+
+/* A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine) with code. */
+typedef struct func_node {
+    Dwarf_Die die;          /* for the name, read on first use */
+    const char *name;
+    bool named;
+    bool inlined;
+    int32_t parent;         /* the enclosing function node; -1 for a subprogram */
+    const char *call_file;  /* where an inlined node is called from, inside its parent */
+    unsigned call_line;
+    uint32_t range_first, range_count; /* its ranges in cu_index.own */
+} func_node;
+
+typedef struct addr_range {
+    uint64_t lo, hi;        /* DWARF addresses (without the module's bias) */
+    uint32_t node;
+} addr_range;
+
+typedef struct cu_index {
+    Dwarf_Off cu;           /* offset of the unit's DIE: the hash key */
+    UT_hash_handle hh;
+    func_node *nodes;
+    size_t node_count, node_cap;
+    addr_range *own;        /* each node's ranges, contiguous per node */
+    addr_range *sorted;     /* all of them by lo (outer before inner on ties), for lookups */
+    size_t range_count, range_cap;
+} cu_index;
+
+typedef struct elf_symbol {
+    uint64_t addr, size;
+    const char *name;       /* in the module's string table, alive while its Dwfl is */
+    int rank;               /* of aliases, the lowest names the address: global, weak, local */
+} elf_symbol;
+
+/* Qualified names computed for declarations without a linkage name, by DIE. */
+typedef struct decl_key {
+    const void *cu;
+    Dwarf_Off offset;
+} decl_key;
+
+typedef struct decl_name {
+    decl_key key;
+    UT_hash_handle hh;
+    const char *name;
+} decl_name;
+
+enum module_state { MODULE_UNOPENED, MODULE_OPEN, MODULE_UNUSABLE };
+
+typedef struct module {
+    uint64_t id, bias, start, end;
+    char *path;
+    uint8_t *build_id;
+    size_t build_id_len;
+    const char *name;   /* interned basename, what frames report */
+    uint64_t order;     /* registration order: the newest of overlapping modules wins */
+    enum module_state state;
+    Dwfl *dwfl;
+    Dwfl_Module *dwmod;
+    Dwarf *dwarf;       /* NULL: no debug info */
+    cu_index *cus;      /* built one by one as ips fall into units */
+    elf_symbol *symbols; /* function symbols by address, built on first use */
+    size_t symbol_count;
+    bool symbols_built;
+    decl_name *decl_names;
+    UT_hash_handle hh;  /* by id */
+} module;
+
+typedef struct cached_ip {
+    uint64_t addr;      /* the looked-up address: ip, or ip - 1 for a return address */
+    UT_hash_handle hh;
+    size_t count;
+    churn_frame frames[];
+} cached_ip;
+
+struct churn_symbolizer {
+    arena_block *arena;
+    interned *strings;
+    module *modules;
+    uint64_t next_order;
+    /* Modules sorted by start, with the running maximum of their ends, for lookups that
+       must also find an earlier-starting module overlapping a later one. */
+    module **by_start;
+    uint64_t *max_end;
+    size_t by_start_len;
+    bool by_start_stale;
+    cached_ip *cache;
+    const char **warnings;
+    size_t warning_count, warning_cap;
+};
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p) {
+        fputs("churn-analyze: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+/* Doubles a dynamic array's capacity. */
+static void *grow(void *array, size_t *cap, size_t elem)
+{
+    *cap = *cap ? 2 * *cap : 64;
+    void *p = realloc(array, *cap * elem);
+    if (!p) {
+        fputs("churn-analyze: out of memory\n", stderr);
+        exit(1);
+    }
+    return p;
+}
+
+static void *arena_alloc(churn_symbolizer *s, size_t n)
+{
+    size_t align = sizeof(max_align_t);
+    n = (n + align - 1) & ~(align - 1);
+    arena_block *b = s->arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > ARENA_BLOCK_BYTES ? n : ARENA_BLOCK_BYTES;
+        b = xmalloc(sizeof *b + cap);
+        b->next = s->arena;
+        b->used = 0;
+        b->cap = cap;
+        s->arena = b;
+    }
+    void *p = (char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+/* Frames of many ips share a handful of file and function names: store each once. */
+static const char *intern(churn_symbolizer *s, const char *text)
+{
+    if (!text)
+        return NULL;
+    size_t len = strlen(text);
+    interned *e;
+    HASH_FIND(hh, s->strings, text, len, e);
+    if (e)
+        return e->text;
+    e = arena_alloc(s, sizeof *e + len + 1);
+    memcpy(e->text, text, len + 1);
+    HASH_ADD_KEYPTR(hh, s->strings, e->text, len, e);
+    return e->text;
+}
+
+static const char *intern_demangled(churn_symbolizer *s, const char *name)
+{
+    if (!name || strncmp(name, "_Z", 2) != 0)
+        return intern(s, name);
+    int status = -1;
+    char *plain = __cxa_demangle(name, NULL, NULL, &status);
+    const char *r = intern(s, status == 0 && plain ? plain : name);
+    free(plain);
+    return r;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void warn(churn_symbolizer *s, const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    const char *text = intern(s, line);
+    for (size_t i = 0; i < s->warning_count; i++)
+        if (s->warnings[i] == text)
+            return;
+    if (s->warning_count == s->warning_cap)
+        s->warnings = grow(s->warnings, &s->warning_cap, sizeof *s->warnings);
+    s->warnings[s->warning_count++] = text;
+}
+
+churn_symbolizer *churn_symbolizer_new(void)
+{
+    churn_symbolizer *s = xmalloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    return s;
+}
+
+static void module_close(module *m)
+{
+    cu_index *ci, *ci_next;
+    HASH_ITER(hh, m->cus, ci, ci_next) {
+        HASH_DEL(m->cus, ci);
+        free(ci->nodes);
+        free(ci->own);
+        free(ci->sorted);
+        free(ci);
+    }
+    decl_name *d, *d_next;
+    HASH_ITER(hh, m->decl_names, d, d_next) {
+        HASH_DEL(m->decl_names, d);
+        free(d);
+    }
+    free(m->symbols);
+    m->symbols = NULL;
+    m->symbol_count = 0;
+    m->symbols_built = false;
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    m->dwfl = NULL;
+    m->dwmod = NULL;
+    m->dwarf = NULL;
+}
+
+static void module_free(module *m)
+{
+    module_close(m);
+    free(m->path);
+    free(m->build_id);
+    free(m);
+}
+
+static void cache_clear_range(churn_symbolizer *s, uint64_t start, uint64_t end)
+{
+    cached_ip *c, *tmp;
+    HASH_ITER(hh, s->cache, c, tmp) {
+        if (c->addr >= start && c->addr < end) {
+            HASH_DEL(s->cache, c);
+            free(c);
+        }
+    }
+}
+
+void churn_symbolizer_free(churn_symbolizer *s)
+{
+    if (!s)
+        return;
+    cache_clear_range(s, 0, UINT64_MAX);
+    module *m, *tmp;
+    HASH_ITER(hh, s->modules, m, tmp) {
+        HASH_DEL(s->modules, m);
+        module_free(m);
+    }
+    HASH_CLEAR(hh, s->strings);
+    while (s->arena) {
+        arena_block *next = s->arena->next;
+        free(s->arena);
+        s->arena = next;
+    }
+    free(s->by_start);
+    free(s->max_end);
+    free(s->warnings);
+    free(s);
+}
+
+static bool module_same(const module *m, const char *path, uint64_t bias, uint64_t start,
+                        uint64_t end, const uint8_t *build_id, size_t build_id_len)
+{
+    return m->bias == bias && m->start == start && m->end == end &&
+           strcmp(m->path, path) == 0 && m->build_id_len == build_id_len &&
+           (build_id_len == 0 || memcmp(m->build_id, build_id, build_id_len) == 0);
+}
+
+void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *path,
+                                 uint64_t bias, uint64_t start, uint64_t end,
+                                 const uint8_t *build_id, size_t build_id_len)
+{
+    if (!build_id)
+        build_id_len = 0;
+    if (!path)
+        path = "";
+    module *m;
+    HASH_FIND(hh, s->modules, &id, sizeof id, m);
+    if (m && module_same(m, path, bias, start, end, build_id, build_id_len))
+        return;
+    if (m) {
+        /* A reused id with new fields replaces the old module; ips it resolved are stale. */
+        HASH_DEL(s->modules, m);
+        cache_clear_range(s, m->start, m->end);
+        module_free(m);
+    }
+    m = xmalloc(sizeof *m);
+    memset(m, 0, sizeof *m);
+    m->id = id;
+    m->bias = bias;
+    m->start = start;
+    m->end = end;
+    size_t path_len = strlen(path);
+    m->path = xmalloc(path_len + 1);
+    memcpy(m->path, path, path_len + 1);
+    if (build_id_len) {
+        m->build_id = xmalloc(build_id_len);
+        memcpy(m->build_id, build_id, build_id_len);
+        m->build_id_len = build_id_len;
+    }
+    const char *slash = strrchr(path, '/');
+    m->name = intern(s, slash ? slash + 1 : path);
+    m->order = s->next_order++;
+    m->state = MODULE_UNOPENED;
+    HASH_ADD(hh, s->modules, id, sizeof m->id, m);
+    /* Ips cached as outside every module (or in an older overlapping one) may be in this one. */
+    cache_clear_range(s, start, end);
+    s->by_start_stale = true;
+}
+
+static int by_start_cmp(const void *a, const void *b)
+{
+    const module *x = *(module *const *)a, *y = *(module *const *)b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void by_start_rebuild(churn_symbolizer *s)
+{
+    size_t n = HASH_COUNT(s->modules);
+    free(s->by_start);
+    free(s->max_end);
+    s->by_start = xmalloc((n ? n : 1) * sizeof *s->by_start);
+    s->max_end = xmalloc((n ? n : 1) * sizeof *s->max_end);
+    size_t i = 0;
+    for (module *m = s->modules; m; m = m->hh.next)
+        s->by_start[i++] = m;
+    qsort(s->by_start, n, sizeof *s->by_start, by_start_cmp);
+    for (i = 0; i < n; i++) {
+        uint64_t e = s->by_start[i]->end;
+        s->max_end[i] = i && s->max_end[i - 1] > e ? s->max_end[i - 1] : e;
+    }
+    s->by_start_len = n;
+    s->by_start_stale = false;
+}
+
+static module *module_at(churn_symbolizer *s, uint64_t addr)
+{
+    if (s->by_start_stale)
+        by_start_rebuild(s);
+    size_t lo = 0, hi = s->by_start_len; /* first module starting after addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->by_start[mid]->start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    module *best = NULL;
+    for (size_t i = lo; i-- > 0 && s->max_end[i] > addr;) {
+        module *m = s->by_start[i];
+        if (addr < m->end && (!best || m->order > best->order))
+            best = m;
+    }
+    return best;
+}
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo, /* .gnu_debuglink, /usr/lib/debug */
+    .section_address = dwfl_offline_section_address,
+};
+
+static bool build_id_matches(const module *m)
+{
+    if (!m->build_id_len)
+        return true; /* nothing recorded to compare against */
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
+    return len == (int)m->build_id_len && memcmp(bits, m->build_id, m->build_id_len) == 0;
+}
+
+/* Opens a module's file the first time one of its ips is resolved, never again after. */
+static bool module_open(churn_symbolizer *s, module *m)
+{
+    if (m->state != MODULE_UNOPENED)
+        return m->state == MODULE_OPEN;
+    m->state = MODULE_UNUSABLE;
+    /* The vdso and anonymous executable mappings have no file to read. */
+    if (m->path[0] != '/')
+        return false;
+    struct stat st;
+    if (stat(m->path, &st) != 0) {
+        warn(s, "module %s: %s; not symbolized", m->path, strerror(errno));
+        return false;
+    }
+    m->dwfl = dwfl_begin(&offline_callbacks);
+    if (!m->dwfl) {
+        warn(s, "module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
+        return false;
+    }
+    dwfl_report_begin(m->dwfl);
+    /* The recorded load bias is what dl_iterate_phdr calls dlpi_addr: the difference
+       between run-time and link-time addresses, which is dwfl's base with add_p_vaddr. */
+    m->dwmod = dwfl_report_elf(m->dwfl, m->name, m->path, -1, m->bias, true);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->dwmod) {
+        warn(s, "module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
+        module_close(m);
+        return false;
+    }
+    if (!build_id_matches(m)) {
+        warn(s, "module %s: build id differs from the traced binary (rebuilt?); "
+                "not symbolized", m->path);
+        module_close(m);
+        return false;
+    }
+    Dwarf_Addr dwarf_bias;
+    m->dwarf = dwfl_module_getdwarf(m->dwmod, &dwarf_bias);
+    if (!m->dwarf)
+        warn(s, "module %s: no debug info; function names from its symbol table, "
+                "no file:line", m->path);
+    m->state = MODULE_OPEN;
+    return true;
+}
+
+static bool is_cplusplus(Dwarf_Die *die)
+{
+    Dwarf_Die cu;
+    if (!dwarf_diecu(die, &cu, NULL, NULL))
+        return false;
+    int lang = dwarf_srclang(&cu);
+    return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+           lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+static const char *scoped_name(churn_symbolizer *s, Dwarf_Die *decl, const char *name)
+{
+    Dwarf_Die *scopes = NULL;
+    int n = dwarf_getscopes_die(decl, &scopes);
+    char text[1024];
+    size_t len = 0;
+    for (int i = n - 1; i >= 1; i--) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+            tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+            continue;
+        const char *scope = dwarf_diename(&scopes[i]);
+        int w = snprintf(text + len, sizeof text - len, "%s::",
+                         scope ? scope : "(anonymous namespace)");
+        if (w < 0 || (size_t)w >= sizeof text - len)
+            break;
+        len += (size_t)w;
+    }
+    free(scopes);
+    snprintf(text + len, sizeof text - len, "%s", name);
+    return intern(s, text);
+}
+
+/* GCC gives functions in an anonymous namespace no linkage name, and DW_AT_name is bare:
+   prefix it with the namespaces and classes around the declaration.  Finding those walks
+   the declaration's unit from its root, hence the cache. */
+static const char *qualified_name(churn_symbolizer *s, module *m, Dwarf_Die *die)
+{
+    Dwarf_Die decl = *die;
+    Dwarf_Attribute attr;
+    for (int hops = 0; hops < 8 && !dwarf_hasattr(&decl, DW_AT_name); hops++) {
+        Dwarf_Attribute *ref = dwarf_attr(&decl, DW_AT_abstract_origin, &attr);
+        if (!ref)
+            ref = dwarf_attr(&decl, DW_AT_specification, &attr);
+        if (!ref || !dwarf_formref_die(ref, &decl))
+            return NULL;
+    }
+    const char *name = dwarf_diename(&decl);
+    if (!name || !is_cplusplus(&decl))
+        return intern(s, name);
+    decl_key key;
+    memset(&key, 0, sizeof key);
+    key.cu = decl.cu;
+    key.offset = dwarf_dieoffset(&decl);
+    decl_name *d;
+    HASH_FIND(hh, m->decl_names, &key, sizeof key, d);
+    if (!d) {
+        d = xmalloc(sizeof *d);
+        d->key = key;
+        d->name = scoped_name(s, &decl, name);
+        HASH_ADD(hh, m->decl_names, key, sizeof d->key, d);
+    }
+    return d->name;
+}
+
+static const char *die_function_name(churn_symbolizer *s, module *m, Dwarf_Die *die)
+{
+    Dwarf_Attribute attr;
+    /* The linkage name carries namespaces, classes and parameters, which DW_AT_name
+       lacks; integrate follows abstract_origin and specification to where it lives. */
+    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+    if (!linkage)
+        linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    if (linkage)
+        return intern_demangled(s, linkage);
+    return qualified_name(s, m, die);
+}
+
+typedef struct index_builder {
+    churn_symbolizer *s;
+    cu_index *ci;
+    Dwarf_Files *files; /* the unit's file table, for DW_AT_call_file */
+    size_t file_count;
+} index_builder;
+
+static void index_call_site(index_builder *b, Dwarf_Die *die, func_node *f)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Word value;
+    if (b->files && dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &value) == 0 &&
+        value < b->file_count)
+        f->call_file = intern(b->s, dwarf_filesrc(b->files, value, NULL, NULL));
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &value) == 0)
+        f->call_line = (unsigned)value;
+}
+
+/* Adds a subprogram or inlined call that has code; returns its node, or -1. */
+static int32_t index_function(index_builder *b, Dwarf_Die *die, int tag, int32_t parent)
+{
+    cu_index *ci = b->ci;
+    uint32_t node = (uint32_t)ci->node_count;
+    uint32_t first = (uint32_t)ci->range_count;
+    Dwarf_Addr base, lo, hi;
+    for (ptrdiff_t off = 0; (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0;) {
+        if (hi <= lo)
+            continue;
+        if (ci->range_count == ci->range_cap)
+            ci->own = grow(ci->own, &ci->range_cap, sizeof *ci->own);
+        ci->own[ci->range_count++] = (addr_range){lo, hi, node};
+    }
+    if (ci->range_count == first)
+        return -1;
+    if (ci->node_count == ci->node_cap)
+        ci->nodes = grow(ci->nodes, &ci->node_cap, sizeof *ci->nodes);
+    func_node *f = &ci->nodes[ci->node_count++];
+    memset(f, 0, sizeof *f);
+    f->die = *die;
+    f->inlined = tag == DW_TAG_inlined_subroutine;
+    /* A subprogram nested in another (a local class's method, a GNU C nested function)
+       is a function of its own, not part of its container's frame. */
+    f->parent = f->inlined ? parent : -1;
+    f->range_first = first;
+    f->range_count = (uint32_t)ci->range_count - first;
+    if (f->inlined)
+        index_call_site(b, die, f);
+    return (int32_t)node;
+}
+
+static void index_children(index_builder *b, Dwarf_Die *die, int32_t parent, unsigned depth)
+{
+    Dwarf_Die child;
+    if (depth > 256 || dwarf_child(die, &child) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&child);
+        switch (tag) {
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine: {
+            /* Without code (a declaration, an abstract instance) nothing below has any. */
+            int32_t node = index_function(b, &child, tag, parent);
+            if (node >= 0)
+                index_children(b, &child, node, depth + 1);
+            break;
+        }
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+        case DW_TAG_namespace:
+        case DW_TAG_module:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+            index_children(b, &child, parent, depth + 1);
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+    const addr_range *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->hi != y->hi)
+        return x->hi > y->hi ? -1 : 1; /* the outer range first */
+    return x->node < y->node ? -1 : x->node > y->node; /* parents precede their children */
+}
+
+static cu_index *cu_index_get(churn_symbolizer *s, module *m, Dwarf_Die *cudie)
+{
+    Dwarf_Off off = dwarf_dieoffset(cudie);
+    cu_index *ci;
+    HASH_FIND(hh, m->cus, &off, sizeof off, ci);
+    if (ci)
+        return ci;
+    ci = xmalloc(sizeof *ci);
+    memset(ci, 0, sizeof *ci);
+    ci->cu = off;
+    index_builder b = {s, ci, NULL, 0};
+    if (dwarf_getsrcfiles(cudie, &b.files, &b.file_count) != 0)
+        b.files = NULL;
+    index_children(&b, cudie, -1, 0);
+    ci->sorted = xmalloc((ci->range_count ? ci->range_count : 1) * sizeof *ci->sorted);
+    memcpy(ci->sorted, ci->own, ci->range_count * sizeof *ci->sorted);
+    qsort(ci->sorted, ci->range_count, sizeof *ci->sorted, range_cmp);
+    HASH_ADD(hh, m->cus, cu, sizeof ci->cu, ci);
+    return ci;
+}
+
+static bool node_contains(const cu_index *ci, int32_t node, uint64_t addr)
+{
+    const func_node *f = &ci->nodes[node];
+    for (uint32_t i = 0; i < f->range_count; i++) {
+        const addr_range *r = &ci->own[f->range_first + i];
+        if (addr >= r->lo && addr < r->hi)
+            return true;
+    }
+    return false;
+}
+
+/* Scopes with code nest, so the innermost one containing addr is either the range that
+   starts last at or before addr, or, when that range ends before addr, an ancestor of it. */
+static int32_t index_lookup(const cu_index *ci, uint64_t addr)
+{
+    size_t lo = 0, hi = ci->range_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ci->sorted[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const addr_range *r = &ci->sorted[lo - 1];
+    if (addr < r->hi)
+        return (int32_t)r->node;
+    for (int32_t n = ci->nodes[r->node].parent; n >= 0; n = ci->nodes[n].parent)
+        if (node_contains(ci, n, addr))
+            return n;
+    return -1;
+}
+
+static const char *node_name(churn_symbolizer *s, module *m, func_node *f)
+{
+    if (!f->named) {
+        f->name = die_function_name(s, m, &f->die);
+        f->named = true;
+    }
+    return f->name;
+}
+
+/* The inline chain at addr, innermost first: the innermost frame's location comes from
+   the line table, each outer one's from the call site of the frame inside it. */
+static size_t dwarf_frames(churn_symbolizer *s, module *m, uint64_t addr, churn_frame *out,
+                           size_t max)
+{
+    if (!m->dwarf)
+        return 0;
+    Dwarf_Addr cu_bias;
+    Dwarf_Die *cudie = dwfl_module_addrdie(m->dwmod, addr, &cu_bias);
+    if (!cudie)
+        return 0;
+    cu_index *ci = cu_index_get(s, m, cudie);
+    int32_t node = index_lookup(ci, addr - cu_bias);
+    if (node < 0)
+        return 0;
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *dl = dwfl_module_getsrc(m->dwmod, addr);
+    if (dl)
+        file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
+    size_t n = 0;
+    for (; node >= 0 && n < max; node = ci->nodes[node].parent) {
+        func_node *f = &ci->nodes[node];
+        out[n].function = node_name(s, m, f);
+        out[n].file = intern(s, file);
+        out[n].line = line > 0 ? (unsigned)line : 0;
+        out[n].inlined = f->inlined;
+        n++;
+        file = f->call_file;
+        line = (int)f->call_line;
+    }
+    return n;
+}
+
+static int symbol_cmp(const void *a, const void *b)
+{
+    const elf_symbol *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->size > y->size ? -1 : x->size < y->size;
+}
+
+static void symbols_build(module *m)
+{
+    m->symbols_built = true;
+    int count = dwfl_module_getsymtab(m->dwmod);
+    if (count <= 1)
+        return;
+    m->symbols = xmalloc((size_t)count * sizeof *m->symbols);
+    size_t n = 0;
+    for (int i = 1; i < count; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (!name || !name[0] || (type != STT_FUNC && type != STT_GNU_IFUNC) ||
+            shndx == SHN_UNDEF || shndx == (GElf_Word)-1)
+            continue;
+        int bind = GELF_ST_BIND(sym.st_info);
+        int rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+        m->symbols[n++] = (elf_symbol){addr, sym.st_size, name, rank};
+    }
+    qsort(m->symbols, n, sizeof *m->symbols, symbol_cmp);
+    size_t kept = 0; /* one symbol per address */
+    for (size_t i = 0; i < n; i++)
+        if (kept == 0 || m->symbols[kept - 1].addr != m->symbols[i].addr)
+            m->symbols[kept++] = m->symbols[i];
+    m->symbol_count = kept;
+}
+
+static const char *symbol_name(module *m, uint64_t addr)
+{
+    if (!m->symbols_built)
+        symbols_build(m);
+    size_t lo = 0, hi = m->symbol_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->symbols[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const elf_symbol *sym = &m->symbols[lo - 1];
+    /* A sizeless symbol (hand-written assembly) is taken to reach the next one. */
+    return sym->size == 0 || addr < sym->addr + sym->size ? sym->name : NULL;
+}
+
+/* Without DWARF for addr: the ELF symbol table names the function, the line table (if
+   any) still gives file:line. */
+static void symtab_frame(churn_symbolizer *s, module *m, uint64_t addr, churn_frame *f)
+{
+    f->function = intern_demangled(s, symbol_name(m, addr));
+    Dwfl_Line *dl = m->dwarf ? dwfl_module_getsrc(m->dwmod, addr) : NULL;
+    int line = 0;
+    if (dl)
+        f->file = intern(s, dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL));
+    f->line = line > 0 ? (unsigned)line : 0;
+}
+
+static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr)
+{
+    churn_frame frames[MAX_INLINE_FRAMES];
+    memset(frames, 0, sizeof frames);
+    size_t n = 0;
+    module *m = module_at(s, addr);
+    if (m && module_open(s, m)) {
+        n = dwarf_frames(s, m, addr, frames, MAX_INLINE_FRAMES);
+        if (n == 0 || !frames[n - 1].function) {
+            /* No DWARF, or a subprogram DIE without a name: ask the symbol table. */
+            churn_frame f = {0};
+            symtab_frame(s, m, addr, &f);
+            if (n == 0)
+                frames[n++] = f;
+            else
+                frames[n - 1].function = f.function;
+        }
+    }
+    if (n == 0)
+        n = 1; /* outside every module, or a module that cannot be read */
+    for (size_t i = 0; i < n; i++)
+        frames[i].module = m ? m->name : NULL;
+
+    cached_ip *c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
+    c->addr = addr;
+    c->count = n;
+    memcpy(c->frames, frames, n * sizeof frames[0]);
+    HASH_ADD(hh, s->cache, addr, sizeof c->addr, c);
+    return c;
+}
+
+size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
+                                churn_frame *out, size_t max)
+{
+    if (max == 0)
+        return 0;
+    /* A return address points after the call, possibly at the next line or function. */
+    uint64_t addr = is_return_address && ip ? ip - 1 : ip;
+    cached_ip *c;
+    HASH_FIND(hh, s->cache, &addr, sizeof addr, c);
+    if (!c)
+        c = resolve_uncached(s, addr);
+    size_t n = c->count < max ? c->count : max;
+    memcpy(out, c->frames, n * sizeof out[0]);
+    return n;
+}
+
+size_t churn_symbolizer_warnings(churn_symbolizer *s, const char *const **lines)
+{
+    *lines = (const char *const *)s->warnings;
+    return s->warning_count;
+}

@@ -1,0 +1,41 @@
+/*
+ * Offline symbolization: instruction pointers recorded by the shim, plus the module map the
+ * trace carries (path, load bias, build id), become function, file:line and inlined frames.
+ */
+#ifndef CHURN_SYMBOLIZE_H
+#define CHURN_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct churn_symbolizer churn_symbolizer;
+
+typedef struct churn_frame {
+    const char *function; /* demangled name; NULL when unknown */
+    const char *file;     /* source file; NULL when unknown */
+    unsigned line;        /* 0 when unknown */
+    const char *module;   /* basename of the module's path; NULL when the ip is in no module */
+    int inlined;          /* 1: this frame was inlined into the next (outer) one */
+} churn_frame;
+
+churn_symbolizer *churn_symbolizer_new(void);
+void churn_symbolizer_free(churn_symbolizer *s);
+
+/* Registers a module of the trace's module map.  Calling it again with the same id and the
+   same fields is a no-op (every segment re-sends the map).  build_id may be NULL. */
+void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *path,
+                                 uint64_t bias, uint64_t start, uint64_t end,
+                                 const uint8_t *build_id, size_t build_id_len);
+
+/* Resolves one recorded instruction pointer (a return address unless it is the innermost
+   frame) into up to max frames, innermost inlined frame first; returns how many (>= 1 when
+   max >= 1: an unknown ip still yields one frame with module and NULL function).  Returned
+   strings live as long as the symbolizer.  Results are cached per ip. */
+size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
+                                churn_frame *out, size_t max);
+
+/* One-line warnings gathered so far (missing file, build id mismatch, no debug info), each
+   reported once; returns the count and points *lines at them. */
+size_t churn_symbolizer_warnings(churn_symbolizer *s, const char *const **lines);
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * Whole-window trends over the per-epoch table: how live bytes, RSS and epoch duration move
+ * per epoch, and whether slow epochs go with a large heap.
+ */
+#ifndef CHURN_TRENDS_H
+#define CHURN_TRENDS_H
+
+#include "epochs.h"
+
+typedef struct churn_trends {
+    double live_bytes_per_epoch, live_bytes_r2;
+    double rss_bytes_per_epoch, rss_bytes_r2;
+    double wall_ns_per_epoch, wall_ns_r2;
+    double duration_vs_live_correlation; /* Pearson r of wall time and live bytes */
+} churn_trends;
+
+churn_trends churn_trends_compute(const churn_epochs *epochs);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * Allocation helpers for the analyzer: running out of memory is a fatal input-independent
+ * condition, so it ends the program with one line instead of being checked at every call.
+ */
+#ifndef CHURN_ANALYZER_UTIL_H
+#define CHURN_ANALYZER_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *churn_xmalloc(size_t n);
+void *churn_xcalloc(size_t count, size_t size);
+void *churn_xrealloc(void *p, size_t n);
+char *churn_xstrdup(const char *s);
+
+/* Makes room for at least `need` elements of `elem` bytes in *items (capacity *cap), doubling
+   so that appends stay amortized O(1). */
+void churn_reserve(void *items, size_t *cap, size_t need, size_t elem);
+
+/* Signed counters fed by a damaged trace may run past the int64 range; they wrap (as the
+   unsigned sums do) instead of being undefined behaviour. */
+static inline int64_t churn_wrap_add(int64_t a, uint64_t b)
+{
+    return (int64_t)((uint64_t)a + b);
+}
+
+static inline int64_t churn_wrap_sub(int64_t a, uint64_t b)
+{
+    return (int64_t)((uint64_t)a - b);
+}
+
+#endif

@@ -1,0 +1,124 @@
+#!/bin/sh
+# Bad input: unusable files end with exit 1 and exactly one line "churn-analyze: FILE: reason";
+# partly damaged files give warnings and a report from the good segments; usage errors exit 2.
+set -eu
+A=build/churn-analyze
+[ -x "$A" ] || { echo "t_analyzer_badinput: $A is missing (run make)"; exit 1; }
+T=build/test/analyzer_badinput
+rm -rf "$T"
+mkdir -p "$T"
+
+python3 - "$T" <<'PY'
+import json, os, sys
+sys.path.insert(0, "test/tools")
+import mktrace
+T = sys.argv[1]
+
+def segment(seq, nallocs=3, extra=()):
+    recs = mktrace.prelude(seq, seq, carry=(seq * nallocs, seq * nallocs * 32, []))
+    recs += [["stack", 5, [0x1000]], ["thread", 1], ["epoch", seq]]
+    for i in range(nallocs):
+        recs.append(["alloc", 0, 0x100000 + seq * 0x1000 + i * 64, 32, 0, 5])
+    recs += list(extra)
+    return {"seq": seq, "first_epoch": seq, "last_epoch": seq, "records": recs}
+
+def write(name, desc):
+    open(os.path.join(T, name), "wb").write(mktrace.build(desc))
+
+good = {"segments": [segment(0), segment(1), segment(2, extra=[["exit", 1, 0]])]}
+write("good", good)
+open(os.path.join(T, "empty"), "wb").close()
+open(os.path.join(T, "text"), "w").write("this is not a trace at all, just some text\n" * 4)
+write("version", dict(good, header={"version": 2}))
+write("magic", dict(good, header={"magic": "CHURNTRX"}))
+write("headercrc", dict(good, damage=[{"flip": 40}]))
+write("short", dict(good, damage=[{"truncate": 30}]))
+write("nosegment", {"segments": [segment(0)], "damage": [{"flip": -5}]})
+write("headeronly", {"segments": []})
+# Damaged but usable.
+write("truncated", dict(good, damage=[{"truncate": -7}]))            # last segment cut
+write("flipped", dict(good, damage=[{"flip": -3}]))                  # last segment's payload
+segs = [mktrace.segment_bytes(s) for s in good["segments"]]
+mid = 56 + len(segs[0]) + 70
+write("flipped_middle", dict(good, damage=[{"flip": mid}]))          # segment 1: a gap
+write("garbage", dict(good, layout=[{"garbage": 100}, 0, {"garbage": 33}, 1, 2, {"garbage": 9}]))
+bad_tag = segment(2, extra=[["raw", "ee0102"]])
+write("malformed", {"segments": [segment(0), segment(1), bad_tag]})
+huge = segment(2, extra=[["raw", "03" "05" "ffffffffffffffff7f"]])   # stack depth 2^63-1
+write("hugecount", {"segments": [segment(0), segment(1), huge]})
+liar = segment(2)
+liar["raw_bytes"] = 1 << 20                                          # header says more than there is
+write("rawliar", {"segments": [segment(0), segment(1), liar]})
+big = segment(2)
+big["raw_bytes"] = (64 << 20) + 1                                    # above CHURN_SEGMENT_MAX_RAW
+write("rawcap", {"segments": [segment(0), segment(1), big]})
+PY
+
+fail() { echo "t_analyzer_badinput: $*"; exit 1; }
+
+# fatal FILE REASON-PATTERN
+fatal() {
+    f="$T/$1"
+    set +e
+    "$A" --json "$f" >"$T/stdout" 2>"$T/stderr"
+    rc=$?
+    set -e
+    [ "$rc" = 1 ] || fail "$1: exit $rc, want 1"
+    [ ! -s "$T/stdout" ] || fail "$1: wrote a report"
+    [ "$(wc -l <"$T/stderr")" = 1 ] || fail "$1: stderr is not one line: $(cat "$T/stderr")"
+    grep -q "^churn-analyze: $f: $2" "$T/stderr" || fail "$1: message '$(cat "$T/stderr")' lacks '$2'"
+}
+fatal missing "No such file"
+fatal empty "empty file"
+fatal text "not a churn trace"
+fatal version "unsupported trace format version 2"
+fatal magic "not a churn trace"
+fatal headercrc "corrupt file header"
+fatal short "not a churn trace"
+fatal nosegment "no valid segment"
+fatal headeronly "no valid segment"
+
+# usable FILE SEGMENTS-USED ALLOCS WARNING-PATTERN
+usable() {
+    f="$T/$1"
+    "$A" --json "$f" >"$T/$1.json" 2>"$T/stderr" || fail "$1: exit $?, want 0"
+    [ ! -s "$T/stderr" ] || fail "$1: stderr not empty: $(head -1 "$T/stderr")"
+    python3 - "$T/$1.json" "$1" "$2" "$3" "$4" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+name, used, allocs, pattern = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+def fail(msg):
+    print("t_analyzer_badinput: %s: %s" % (name, msg))
+    sys.exit(1)
+if d["metadata"]["segments_used"] != used:
+    fail("segments_used %s, want %d" % (d["metadata"]["segments_used"], used))
+if d["totals"]["allocs"] != allocs:
+    fail("allocs %s, want %d" % (d["totals"]["allocs"], allocs))
+if pattern and not any(re.search(pattern, w) for w in d["warnings"]):
+    fail("no warning matching %r in %s" % (pattern, d["warnings"]))
+if not pattern and d["warnings"]:
+    fail("unexpected warnings %s" % d["warnings"])
+PY
+}
+usable good 3 9 ""
+usable truncated 2 6 "damaged segment"
+usable flipped 2 6 "damaged segment"
+usable flipped_middle 1 3 "older segment.*not used"
+usable garbage 3 9 ""
+usable malformed 3 9 "segment 2: malformed record \\(tag 0xee\\)"
+usable hugecount 3 9 "segment 2: malformed record \\(tag 0x03\\)"
+usable rawliar 3 6 "segment 2: decompression failed"
+usable rawcap 2 6 "damaged segment"
+
+# Usage errors: exit 2.
+for args in "" "--bogus $T/good" "--epochs 5:3 $T/good" "--epochs x $T/good" \
+            "--epochs 1-2 $T/good" "--top -1 $T/good" "$T/good $T/good" "--epochs"; do
+    set +e
+    # shellcheck disable=SC2086
+    "$A" $args >/dev/null 2>"$T/stderr"
+    rc=$?
+    set -e
+    [ "$rc" = 2 ] || fail "'$args': exit $rc, want 2"
+    grep -q "^churn-analyze: " "$T/stderr" || fail "'$args': no message"
+done
+exit 0

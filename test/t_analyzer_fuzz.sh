@@ -1,0 +1,102 @@
+#!/bin/sh
+# Random damage must never crash, hang or trip the sanitizers: garbage record streams inside
+# segments whose checksums are right, random records with extreme values, and flipped or cut
+# files.  The analyzer is rebuilt with AddressSanitizer and UBSan for this.
+set -eu
+T=build/test/analyzer_fuzz
+rm -rf "$T"
+mkdir -p "$T/cases"
+SYM=analyzer/symbolize.c
+[ -f "$SYM" ] || { echo "t_analyzer_fuzz: $SYM is missing"; exit 1; }
+gcc -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
+    -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+    -o "$T/churn-analyze" analyzer/*.c -lzstd -ldw -lelf -lstdc++ -lm 2>"$T/build.log" \
+    || { echo "t_analyzer_fuzz: sanitizer build failed: $(head -1 "$T/build.log")"; exit 1; }
+
+python3 - "$T" <<'PY'
+import os, random, subprocess, sys
+sys.path.insert(0, "test/tools")
+import mktrace
+T = sys.argv[1]
+rng = random.Random(1234)
+BIG = [0, 1, 2, 127, 128, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+
+def val():
+    return rng.choice(BIG) if rng.random() < 0.3 else rng.randrange(0, 1 << rng.choice((4, 8, 16, 40)))
+
+def random_record():
+    name = rng.choice(list(mktrace.TAGS))
+    if name in ("segment_start", "dropped", "exit"):
+        return [name] + [val() for _ in range(3 if name == "segment_start" else 2)]
+    if name in ("thread", "epoch"):
+        return [name, val()]
+    if name == "module":
+        return [name, val(), val(), val(), val(), "ab" * rng.randrange(0, 4), "/x/lib%d.so" % val()]
+    if name == "stack":
+        return [name, rng.randrange(0, 5), [val() for _ in range(rng.randrange(0, 5))]]
+    if name == "allocator":
+        return [name, "a", val(), ["c%d" % i for i in range(rng.randrange(0, 3))]]
+    if name == "carry":
+        return [name, val(), val(), [[rng.randrange(0, 5), val(), val()] for _ in range(rng.randrange(0, 3))]]
+    if name == "alloc":
+        return [name, rng.randrange(0, 6), rng.choice((0, 0x1000, 0x2000, val())), val(), val(), rng.randrange(0, 5)]
+    if name == "free":
+        return [name, rng.randrange(0, 4), rng.choice((0, 0x1000, 0x2000, val())), val(), val(), rng.randrange(0, 5), val()]
+    if name == "free_unknown":
+        return [name, val()]
+    if name == "map":
+        return [name, rng.randrange(0, 5), val(), val(), val(), val(), val(), rng.random() < 0.5]
+    d = {k: val() for k in ("epoch", "wall_ns", "rss", "allocs", "live_count", "live_bytes")}
+    d["epoch"] = rng.randrange(0, 8) if rng.random() < 0.8 else d["epoch"]
+    d["classes"] = [[rng.randrange(0, 300), val(), val(), val(), val()] for _ in range(rng.randrange(0, 3))]
+    d["callsites"] = [[rng.randrange(0, 5), val(), val(), val(), val(), val(), val()] for _ in range(rng.randrange(0, 3))]
+    d["counters"] = [val() for _ in range(rng.randrange(0, 3))]
+    return [name, d]
+
+def segment(seq, body):
+    return {"seq": seq, "first_epoch": seq, "last_epoch": seq,
+            "records": mktrace.prelude(seq, seq) + body}
+
+n = 0
+def write(desc):
+    global n
+    open(os.path.join(T, "cases", "%03d" % n), "wb").write(mktrace.build(desc))
+    n += 1
+
+for i in range(40):       # garbage record streams
+    garbage = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))).hex()
+    write({"header": {"flags": rng.choice((0, 1))},
+           "segments": [segment(0, [["raw", garbage]]), segment(1, [["epoch", 1]])]})
+for i in range(60):       # random well-formed records with extreme values
+    write({"header": {"flags": rng.choice((0, 1))},
+           "segments": [segment(s, [random_record() for _ in range(rng.randrange(1, 40))])
+                        for s in range(rng.randrange(1, 4))]})
+base = {"segments": [segment(s, [["stack", 1, [0x10]], ["epoch", s], ["alloc", 0, 0x1000 + s, 8, 0, 1]])
+                     for s in range(3)]}
+size = len(mktrace.build(base))
+for i in range(60):       # flipped bytes and cut files
+    damage = [{"flip": rng.randrange(size)} for _ in range(rng.randrange(1, 4))]
+    if rng.random() < 0.3:
+        damage.append({"truncate": rng.randrange(1, size)})
+    write(dict(base, damage=damage))
+
+# Leaks at exit are not this test's subject (the process ends right after the report).
+env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0",
+           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+for name in sorted(os.listdir(os.path.join(T, "cases"))):
+    path = os.path.join(T, "cases", name)
+    for args in (["--json"], []):
+        try:
+            p = subprocess.run([os.path.join(T, "churn-analyze")] + args + [path],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60, env=env)
+        except subprocess.TimeoutExpired:
+            print("t_analyzer_fuzz: case %s hangs" % path)
+            sys.exit(1)
+        err = p.stderr.decode(errors="replace")
+        if p.returncode not in (0, 1) or (p.returncode == 1 and err.count("\n") != 1):
+            print("t_analyzer_fuzz: case %s: exit %d: %s" % (path, p.returncode, err.strip().splitlines()[:3]))
+            sys.exit(1)
+        if p.returncode == 0 and err:
+            print("t_analyzer_fuzz: case %s: stderr on success: %s" % (path, err.strip()[:200]))
+            sys.exit(1)
+PY

@@ -1,0 +1,65 @@
+#!/bin/sh
+# --epochs A:B restricts every figure to epochs A..B; objects allocated before A still count
+# as live state, events after B are ignored.
+set -eu
+A=build/churn-analyze
+[ -x "$A" ] || { echo "t_analyzer_window: $A is missing (run make)"; exit 1; }
+T=build/test/analyzer_window
+rm -rf "$T"
+mkdir -p "$T"
+
+python3 - "$T/trace" <<'PY'
+import sys
+sys.path.insert(0, "test/tools")
+import mktrace
+recs = mktrace.prelude(0, 0) + [["stack", 7, [0x10]], ["stack", 9, [0x20]], ["thread", 1]]
+for e in range(50):
+    recs += [["epoch", e], ["alloc", 0, 0x900000 + e * 64, 48, 0, 7],
+             ["alloc", 0, 0x10000, 100, 0, 9], ["free", 0, 0x10000, 100, 0, 9, 0],
+             ["epoch_end", {"epoch": e, "wall_ns": 5, "allocs": 2, "frees": 1, "alloc_bytes": 148,
+                            "free_bytes": 100, "live_count": e + 1, "live_bytes": 48 * (e + 1)}]]
+recs.append(["exit", 1, 0])
+open(sys.argv[1], "wb").write(mktrace.build(
+    {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 49, "records": recs}]}))
+PY
+
+check() {
+    range=$1
+    shift
+    "$A" --json --epochs "$range" "$T/trace" >"$T/out.json" 2>"$T/err" || { echo "t_analyzer_window: --epochs $range failed: $(head -1 "$T/err")"; exit 1; }
+    python3 - "$T/out.json" "$range" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rng, first, last = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def fail(msg):
+    print("t_analyzer_window: --epochs %s: %s" % (rng, msg))
+    sys.exit(1)
+n = last - first + 1
+ep = [e["epoch"] for e in d["epochs"]]
+if ep != list(range(first, last + 1)):
+    fail("epochs %s" % ep)
+if d["totals"]["allocs"] != 2 * n or d["totals"]["frees"] != n:
+    fail("totals %s" % d["totals"])
+if d["leaked_at_exit"] != {"count": n, "bytes": 48 * n}:
+    fail("leaked_at_exit %s" % d["leaked_at_exit"])
+leak = d["growth"][0]
+want_slope, want_r2 = (48, 1) if n > 1 else (0, 0)   # one point has no slope
+if leak["stack_id"] != 7 or abs(leak["bytes_per_epoch"] - want_slope) > 1e-6 or abs(leak["r2"] - want_r2) > 1e-9:
+    fail("growth %s" % leak)
+if leak["lifetime"]["never"] != n or leak["allocs"] != n or leak["live_count"] != last + 1:
+    fail("leak callsite %s" % leak)
+if d["epochs"][0]["live_count"] != first + 1:
+    fail("live at the end of epoch %d is %s" % (first, d["epochs"][0]["live_count"]))
+if [w for w in d["warnings"] if "disagree" in w]:
+    fail("warnings %s" % d["warnings"])
+PY
+}
+check 10:19 10 19
+check 45: 45 49
+check :4 0 4
+check 7:7 7 7
+check : 0 49
+
+"$A" --epochs 10:19 "$T/trace" >"$T/out.txt"
+grep -q "window: epochs 10..19" "$T/out.txt" || { echo "t_analyzer_window: text report does not show the window"; exit 1; }
+exit 0
