@@ -35,15 +35,16 @@ static const opt_row table[] = {
     {"CHURN_EPOCH_MS", OPT_UINT, "0", 0, 86400000,
      "begin a new epoch every N milliseconds; 0 = only on churn_epoch() or the signal"},
     {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, 256, "frames kept per stack"},
-    {"CHURN_UNWIND", OPT_UNWIND, "libunwind", 0, 0,
-     "libunwind (DWARF, always correct) or fp (frame pointers: faster, needs them)"},
+    {"CHURN_UNWIND", OPT_UNWIND, "cfi", 0, 0,
+     "cfi (cached DWARF CFI, libunwind where it cannot), libunwind, fp (frame pointers: "
+     "needs them), verify (test mode: cfi and libunwind on every stack, abort if they differ)"},
     {"CHURN_FORK", OPT_FORK, "follow", 0, 0,
      "follow: a forked child traces into its own file; stop: the child is not traced"},
-    {"CHURN_SEGMENT_KB", OPT_UINT, "1024", 16, 65536,
+    {"CHURN_SEGMENT_KB", OPT_UINT, "4096", 16, 32768,
      "raw size of a trace segment before compression (the unit that is kept or dropped)"},
     {"CHURN_FLUSH_MS", OPT_UINT, "1000", 10, 3600000,
      "longest time events wait in memory; what a kill -9 can lose at most"},
-    {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, "zstd compression level of segments"},
+    {"CHURN_ZSTD_LEVEL", OPT_UINT, "3", 1, 19, "zstd compression level of segments"},
     {"CHURN_QUIET", OPT_BOOL, "0", 0, 1, "1 silences libchurn's own messages on stderr"},
     {"CHURN_HELP", OPT_BOOL, "0", 0, 1, "1 prints this table on stderr at start-up"},
 };
@@ -92,10 +93,14 @@ static int apply(const opt_row *row, const char *value)
         churn_opt.epoch_signal = parse_signal(value);
         return churn_opt.epoch_signal < 0 ? -1 : 0;
     case OPT_UNWIND:
-        if (!strcmp(value, "libunwind"))
-            churn_opt.unwind_fp = 0;
+        if (!strcmp(value, "cfi"))
+            churn_opt.unwind = CHURN_UNWIND_CFI;
+        else if (!strcmp(value, "libunwind"))
+            churn_opt.unwind = CHURN_UNWIND_LIBUNWIND;
         else if (!strcmp(value, "fp"))
-            churn_opt.unwind_fp = 1;
+            churn_opt.unwind = CHURN_UNWIND_FP;
+        else if (!strcmp(value, "verify"))
+            churn_opt.unwind = CHURN_UNWIND_VERIFY;
         else
             return -1;
         return 0;
