@@ -19,6 +19,7 @@ void churn_growth_free(churn_growth *g)
 {
     free(g->sites);
     free(g->slots);
+    free(g->direct);
     memset(g, 0, sizeof *g);
 }
 
@@ -42,8 +43,29 @@ static void grow_slots(churn_growth *g)
     g->mask = n - 1;
 }
 
+/* Stack ids are dense (1, 2, ... in the shim), so most lookups are an array index; the hash
+   table only serves ids too large for that, which only a damaged trace has. */
+#define DIRECT_MAX (1u << 24)
+
+static size_t *direct_slot(churn_growth *g, uint64_t stack)
+{
+    if (stack >= DIRECT_MAX)
+        return NULL;
+    if (stack >= g->direct_cap) {
+        size_t old = g->direct_cap, n = old ? old : 4096;
+        while (n <= stack)
+            n *= 2;
+        churn_reserve(&g->direct, &g->direct_cap, n, sizeof *g->direct);
+        memset(g->direct + old, 0, (g->direct_cap - old) * sizeof *g->direct);
+    }
+    return &g->direct[stack];
+}
+
 churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
 {
+    size_t *direct = direct_slot(g, stack);
+    if (direct && *direct)
+        return &g->sites[*direct - 1];
     size_t *slot = find_slot(g->slots, g->mask, g->sites, stack);
     if (*slot)
         return &g->sites[*slot - 1];
@@ -53,6 +75,8 @@ churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
     s->stack = stack;
     s->next_point = g->window_first;
     *slot = ++g->count;
+    if (direct)
+        *direct = g->count;
     if (g->count * 4 > (g->mask + 1) * 3)
         grow_slots(g);
     return s;

@@ -30,6 +30,8 @@ typedef struct churn_growth {
     size_t count, cap;
     size_t *slots;    /* open addressing: index + 1 into sites, 0 empty */
     size_t mask;
+    size_t *direct;   /* stack id -> index + 1, for the dense ids the shim hands out */
+    size_t direct_cap;
     uint64_t window_first, window_last; /* epochs sampled, inclusive */
 } churn_growth;
 

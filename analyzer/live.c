@@ -73,7 +73,7 @@ static void displace(churn_live *l, const churn_object *o)
 
 void churn_live_insert(churn_live *l, const churn_object *o)
 {
-    if ((l->count + 1) * 4 > (l->mask + 1) * 3)
+    if ((l->count + 1) * 2 > l->mask + 1)
         rehash(l, (l->mask + 1) * 2);
     size_t i = probe(l, o->addr);
     if (l->slots[i].addr) {

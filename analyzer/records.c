@@ -169,7 +169,6 @@ typedef struct stream_state {
 static void reset_segment_state(churn_decoder *d)
 {
     churn_coder_reset(d->coder);
-    churn_segmap_clear(&d->segmap);
     d->ninfos = 0;
 }
 
@@ -201,10 +200,8 @@ static int decode_alloc(churn_decoder *d, cursor *c, const stream_state *st, chu
     if (!churn_decode_alloc_addr(d->coder, code, usable, &addr))
         return 0;
     uint64_t number = churn_coder_allocated(d->coder, addr, usable, code);
-    churn_reserve(&d->alloc_addrs, &d->alloc_addrs_cap, (size_t)number + 1,
-                  sizeof *d->alloc_addrs);
-    d->alloc_addrs[number] = addr;
-    churn_segmap_put(&d->segmap, addr, number, index, st->epoch);
+    churn_reserve(&d->allocs, &d->allocs_cap, (size_t)number + 1, sizeof *d->allocs);
+    d->allocs[number] = (churn_segment_alloc){addr, index, st->epoch, 0};
     r->u.alloc.addr = addr;
     r->u.alloc.size = info->size;
     r->u.alloc.slack = info->slack;
@@ -214,7 +211,6 @@ static int decode_alloc(churn_decoder *d, cursor *c, const stream_state *st, chu
 
 static int decode_free(churn_decoder *d, cursor *c, churn_record *r)
 {
-    churn_segmap_entry gone;
     r->u.free.addr = delta_addr(c, d->coder->prev_addr);
     r->u.free.size = get_v(c);
     r->u.free.slack = get_v(c);
@@ -223,7 +219,6 @@ static int decode_free(churn_decoder *d, cursor *c, churn_record *r)
     if (!c->ok || r->kind >= CHURN_FREE_KINDS)
         return 0;
     churn_coder_freed(d->coder, r->u.free.addr, r->u.free.size + r->u.free.slack);
-    churn_segmap_take(&d->segmap, r->u.free.addr, &gone);
     return 1;
 }
 
@@ -233,20 +228,21 @@ static int decode_free_short(churn_decoder *d, cursor *c, const stream_state *st
     uint64_t distance = get_v(c);
     if (!c->ok || r->kind >= CHURN_FREE_KINDS || distance < 1 || distance > d->coder->allocs)
         return 0;
-    uint64_t number = d->coder->allocs - distance;
-    uint64_t addr = d->alloc_addrs[number];
-    churn_segmap_entry e;
-    /* the entry must still be that allocation's: a later ALLOC of the address replaced it */
-    if (!churn_segmap_take(&d->segmap, addr, &e) || e.number != number)
+    /* The encoder writes a short free only for an allocation of this segment that its live
+       map still held; a stream naming one twice is damaged. */
+    churn_segment_alloc *e = &d->allocs[d->coder->allocs - distance];
+    if (e->freed)
         return 0;
-    const churn_alloc_info *info = &d->infos[e.info];
+    e->freed = 1;
+    uint64_t addr = e->addr;
+    const churn_alloc_info *info = &d->infos[e->info];
     r->tag = CHURN_REC_FREE;
     r->u.free.addr = addr;
     r->u.free.size = info->size;
     r->u.free.slack = info->slack;
     r->u.free.stack = info->stack;
     /* an allocation drained after its free (another thread) would look younger than zero */
-    r->u.free.age = st->epoch >= e.epoch ? st->epoch - e.epoch : 0;
+    r->u.free.age = st->epoch >= e->epoch ? st->epoch - e->epoch : 0;
     churn_coder_freed(d->coder, addr, info->size + info->slack);
     return 1;
 }
@@ -367,9 +363,8 @@ int churn_decode_records(churn_decoder *d, uint8_t *buf, size_t len, churn_recor
 void churn_decoder_free(churn_decoder *d)
 {
     free(d->coder);
-    churn_segmap_free(&d->segmap);
     free(d->infos);
-    free(d->alloc_addrs);
+    free(d->allocs);
     free(d->ips);
     free(d->carry);
     free(d->classes);

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "churn/coding.h"
-#include "segmap.h"
 
 typedef struct churn_carry_entry {
     uint64_t stack, live_count, live_bytes;
@@ -79,13 +78,18 @@ typedef struct churn_alloc_info {
     uint64_t size, slack, stack;
 } churn_alloc_info;
 
+/* An allocation of the current segment, by its number: what a short free names. */
+typedef struct churn_segment_alloc {
+    uint64_t addr, info, epoch;
+    int freed;
+} churn_segment_alloc;
+
 /* Per-segment coding state and scratch arrays, reused across segments so decoding does not
    allocate per record. */
 typedef struct churn_decoder {
     churn_coder *coder;
-    churn_segmap segmap;
     churn_alloc_info *infos; size_t ninfos, infos_cap;
-    uint64_t *alloc_addrs; size_t alloc_addrs_cap; /* allocation number -> address */
+    churn_segment_alloc *allocs; size_t allocs_cap;
     uint64_t *ips; size_t ips_cap;
     churn_carry_entry *carry; size_t carry_cap;
     churn_class_entry *classes; size_t classes_cap;
