@@ -214,7 +214,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
 
 static void trends(FILE *out, const churn_analysis *a)
 {
-    churn_trends t = churn_trends_compute(&a->epochs);
+    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
     const struct {
         const char *key;
         double v;
@@ -223,6 +223,7 @@ static void trends(FILE *out, const churn_analysis *a)
         {"rss_bytes_per_epoch", t.rss_bytes_per_epoch},   {"rss_bytes_r2", t.rss_bytes_r2},
         {"wall_ns_per_epoch", t.wall_ns_per_epoch},       {"wall_ns_r2", t.wall_ns_r2},
         {"duration_vs_live_correlation", t.duration_vs_live_correlation},
+        {"duration_vs_live_rank_correlation", t.duration_vs_live_rank_correlation},
     };
     fputs("\"trends\": {", out);
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

@@ -145,7 +145,7 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
 
 static void trends(FILE *out, const churn_analysis *a)
 {
-    churn_trends t = churn_trends_compute(&a->epochs);
+    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
     char b[32];
     fputs("\nTrends:\n", out);
     fprintf(out, "  live bytes per epoch:   %sB (r2 %.2f)\n",
@@ -154,8 +154,8 @@ static void trends(FILE *out, const churn_analysis *a)
             human(t.rss_bytes_per_epoch, b, sizeof b), t.rss_bytes_r2);
     fprintf(out, "  wall time per epoch:    %+.3f ms (r2 %.2f)\n", t.wall_ns_per_epoch / 1e6,
             t.wall_ns_r2);
-    fprintf(out, "  duration vs live bytes: correlation %.2f\n",
-            t.duration_vs_live_correlation);
+    fprintf(out, "  duration vs live bytes: correlation %.2f (rank %.2f)\n",
+            t.duration_vs_live_correlation, t.duration_vs_live_rank_correlation);
 }
 
 static void warnings(FILE *out, const churn_warnings *w)

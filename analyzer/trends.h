@@ -12,8 +12,10 @@ typedef struct churn_trends {
     double rss_bytes_per_epoch, rss_bytes_r2;
     double wall_ns_per_epoch, wall_ns_r2;
     double duration_vs_live_correlation; /* Pearson r of wall time and live bytes */
+    double duration_vs_live_rank_correlation; /* Spearman's rho of the same */
 } churn_trends;
 
-churn_trends churn_trends_compute(const churn_epochs *epochs);
+/* Over the epochs up to last_epoch: the growth fits' window, without the exit tail. */
+churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t last_epoch);
 
 #endif

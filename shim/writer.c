@@ -53,6 +53,7 @@ static struct {
     size_t target;            /* close the segment at this raw size */
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
+    int finishing;            /* the final pass: no epoch opens after this one */
     churn_coder coder;
     uint64_t cur_epoch;
     pid_t cur_tid;
@@ -286,8 +287,10 @@ static void segment_close(void)
     if (!reserve(&w.packed, sizeof(churn_segment_header) + bound)) {
         uint8_t *dst = w.packed.buf + sizeof(churn_segment_header);
         size_t z = ZSTD_compress2(w.zstd, dst, bound, src, raw);
+        /* The final segment ends with the epoch the exit closed, not the empty one after. */
+        uint64_t last = w.finishing && w.open_epoch ? w.open_epoch - 1 : w.open_epoch;
         if (ZSTD_isError(z) ||
-            churn_outfile_write_segment(dst, z, (uint32_t)raw, w.seg_first_epoch, w.open_epoch))
+            churn_outfile_write_segment(dst, z, (uint32_t)raw, w.seg_first_epoch, last))
             w.write_dropped += w.seg_events;
     }
     w.seg_open = 0;
@@ -707,6 +710,7 @@ void churn_writer_finish(int how, int detail)
     /* The epoch in progress ends here, so its figures are in the trace. */
     churn_epoch_advance();
     pass(0);
+    w.finishing = 1;
     if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
         put_tag(CHURN_REC_EXIT);
         put_u((uint64_t)how);
