@@ -455,32 +455,74 @@ static bool is_cplusplus(Dwarf_Die *die)
            lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
 }
 
-static const char *scoped_name(churn_symbolizer *s, Dwarf_Die *decl, const char *name)
+/* Fills path with the DIEs from decl's unit down to decl's parent and returns how many.
+   Each level skips whole sibling subtrees through DW_AT_sibling, so this costs the depth
+   times the breadth, where dwarf_getscopes_die visits every DIE before decl. */
+static int parent_path(Dwarf_Die *decl, Dwarf_Die *path, int max)
 {
-    Dwarf_Die *scopes = NULL;
-    int n = dwarf_getscopes_die(decl, &scopes);
-    char text[1024];
-    size_t len = 0;
+    Dwarf_Off target = dwarf_dieoffset(decl);
+    Dwarf_Die parent;
+    if (!dwarf_diecu(decl, &parent, NULL, NULL))
+        return 0;
+    for (int depth = 0; depth < max;) {
+        path[depth++] = parent;
+        Dwarf_Die child, next;
+        if (dwarf_child(&parent, &child) != 0)
+            return 0;
+        while (dwarf_dieoffset(&child) != target) {
+            if (dwarf_siblingof(&child, &next) != 0 || dwarf_dieoffset(&next) > target)
+                break; /* decl lies inside child */
+            child = next;
+        }
+        if (dwarf_dieoffset(&child) == target)
+            return depth;
+        parent = child;
+    }
+    return 0;
+}
+
+static const char *die_function_name(churn_symbolizer *s, module *m, Dwarf_Die *die);
+
+/* name prefixed with the scopes around decl, outermost first, the way the demangler
+   spells them; a function around decl (a local class, a lambda) contributes its own full
+   name and ends the walk. */
+static const char *scoped_name(churn_symbolizer *s, module *m, Dwarf_Die *decl,
+                               const char *name)
+{
+    Dwarf_Die path[64];
+    int n = parent_path(decl, path, 64);
+    const char *parts[64];
+    int nparts = 0;
     for (int i = n - 1; i >= 1; i--) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
-            tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
-            continue;
-        const char *scope = dwarf_diename(&scopes[i]);
-        int w = snprintf(text + len, sizeof text - len, "%s::",
-                         scope ? scope : "(anonymous namespace)");
+        int tag = dwarf_tag(&path[i]);
+        const char *scope = dwarf_diename(&path[i]);
+        if (tag == DW_TAG_subprogram) {
+            parts[nparts++] = die_function_name(s, m, &path[i]);
+            break;
+        }
+        if (tag == DW_TAG_namespace)
+            parts[nparts++] = scope ? scope : "(anonymous namespace)";
+        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                 tag == DW_TAG_union_type)
+            parts[nparts++] = scope ? scope
+                              : i == n - 1 && strncmp(name, "operator()", 10) == 0 ? "{lambda}"
+                                                                             : "{unnamed type}";
+    }
+    char text[2048];
+    size_t len = 0;
+    for (int i = nparts - 1; i >= 0; i--) {
+        int w = snprintf(text + len, sizeof text - len, "%s::", parts[i] ? parts[i] : "?");
         if (w < 0 || (size_t)w >= sizeof text - len)
             break;
         len += (size_t)w;
     }
-    free(scopes);
     snprintf(text + len, sizeof text - len, "%s", name);
     return intern(s, text);
 }
 
 /* GCC gives functions in an anonymous namespace no linkage name, and DW_AT_name is bare:
-   prefix it with the namespaces and classes around the declaration.  Finding those walks
-   the declaration's unit from its root, hence the cache. */
+   prefix it with the namespaces and classes around the declaration (constructors and
+   destructors, whose declarations in their class have no linkage name either, too). */
 static const char *qualified_name(churn_symbolizer *s, module *m, Dwarf_Die *die)
 {
     Dwarf_Die decl = *die;
@@ -504,7 +546,7 @@ static const char *qualified_name(churn_symbolizer *s, module *m, Dwarf_Die *die
     if (!d) {
         d = xmalloc(sizeof *d);
         d->key = key;
-        d->name = scoped_name(s, &decl, name);
+        d->name = scoped_name(s, m, &decl, name);
         HASH_ADD(hh, m->decl_names, key, sizeof d->key, d);
     }
     return d->name;

@@ -110,9 +110,12 @@ void *churn_record_realloc(void *p, size_t size)
 
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
 {
-    churn_thread *t = churn_thread_self();
-    if (!t)
+    int internal = (kind & CHURN_MAP_INTERNAL) != 0;
+    churn_thread *t = internal ? churn_thread_current() : churn_thread_self();
+    if (!t) {
+        atomic_fetch_add(&churn_dropped_events, 1);
         return;
+    }
     churn_event ev;
     ev.type = CHURN_EV_MAP;
     ev.kind = (uint8_t)kind;

@@ -21,6 +21,11 @@
 #define CHURN_API __attribute__((visibility("default")))
 
 /* ---- options.c: every CHURN_* variable, read once ---- */
+/* CHURN_UNWIND: the CFI walker with libunwind behind it, libunwind alone, frame pointers, or
+   the test mode that runs the first two on every stack and aborts when they differ. */
+enum churn_unwind_mode { CHURN_UNWIND_CFI, CHURN_UNWIND_LIBUNWIND, CHURN_UNWIND_FP,
+                         CHURN_UNWIND_VERIFY };
+
 typedef struct churn_options {
     char out[4096];          /* CHURN_OUT */
     uint64_t ring_bytes;     /* CHURN_RING_MB */
@@ -28,7 +33,7 @@ typedef struct churn_options {
     int epoch_signal;        /* CHURN_EPOCH_SIGNAL, 0 = none */
     uint64_t epoch_ms;       /* CHURN_EPOCH_MS, 0 = none */
     unsigned stack_depth;    /* CHURN_STACK_DEPTH */
-    int unwind_fp;           /* CHURN_UNWIND=fp */
+    int unwind;              /* CHURN_UNWIND, an enum churn_unwind_mode */
     int fork_follow;         /* CHURN_FORK=follow (1) or stop (0) */
     uint64_t segment_bytes;  /* CHURN_SEGMENT_KB */
     uint64_t flush_ms;       /* CHURN_FLUSH_MS */
@@ -57,11 +62,18 @@ void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
    probe), never across a call that can block or allocate from the traced heap. */
 typedef struct { _Atomic uint32_t held; } churn_spinlock;
+int sched_yield(void);
 static inline void churn_spin_lock(churn_spinlock *l)
 {
     while (atomic_exchange_explicit(&l->held, 1, memory_order_acquire)) {
-        while (atomic_load_explicit(&l->held, memory_order_relaxed))
-            __builtin_ia32_pause();
+        /* The holder may have been preempted (two cores, many threads): stop burning the
+           core it needs after a short spin. */
+        for (unsigned spins = 0; atomic_load_explicit(&l->held, memory_order_relaxed); spins++) {
+            if (spins < 64)
+                __builtin_ia32_pause();
+            else
+                sched_yield();
+        }
     }
 }
 static inline void churn_spin_unlock(churn_spinlock *l)
@@ -177,13 +189,17 @@ typedef struct churn_thread {
     struct churn_thread *next;      /* registry list, guarded by the registry lock */
     _Atomic int exited;             /* owner is gone; recycle once drained */
     pid_t tid;
-    uintptr_t stack_lo, stack_hi;   /* for frame-pointer walks */
+    uintptr_t stack_lo, stack_hi;   /* pthread's stack range; walks read only [sp, stack_hi) */
     uint64_t cache_hash[256];       /* hash -> stack id, owner only */
     uint32_t cache_id[256];
     churn_event events[CHURN_RING_EVENTS];
 } churn_thread;
 
 churn_thread *churn_thread_self(void);
+/* The calling thread's ring if it has one, without registering: registering calls into libc
+   (pthread_getattr_np, pthread_setspecific) which may allocate, and an event recorded from
+   inside the allocator must not re-enter it. */
+churn_thread *churn_thread_current(void);
 void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait);
 /* Writer side: iterate the registry; recycles drained rings of exited threads. */
 void churn_threads_each(void (*fn)(churn_thread *t, void *ctx), void *ctx);

@@ -62,6 +62,11 @@ static churn_thread *take_ring(void)
     return t;
 }
 
+churn_thread *churn_thread_current(void)
+{
+    return self;
+}
+
 churn_thread *churn_thread_self(void)
 {
     if (CHURN_LIKELY(self != NULL))

@@ -1,14 +1,25 @@
 /*
  * Stack capture: raw instruction pointers only, symbolized later offline.
  *
- * libunwind's unw_backtrace walks DWARF CFI with a per-IP cache, so it is right for code built
- * without frame pointers; the frame-pointer walk (CHURN_UNWIND=fp) is a few loads a frame, for
- * programs that keep them.  Frames inside libchurn itself are dropped from the top.
+ * By default (CHURN_UNWIND=cfi) the cached CFI walker in cfi.c takes the stack, a few loads a
+ * frame; for the stacks it cannot be sure of (expression rules, signal frames, code without
+ * CFI) libunwind's unw_backtrace takes it instead, so the answer is always libunwind's.
+ * CHURN_UNWIND=verify is the test of that claim: both run on every stack, and any difference
+ * aborts the process.  The frame-pointer walk (fp) is for programs that keep frame pointers.
+ * Frames inside libchurn itself are dropped from the top.
  */
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <libunwind.h>
+#include <stdlib.h>
 
+#include "cfi.h"
 #include "shim.h"
+
+/* Room for libchurn's own frames on top of the requested depth (callers' buffers have it). */
+enum { OWN = 8 };
+
+static _Atomic uint64_t verified, verified_fast, verified_frames;
 
 void churn_unwind_init(void)
 {
@@ -26,15 +37,20 @@ static unsigned skip_own_frames(uintptr_t *ips, unsigned n)
     return n - skip;
 }
 
-/* Follows saved %rbp links while they stay inside this thread's stack and move outwards;
-   the first frame (the caller of the intercepted function) is taken from our own frame. */
+/* Follows saved %rbp links while they stay inside this thread's live stack (from our own frame
+   up to its top: pthread's range for the main thread includes pages that are not mapped) and
+   move outwards; the first frame (the caller of the intercepted function) is taken from our
+   own frame. */
 static unsigned fp_walk(uintptr_t *ips, unsigned max)
 {
     churn_thread *t = churn_thread_self();
-    uintptr_t lo = t ? t->stack_lo : 0, hi = t ? t->stack_hi : 0;
     uintptr_t *fp = __builtin_frame_address(0);
+    uintptr_t lo = (uintptr_t)fp, hi = t ? t->stack_hi : 0;
     unsigned n = 0;
-    while (n < max && (uintptr_t)fp >= lo && (uintptr_t)fp + 16 <= hi && !((uintptr_t)fp & 7)) {
+    if (hi < lo + 16)
+        return 0;
+    /* Written so that no sum can wrap: a garbage rbp may be anything, -16 included. */
+    while (n < max && (uintptr_t)fp >= lo && (uintptr_t)fp <= hi - 16 && !((uintptr_t)fp & 7)) {
         uintptr_t ret = fp[1];
         uintptr_t *next = (uintptr_t *)fp[0];
         if (!ret)
@@ -47,18 +63,104 @@ static unsigned fp_walk(uintptr_t *ips, unsigned max)
     return n;
 }
 
-unsigned churn_unwind(uintptr_t *ips, unsigned max)
+static unsigned libunwind_walk(uintptr_t *ips, unsigned max)
 {
-    /* Room for libchurn's own frames on top of the requested depth. */
-    enum { OWN = 8 };
-    unsigned want = max + OWN;
-    unsigned n;
-    if (churn_opt.unwind_fp)
-        n = fp_walk(ips, want);
-    else {
-        int got = unw_backtrace((void **)ips, (int)want);
-        n = got > 0 ? (unsigned)got : 0;
-    }
+    int got = unw_backtrace((void **)ips, (int)max);
+    return got > 0 ? (unsigned)got : 0;
+}
+
+/* Returns the CFI walker's frames, or -1 when it could not be sure of this stack. */
+static int cfi_walk(uintptr_t *ips, unsigned max)
+{
+    churn_thread *t = churn_thread_self();
+    if (!t || !t->stack_hi)
+        return -1;
+    return churn_cfi_backtrace(ips, max, t->stack_lo, t->stack_hi);
+}
+
+static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
+{
     n = skip_own_frames(ips, n);
     return n < max ? n : max;
+}
+
+static void verify_failed(const uintptr_t *fast, unsigned nf, const uintptr_t *slow, unsigned ns)
+{
+    unsigned i = 0;
+    while (i < nf && i < ns && fast[i] == slow[i])
+        i++;
+    churn_log("unwind verify: stacks differ at frame %u: cfi %u frames (%#lx), libunwind %u "
+              "frames (%#lx)",
+              i, nf, i < nf ? (unsigned long)fast[i] : 0ul, ns,
+              i < ns ? (unsigned long)slow[i] : 0ul);
+    abort();
+}
+
+static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
+{
+    uintptr_t slow[256 + OWN];
+    unsigned ns = keep(slow, libunwind_walk(slow, want), max);
+    int nf = cfi_walk(ips, want);
+    atomic_fetch_add_explicit(&verified, 1, memory_order_relaxed);
+    if (nf < 0) {
+        for (unsigned i = 0; i < ns; i++)
+            ips[i] = slow[i];
+        return ns;
+    }
+    atomic_fetch_add_explicit(&verified_fast, 1, memory_order_relaxed);
+    unsigned n = keep(ips, (unsigned)nf, max);
+    atomic_fetch_add_explicit(&verified_frames, n, memory_order_relaxed);
+    if (n != ns)
+        verify_failed(ips, n, slow, ns);
+    for (unsigned i = 0; i < n; i++)
+        if (ips[i] != slow[i])
+            verify_failed(ips, n, slow, ns);
+    return n;
+}
+
+unsigned churn_unwind(uintptr_t *ips, unsigned max)
+{
+    unsigned want = max + OWN;
+    int n;
+    switch (churn_opt.unwind) {
+    case CHURN_UNWIND_FP:
+        return keep(ips, fp_walk(ips, want), max);
+    case CHURN_UNWIND_LIBUNWIND:
+        return keep(ips, libunwind_walk(ips, want), max);
+    case CHURN_UNWIND_VERIFY:
+        return verify_walk(ips, want, max);
+    default:
+        n = cfi_walk(ips, want);
+        return keep(ips, n >= 0 ? (unsigned)n : libunwind_walk(ips, want), max);
+    }
+}
+
+/* The test reads this line: how many stacks were compared, how many the CFI walker took. */
+__attribute__((destructor)) static void verify_report(void)
+{
+    if (churn_opt.unwind == CHURN_UNWIND_VERIFY)
+        churn_log("unwind verify: %lu stacks identical, %lu walked by cfi (%lu frames), %lu by "
+                  "libunwind alone",
+                  (unsigned long)atomic_load(&verified), (unsigned long)atomic_load(&verified_fast),
+                  (unsigned long)atomic_load(&verified_frames),
+                  (unsigned long)(atomic_load(&verified) - atomic_load(&verified_fast)));
+}
+
+/* dlclose may put other code where cached rules were computed; glibc's own internal unloads
+   do not come through here, and the walker notices those from the loader's counters the next
+   time it looks a new address up. */
+CHURN_API int dlclose(void *handle)
+{
+    static int (*real)(void *);
+    if (!real) {
+        int saved = churn_in_shim;
+        churn_in_shim = 1;
+        real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+        churn_in_shim = saved;
+        if (!real)
+            return -1;
+    }
+    int ret = real(handle);
+    churn_cfi_forget();
+    return ret;
 }

@@ -91,9 +91,9 @@ if (e10["allocs"], e10["frees"], e10["live_count"], e10["live_bytes"], e10["wall
    (4, 3, 11 + 1 + 3, 48 * 11 + 16 + 72, 1010000, (1 << 20) + 40960):
     fail("epoch 10 row %s" % e10)
 tr = d["trends"]
-xs = list(range(50))
+xs = list(range(49))  # the trends leave out epoch 49, the tail that the exit ended
 ys = [48 * (x + 1) + 16 + 24 * min(x + 1, 3) for x in xs]
-mx, my = sum(xs) / 50, sum(ys) / 50
+mx, my = sum(xs) / 49, sum(ys) / 49
 slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 if abs(tr["live_bytes_per_epoch"] - slope) > 1e-6:
     fail("trend live %s, want %s" % (tr["live_bytes_per_epoch"], slope))

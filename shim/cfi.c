@@ -1,0 +1,663 @@
+/*
+ * The fast DWARF-CFI walker (see cfi.h).
+ *
+ * Per return address, the CFI of the calling function at (return address - 1) is reduced to
+ * one 32-bit rule: the CFA is rsp or rbp plus an offset, the return address sits at CFA-8,
+ * the caller's rbp is either unchanged or saved at CFA-8k.  Rules live in one process-wide
+ * direct-mapped table read without locks: each slot is {sequence<<32 | rule, ip}, and a
+ * reader accepts a slot only if it read the same even sequence word before and after the
+ * ip (a seqlock whose sequence shares the word with the data, so a racy fill can never be
+ * read half-written).  Frames that need more (expressions, other CFA registers, signal
+ * frames, code without CFI) get the rule "slow", cached too, and make the walk give up.
+ *
+ * In front of that table each thread keeps a small two-way cache indexed by the frame's
+ * position on the stack: a program's stacks share their outer frames at the same addresses,
+ * and a rule found from the stack pointer (already at hand) lets the next CFA be computed
+ * without waiting for the return address to be loaded and hashed.  The thread's cache is reset when the generation moves.
+ *
+ * Rules are computed inside a dl_iterate_phdr callback, so the loader's lock keeps the module
+ * being read mapped; the module list (ranges and .eh_frame_hdr search tables) is cached and
+ * rebuilt when the loader's load/unload counters move.
+ */
+#include <link.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "cfi.h"
+
+/* ---- the rule cache ---- */
+
+enum { KIND_EMPTY, KIND_STEP, KIND_END, KIND_SLOW };
+#define RULE_KIND(r) ((r) & 3u)
+#define RULE_CFA_RBP 4u                            /* CFA = rbp + offset, else rsp + offset */
+#define RULE_RBP_SAVED 8u                          /* caller's rbp at CFA - 8 * slot */
+#define RULE_RBP_SLOT(r) (((r) >> 4) & 0xffu)
+#define RULE_CFA_OFF(r) ((r) >> 12)
+#define CFA_OFF_MAX ((1u << 20) - 1)
+
+#define SLOTS_LOG 15
+#define SLOTS (1u << SLOTS_LOG)
+#define SEQ_ONE (1ull << 32)
+
+typedef struct {
+    _Atomic uint64_t word; /* sequence << 32 | rule; an odd sequence means "being written" */
+    _Atomic uintptr_t ip;  /* the return address the rule is for; 0 = none */
+} rule_slot;
+
+/* Static zero pages: only the slots in use become resident, none of it is the traced heap. */
+static rule_slot slots[SLOTS] __attribute__((aligned(64)));
+
+/* Bumped after churn_cfi_forget has emptied the table: threads then empty their caches. */
+static _Atomic uint32_t generation;
+
+#define NEAR_LOG 9
+#define NEAR (1u << NEAR_LOG)
+typedef struct {
+    uintptr_t ip;
+    uint32_t cfa_off; /* RULE_CFA_OFF(rule), unpacked to keep a shift off the critical path */
+    uint32_t rule;
+} near_slot;
+
+/* Per thread; a walk is never interrupted by another walk on the same thread (the shim's
+   re-entrancy guard keeps signal handlers' allocations untraced). */
+static __thread near_slot near[NEAR];
+_Static_assert(sizeof(near_slot) == 16, "the set index assumes 16-byte slots");
+static __thread uint32_t near_generation;
+
+static inline rule_slot *slot_of(uintptr_t ip)
+{
+    return &slots[(ip * 0x9e3779b97f4a7c15ull) >> (64 - SLOTS_LOG)];
+}
+
+static inline int cached_rule(uintptr_t ip, uint32_t *rule)
+{
+    rule_slot *s = slot_of(ip);
+    uint64_t w1 = atomic_load_explicit(&s->word, memory_order_acquire);
+    uintptr_t key = atomic_load_explicit(&s->ip, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t w2 = atomic_load_explicit(&s->word, memory_order_relaxed);
+    if (key != ip || w1 != w2 || (w1 & SEQ_ONE))
+        return 0;
+    *rule = (uint32_t)w1;
+    return 1;
+}
+
+/* Claims the slot by making its sequence odd; returns 0 if another thread holds it. */
+static int slot_claim(rule_slot *s, uint64_t *w)
+{
+    *w = atomic_load_explicit(&s->word, memory_order_relaxed);
+    if (*w & SEQ_ONE)
+        return 0;
+    if (!atomic_compare_exchange_strong_explicit(&s->word, w, *w + SEQ_ONE, memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return 0;
+    atomic_thread_fence(memory_order_release);
+    return 1;
+}
+
+static void slot_publish(rule_slot *s, uint64_t w, uintptr_t ip, uint32_t rule)
+{
+    atomic_store_explicit(&s->ip, ip, memory_order_relaxed);
+    uint64_t seq = ((w >> 32) + 2) << 32;
+    atomic_store_explicit(&s->word, seq | rule, memory_order_release);
+}
+
+/* A slot being filled by another thread is left alone: this rule is computed again the next
+   time the address is seen. */
+static void store_rule(uintptr_t ip, uint32_t rule)
+{
+    rule_slot *s = slot_of(ip);
+    uint64_t w;
+    if (slot_claim(s, &w))
+        slot_publish(s, w, ip, rule);
+}
+
+void churn_cfi_forget(void)
+{
+    for (unsigned i = 0; i < SLOTS; i++) {
+        rule_slot *s = &slots[i];
+        if (!atomic_load_explicit(&s->ip, memory_order_relaxed))
+            continue;
+        uint64_t w;
+        while (!slot_claim(s, &w))
+            __builtin_ia32_pause();
+        slot_publish(s, w, 0, KIND_EMPTY);
+    }
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+}
+
+/* ---- reading CFI ---- */
+
+typedef struct {
+    const uint8_t *p, *end;
+    int bad;
+} reader;
+
+static uint64_t get_uleb(reader *r)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (r->p < r->end) {
+        uint8_t b = *r->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80))
+            return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t get_sleb(reader *r)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    while (r->p < r->end) {
+        uint8_t b = *r->p++;
+        if (shift < 64)
+            v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+            if (shift < 64 && (b & 0x40))
+                v |= ~0ull << shift;
+            return (int64_t)v;
+        }
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static uint64_t get_fixed(reader *r, unsigned bytes)
+{
+    if ((size_t)(r->end - r->p) < bytes) {
+        r->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    memcpy(&v, r->p, bytes); /* little-endian */
+    r->p += bytes;
+    return v;
+}
+
+static uint8_t get_u8(reader *r) { return (uint8_t)get_fixed(r, 1); }
+
+/* A DW_EH_PE-encoded pointer.  Absolute, pc-relative and (for the search table) data-relative
+   forms; indirect and the rest are never produced for what we read and mark the reader bad. */
+static uintptr_t get_encoded(reader *r, uint8_t enc, uintptr_t data_base)
+{
+    uintptr_t field = (uintptr_t)r->p;
+    uint64_t v;
+    switch (enc & 0x0f) {
+    case 0x00: v = get_fixed(r, 8); break;
+    case 0x01: v = get_uleb(r); break;
+    case 0x02: v = get_fixed(r, 2); break;
+    case 0x03: v = get_fixed(r, 4); break;
+    case 0x04: v = get_fixed(r, 8); break;
+    case 0x09: v = (uint64_t)get_sleb(r); break;
+    case 0x0a: v = (uint64_t)(int64_t)(int16_t)get_fixed(r, 2); break;
+    case 0x0b: v = (uint64_t)(int64_t)(int32_t)get_fixed(r, 4); break;
+    case 0x0c: v = get_fixed(r, 8); break;
+    default: r->bad = 1; return 0;
+    }
+    switch (enc & 0xf0) {
+    case 0x00: return v;
+    case 0x10: return field + v;
+    case 0x30:
+        if (data_base)
+            return data_base + v;
+        break;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+typedef struct {
+    uint64_t code_align;
+    int64_t data_align;
+    uint8_t fde_enc;
+    int has_z, signal;
+    const uint8_t *insns, *end;
+} cie_info;
+
+static int parse_cie(const uint8_t *cie, cie_info *c)
+{
+    uint32_t len;
+    memcpy(&len, cie, 4);
+    if (len == 0 || len == 0xffffffffu)
+        return -1;
+    reader r = {cie + 4, cie + 4 + len, 0};
+    if (get_fixed(&r, 4) != 0)
+        return -1;
+    uint8_t version = get_u8(&r);
+    if (version != 1 && version != 3)
+        return -1;
+    const char *aug = (const char *)r.p;
+    size_t aug_len = strnlen(aug, (size_t)(r.end - r.p));
+    r.p += aug_len + 1;
+    if (r.p > r.end)
+        return -1;
+    c->code_align = get_uleb(&r);
+    c->data_align = get_sleb(&r);
+    uint64_t ra_reg = version == 1 ? get_u8(&r) : get_uleb(&r);
+    if (ra_reg != 16)
+        return -1;
+    c->fde_enc = 0;
+    c->signal = 0;
+    c->has_z = aug[0] == 'z';
+    if (c->has_z) {
+        uint64_t n = get_uleb(&r);
+        if (r.bad || n > (uint64_t)(r.end - r.p))
+            return -1;
+        reader a = {r.p, r.p + n, 0};
+        r.p += n;
+        for (const char *ch = aug + 1; *ch && !a.bad; ch++) {
+            switch (*ch) {
+            case 'L': get_u8(&a); break;
+            case 'R': c->fde_enc = get_u8(&a); break;
+            case 'S': c->signal = 1; break;
+            case 'P': {
+                uint8_t enc = get_u8(&a);
+                get_encoded(&a, enc & 0x7f, 1); /* skipped: only its size matters */
+                break;
+            }
+            default: return -1;
+            }
+        }
+        if (a.bad)
+            return -1;
+    } else if (aug[0]) {
+        return -1;
+    }
+    c->insns = r.p;
+    c->end = r.end;
+    return r.bad ? -1 : 0;
+}
+
+/* The interpreter tracks only what a walk uses: the CFA, the caller's rbp (DWARF 6) and the
+   return address (16).  Other registers' rules are parsed and ignored. */
+enum { REG_SAME, REG_UNDEF, REG_OFFSET, REG_OTHER };
+typedef struct {
+    uint8_t kind;
+    int64_t off;
+} reg_rule;
+
+typedef struct {
+    uint64_t cfa_reg;
+    int64_t cfa_off;
+    int cfa_expr;
+    reg_rule rbp, ra;
+} cfa_state;
+
+static reg_rule *tracked(cfa_state *s, uint64_t reg)
+{
+    return reg == 6 ? &s->rbp : reg == 16 ? &s->ra : NULL;
+}
+
+static void restore_reg(cfa_state *s, const cfa_state *init, uint64_t reg)
+{
+    reg_rule *r = tracked(s, reg);
+    if (r)
+        *r = reg == 6 ? init->rbp : init->ra;
+}
+
+static void set_reg(cfa_state *s, uint64_t reg, uint8_t kind, int64_t off)
+{
+    reg_rule *r = tracked(s, reg);
+    if (r) {
+        r->kind = kind;
+        r->off = off;
+    }
+}
+
+#define STATE_STACK 16
+
+/* Runs CFA instructions for the row that holds at `ip`, starting at location `loc`.  `init`
+   is the CIE's row (for DW_CFA_restore), NULL while running the CIE itself.  Returns 0, or -1
+   for an instruction outside the supported set. */
+static int run_cfa(reader *r, const cie_info *c, cfa_state *s, const cfa_state *init,
+                   uintptr_t loc, uintptr_t ip)
+{
+    cfa_state stack[STATE_STACK];
+    unsigned depth = 0;
+    while (r->p < r->end && !r->bad) {
+        uint8_t op = get_u8(r);
+        uint64_t reg, delta = 0;
+        int64_t off;
+        switch (op >> 6) {
+        case 1:
+            delta = op & 0x3f;
+            goto advance;
+        case 2:
+            set_reg(s, op & 0x3f, REG_OFFSET, (int64_t)get_uleb(r) * c->data_align);
+            continue;
+        case 3:
+            if (!init)
+                return -1;
+            restore_reg(s, init, op & 0x3f);
+            continue;
+        }
+        switch (op) {
+        case 0x00: /* nop */
+            break;
+        case 0x02: delta = get_fixed(r, 1); goto advance;
+        case 0x03: delta = get_fixed(r, 2); goto advance;
+        case 0x04: delta = get_fixed(r, 4); goto advance;
+        case 0x05: /* offset_extended */
+            reg = get_uleb(r);
+            set_reg(s, reg, REG_OFFSET, (int64_t)get_uleb(r) * c->data_align);
+            break;
+        case 0x06: /* restore_extended */
+            if (!init)
+                return -1;
+            restore_reg(s, init, get_uleb(r));
+            break;
+        case 0x07: set_reg(s, get_uleb(r), REG_UNDEF, 0); break;
+        case 0x08: set_reg(s, get_uleb(r), REG_SAME, 0); break;
+        case 0x09: /* register */
+            reg = get_uleb(r);
+            get_uleb(r);
+            set_reg(s, reg, REG_OTHER, 0);
+            break;
+        case 0x0a: /* remember_state */
+            if (depth == STATE_STACK)
+                return -1;
+            stack[depth++] = *s;
+            break;
+        case 0x0b: /* restore_state */
+            if (!depth)
+                return -1;
+            *s = stack[--depth];
+            break;
+        case 0x0c: /* def_cfa */
+            s->cfa_reg = get_uleb(r);
+            s->cfa_off = (int64_t)get_uleb(r);
+            s->cfa_expr = 0;
+            break;
+        case 0x0d: s->cfa_reg = get_uleb(r); s->cfa_expr = 0; break;
+        case 0x0e: s->cfa_off = (int64_t)get_uleb(r); break;
+        case 0x0f: /* def_cfa_expression */
+            off = (int64_t)get_uleb(r);
+            if (off < 0 || off > r->end - r->p)
+                return -1;
+            r->p += off;
+            s->cfa_expr = 1;
+            break;
+        case 0x10: /* expression */
+        case 0x16: /* val_expression */
+            reg = get_uleb(r);
+            off = (int64_t)get_uleb(r);
+            if (off < 0 || off > r->end - r->p)
+                return -1;
+            r->p += off;
+            set_reg(s, reg, REG_OTHER, 0);
+            break;
+        case 0x11: /* offset_extended_sf */
+            reg = get_uleb(r);
+            set_reg(s, reg, REG_OFFSET, get_sleb(r) * c->data_align);
+            break;
+        case 0x12: /* def_cfa_sf */
+            s->cfa_reg = get_uleb(r);
+            s->cfa_off = get_sleb(r) * c->data_align;
+            s->cfa_expr = 0;
+            break;
+        case 0x13: s->cfa_off = get_sleb(r) * c->data_align; break;
+        case 0x14: /* val_offset */
+            reg = get_uleb(r);
+            get_uleb(r);
+            set_reg(s, reg, REG_OTHER, 0);
+            break;
+        case 0x15: /* val_offset_sf */
+            reg = get_uleb(r);
+            get_sleb(r);
+            set_reg(s, reg, REG_OTHER, 0);
+            break;
+        case 0x2e: /* GNU_args_size: only matters to exception landing pads */
+            get_uleb(r);
+            break;
+        case 0x2f: /* GNU_negative_offset_extended */
+            reg = get_uleb(r);
+            set_reg(s, reg, REG_OFFSET, -(int64_t)get_uleb(r) * c->data_align);
+            break;
+        default:
+            return -1;
+        }
+        continue;
+    advance:
+        loc += delta * c->code_align;
+        if (loc > ip)
+            return 0;
+    }
+    return r->bad ? -1 : 0;
+}
+
+/* Reduces the row to a rule; anything beyond "rsp/rbp + offset, RA at CFA-8, rbp unchanged or
+   at CFA-8k" is slow.  An undefined return address or rbp ends the stack, as in libunwind. */
+static uint32_t reduce(const cfa_state *s)
+{
+    if (s->ra.kind == REG_UNDEF || s->rbp.kind == REG_UNDEF)
+        return KIND_END;
+    if (s->cfa_expr || (s->cfa_reg != 6 && s->cfa_reg != 7) || s->cfa_off < 8 ||
+        s->cfa_off > CFA_OFF_MAX || (s->cfa_off & 7))
+        return KIND_SLOW;
+    if (s->ra.kind != REG_OFFSET || s->ra.off != -8)
+        return KIND_SLOW;
+    uint32_t rule = KIND_STEP | (uint32_t)s->cfa_off << 12;
+    if (s->cfa_reg == 6)
+        rule |= RULE_CFA_RBP;
+    if (s->rbp.kind == REG_OFFSET) {
+        int64_t k = -s->rbp.off / 8;
+        if (s->rbp.off >= 0 || (s->rbp.off & 7) || k < 2 || k > 255)
+            return KIND_SLOW;
+        rule |= RULE_RBP_SAVED | (uint32_t)k << 4;
+    } else if (s->rbp.kind != REG_SAME) {
+        return KIND_SLOW;
+    }
+    return rule;
+}
+
+/* ---- modules: where each loaded object's search table is ---- */
+
+#define MAX_MODULES 1024
+
+typedef struct {
+    uintptr_t lo, hi;     /* span of the PT_LOAD segments */
+    uintptr_t hdr;        /* .eh_frame_hdr, the base of the table's data-relative values */
+    const int32_t *table; /* sorted (initial location, FDE) pairs, 0 = no usable table */
+    uint32_t count;
+} module;
+
+/* Guarded by the loader's lock: only touched inside dl_iterate_phdr callbacks. */
+static module modules[MAX_MODULES];
+static unsigned nmodules;
+static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
+
+static const module *add_module(struct dl_phdr_info *info)
+{
+    if (nmodules == MAX_MODULES)
+        return NULL;
+    module m = {UINTPTR_MAX, 0, 0, NULL, 0};
+    const ElfW(Phdr) *eh = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD) {
+            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            if (a < m.lo)
+                m.lo = a;
+            if (a + ph->p_memsz > m.hi)
+                m.hi = a + ph->p_memsz;
+        } else if (ph->p_type == PT_GNU_EH_FRAME) {
+            eh = ph;
+        }
+    }
+    if (m.hi <= m.lo)
+        return NULL;
+    if (eh) {
+        const uint8_t *h = (const uint8_t *)(info->dlpi_addr + eh->p_vaddr);
+        reader r = {h, h + eh->p_memsz, 0};
+        uint8_t version = get_u8(&r), ptr_enc = get_u8(&r), count_enc = get_u8(&r);
+        uint8_t table_enc = get_u8(&r);
+        get_encoded(&r, ptr_enc, (uintptr_t)h);
+        uint64_t count = get_encoded(&r, count_enc, (uintptr_t)h);
+        /* The linker's table is always 4-byte offsets from the header; others stay slow. */
+        if (!r.bad && version == 1 && table_enc == 0x3b && count &&
+            count <= (uint64_t)(r.end - r.p) / 8) {
+            m.hdr = (uintptr_t)h;
+            m.table = (const int32_t *)r.p;
+            m.count = (uint32_t)count;
+        }
+    }
+    modules[nmodules] = m;
+    return &modules[nmodules++];
+}
+
+static const module *find_module(uintptr_t ip)
+{
+    for (unsigned i = 0; i < nmodules; i++)
+        if (ip >= modules[i].lo && ip < modules[i].hi)
+            return &modules[i];
+    return NULL;
+}
+
+static uint32_t rule_in_module(const module *m, uintptr_t ip)
+{
+    if (!m || !m->table)
+        return KIND_SLOW;
+    uint32_t lo = 0, hi = m->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m->hdr + (intptr_t)m->table[2 * mid] <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return KIND_SLOW;
+    const uint8_t *fde = (const uint8_t *)(m->hdr + (intptr_t)m->table[2 * (lo - 1) + 1]);
+    uint32_t len, cie_off;
+    memcpy(&len, fde, 4);
+    if (len == 0 || len == 0xffffffffu)
+        return KIND_SLOW;
+    memcpy(&cie_off, fde + 4, 4);
+    cie_info c;
+    if (!cie_off || parse_cie(fde + 4 - cie_off, &c) || c.signal)
+        return KIND_SLOW;
+    reader r = {fde + 8, fde + 4 + len, 0};
+    uintptr_t begin = get_encoded(&r, c.fde_enc, 0);
+    uintptr_t range = get_encoded(&r, c.fde_enc & 0x0f, 0);
+    if (r.bad || ip < begin || ip - begin >= range)
+        return KIND_SLOW;
+    if (c.has_z) {
+        uint64_t n = get_uleb(&r);
+        if (r.bad || n > (uint64_t)(r.end - r.p))
+            return KIND_SLOW;
+        r.p += n;
+    }
+    cfa_state init = {0, 0, 0, {REG_SAME, 0}, {REG_SAME, 0}};
+    reader ci = {c.insns, c.end, 0};
+    if (run_cfa(&ci, &c, &init, NULL, begin, UINTPTR_MAX))
+        return KIND_SLOW;
+    cfa_state row = init;
+    if (run_cfa(&r, &c, &row, &init, begin, ip))
+        return KIND_SLOW;
+    return reduce(&row);
+}
+
+typedef struct {
+    uintptr_t ip;   /* the address looked up: return address - 1 */
+    uint32_t rule;
+    int first;
+    int unloaded;   /* the loader unloaded something since the list was built */
+} fill_ctx;
+
+static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    fill_ctx *f = arg;
+    if (f->first) {
+        f->first = 0;
+        int counted = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
+        if (counted && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
+            f->rule = rule_in_module(find_module(f->ip), f->ip);
+            return 1;
+        }
+        f->unloaded = seen_subs != ~0ull && (!counted || info->dlpi_subs != seen_subs);
+        seen_adds = counted ? info->dlpi_adds : ~0ull;
+        seen_subs = counted ? info->dlpi_subs : ~0ull;
+        nmodules = 0;
+    }
+    const module *m = add_module(info);
+    if (m && f->ip >= m->lo && f->ip < m->hi)
+        f->rule = rule_in_module(m, f->ip);
+    return 0;
+}
+
+static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
+{
+    fill_ctx f = {ra - 1, KIND_SLOW, 1, 0};
+    dl_iterate_phdr(fill_module, &f);
+    if (f.unloaded)
+        churn_cfi_forget();
+    store_rule(ra, f.rule);
+    return f.rule;
+}
+
+/* ---- the walk ---- */
+
+/* Our own frame has a frame pointer (this file is built with -fno-omit-frame-pointer, and
+   __builtin_frame_address forces one), so the caller's registers at the moment it resumes are
+   exact: rsp just above our return address, rbp as we saved it. */
+__attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
+                                                  uintptr_t stack_lo, uintptr_t stack_hi)
+{
+    const uintptr_t *frame = __builtin_frame_address(0);
+    uintptr_t sp = (uintptr_t)(frame + 2), bp = frame[0], ip = frame[1];
+    unsigned n = 0;
+    if (sp < stack_lo || sp >= stack_hi)
+        return -1;
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (__builtin_expect(gen != near_generation, 0)) {
+        memset(near, 0, sizeof near);
+        near_generation = gen;
+    }
+    near_slot *sets = near;
+    while (n < max) {
+        ips[n++] = ip;
+        /* Two ways per set: the innermost frames of different stacks often share a place.
+           (sp >> 3) * sizeof(near_slot), masked to the even slots. */
+        near_slot *set = (near_slot *)((char *)sets + ((sp << 1) & ((NEAR - 2) * 16)));
+        uint32_t rule = set[0].rule, off = set[0].cfa_off;
+        if (__builtin_expect(set[0].ip != ip, 0)) {
+            rule = set[1].rule;
+            off = set[1].cfa_off;
+            if (set[1].ip != ip) {
+                if (!cached_rule(ip, &rule))
+                    rule = fill(ip);
+                off = RULE_CFA_OFF(rule);
+                set[1] = set[0];
+                set[0] = (near_slot){ip, off, rule};
+            }
+        }
+        if (RULE_KIND(rule) != KIND_STEP)
+            return RULE_KIND(rule) == KIND_END ? (int)n : -1;
+        uintptr_t cfa = ((rule & RULE_CFA_RBP) ? bp : sp) + off;
+        /* Every load stays between the current stack pointer and the stack's top. */
+        if (cfa < sp + 8 || cfa > stack_hi || (cfa & 7))
+            return -1;
+        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+        if (rule & RULE_RBP_SAVED) {
+            uintptr_t at = cfa - 8 * RULE_RBP_SLOT(rule);
+            if (at < sp)
+                return -1;
+            bp = *(const uintptr_t *)at;
+        }
+        sp = cfa;
+        if (!ra)
+            return (int)n;
+        /* libunwind's fast path stops below 0x4000 and its slow path does not: let it say. */
+        if (ra < 0x4000)
+            return -1;
+        ip = ra;
+    }
+    return (int)n;
+}
