@@ -1,0 +1,241 @@
+"""Assertions shared by the tests: reading churn-analyze --json reports, the phase lines the
+test programs print, and the trace file itself (segment headers and records, decoded here
+independently of the analyzer from include/churn/format.h, so a test can tell a shim bug
+from an analyzer bug)."""
+
+import json
+import struct
+import subprocess
+import sys
+import zlib
+
+SKIPPABLE_MAGIC = 0x184D2A5C
+SEGMENT_MAGIC = 0x47534843
+FILE_HEADER_BYTES = 56
+SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def expect(label, got, want):
+    if got != want:
+        fail("%s: got %r, expected %r" % (label, got, want))
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail("%s is not one JSON object: %s" % (path, e))
+
+
+def field(obj, *keys):
+    """obj[k1][k2]...; a missing key fails the test naming the path."""
+    for key in keys:
+        try:
+            obj = obj[key]
+        except (KeyError, IndexError, TypeError):
+            fail("report has no %s" % ".".join(str(k) for k in keys))
+    return obj
+
+
+def phases(path):
+    """The `phase NAME EPOCH` lines a test program prints, as {name: epoch}."""
+    result = {}
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if len(words) == 3 and words[0] == "phase":
+                result[words[1]] = int(words[2])
+    if not result:
+        fail("%s has no phase lines" % path)
+    if len(set(result.values())) != len(result):
+        fail("phases share epoch numbers %s: churn_epoch_begin() did not reach the shim"
+             % sorted(result.items()))
+    return result
+
+
+_epochs_cache = {}
+
+
+def epochs(report):
+    """{epoch number: epoch object}, built once per report."""
+    key = id(report)
+    if key not in _epochs_cache:
+        _epochs_cache[key] = (report, {e["epoch"]: e for e in field(report, "epochs")})
+    return _epochs_cache[key][1]
+
+
+def epoch(report, number, what=""):
+    by_number = epochs(report)
+    if number not in by_number:
+        fail("epoch %d (%s) missing from the report; epochs present: %s"
+             % (number, what, summarize(sorted(by_number))))
+    return by_number[number]
+
+
+def summarize(numbers):
+    if len(numbers) > 12:
+        return "%s ... %s (%d)" % (numbers[:5], numbers[-5:], len(numbers))
+    return str(numbers)
+
+
+def expect_epoch(report, number, what, **want):
+    """Asserts exact figures of one epoch, e.g. allocs=3, frees=2."""
+    e = epoch(report, number, what)
+    for key, value in want.items():
+        expect("epoch %d (%s) %s" % (number, what, key), field(e, key), value)
+    return e
+
+
+def live_delta(report, number, what):
+    """(live_count, live_bytes) at the end of epoch `number` minus at the end of the one
+    before: the program does nothing between the two."""
+    cur = epoch(report, number, what)
+    prev = epoch(report, number - 1, "the epoch before " + what)
+    return (cur["live_count"] - prev["live_count"], cur["live_bytes"] - prev["live_bytes"])
+
+
+def growth_with(report, function):
+    """The growth entries whose stack names `function` in one of its frames."""
+    return [g for g in field(report, "growth")
+            if any(function in frame for frame in g.get("stack", []))]
+
+
+def segment_headers(path, limit=None):
+    """Every segment header whose magic and crc verify, with the offset and whether its zstd
+    frame lies wholly within the first `limit` bytes (the whole file when None)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if limit is None:
+        limit = len(data)
+    found = []
+    pos = data.find(struct.pack("<I", SKIPPABLE_MAGIC))
+    while pos >= 0:
+        if pos + SEGMENT_HEADER.size <= len(data):
+            fields = SEGMENT_HEADER.unpack_from(data, pos)
+            if fields[0] == SKIPPABLE_MAGIC and fields[2] == SEGMENT_MAGIC:
+                raw = bytearray(data[pos:pos + SEGMENT_HEADER.size])
+                raw[-4:] = b"\0\0\0\0"
+                if crc32(bytes(raw)) == fields[10]:
+                    end = pos + SEGMENT_HEADER.size + fields[8]
+                    found.append({"offset": pos, "seq": fields[4], "first_epoch": fields[5],
+                                  "last_epoch": fields[6], "raw_bytes": fields[7],
+                                  "zstd_bytes": fields[8], "end": end,
+                                  "complete": end <= limit,
+                                  "payload": data[pos + SEGMENT_HEADER.size:end]})
+        pos = data.find(struct.pack("<I", SKIPPABLE_MAGIC), pos + 1)
+    return found
+
+
+def crc32(data):
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+class Reader:
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    def v(self):
+        value = shift = 0
+        while True:
+            b = self.data[self.pos]
+            self.pos += 1
+            value |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return value
+
+    def z(self):
+        u = self.v()
+        return (u >> 1) ^ -(u & 1)
+
+    def bytes(self):
+        n = self.v()
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+
+def records(path):
+    """Every record of every complete segment, in sequence order, as dicts with `tag`, `kind`
+    (the low nibble) and the fields of include/churn/format.h.  Heap event addresses are
+    coded against per-segment state (include/churn/coding.h) and are left coded here; map
+    records carry their absolute `address` (a delta against the previous map record's)."""
+    segments = sorted((s for s in segment_headers(path) if s["complete"]),
+                      key=lambda s: s["seq"])
+    out = []
+    for seg in segments:
+        raw = subprocess.run(["zstd", "-dcq"], input=seg["payload"], stdout=subprocess.PIPE,
+                             check=True).stdout
+        try:
+            out.extend(decode(raw, seg["seq"]))
+        except IndexError:
+            fail("segment %d of %s ends inside a record" % (seg["seq"], path))
+    return out
+
+
+def decode(raw, seq):
+    r = Reader(raw)
+    previous_map = 0
+    thread = 0
+    epoch_tag = 0
+    out = []
+    while r.pos < len(raw):
+        tag = r.data[r.pos]
+        r.pos += 1
+        cls = tag & 0xF0
+        rec = {"tag": tag, "kind": tag & 0x0F, "segment": seq, "thread": thread,
+               "epoch": epoch_tag}
+        if tag == 0x01:
+            rec.update(seq=r.v(), epoch=r.v(), ns=r.v())
+        elif tag == 0x02:
+            rec.update(id=r.v(), bias=r.v(), start=r.v(), end=r.v(), build_id=r.bytes(),
+                       path=r.bytes())
+        elif tag == 0x03:
+            rec["id"] = r.v()
+            rec["ips"] = [r.z() for _ in range(r.v())]
+        elif tag == 0x04:
+            thread = rec["tid"] = r.v()
+        elif tag == 0x05:
+            epoch_tag = rec["epoch"] = r.v()
+        elif tag == 0x06:
+            rec["allocator"] = r.bytes()
+            rec["page_size"] = r.v()
+            rec["counters"] = [r.bytes() for _ in range(r.v())]
+        elif tag == 0x07:
+            rec.update(live_count=r.v(), live_bytes=r.v())
+            rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]
+        elif tag in (0x08, 0x09):
+            rec.update(a=r.v(), b=r.v())
+        elif tag == 0x0A:
+            rec.update(size=r.v(), slack=r.v(), stack=r.v())
+        elif cls == 0x10:
+            rec.update(info=r.v(), address_code=r.v())
+        elif cls == 0x20:
+            rec.update(address_delta=r.z(), size=r.v(), slack=r.v(), stack=r.v(), age=r.v())
+        elif tag == 0x30:
+            rec["address_delta"] = r.z()
+        elif cls == 0x40:
+            previous_map += r.z()
+            previous_map &= (1 << 64) - 1
+            rec.update(address=previous_map, length=r.v(), a=r.v(), b=r.v(), stack=r.v(),
+                       internal=bool(tag & 0x08), kind=tag & 0x07)
+        elif cls == 0x60:
+            rec["address_code"] = r.v()
+        elif tag == 0x50:
+            names = ("epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
+                     "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes")
+            rec.update({n: r.v() for n in names})
+            rec["classes"] = [[r.v() for _ in range(5)] for _ in range(r.v())]
+            rec["callsites"] = [[r.v() for _ in range(7)] for _ in range(r.v())]
+            rec["counters"] = [r.v() for _ in range(r.v())]
+        else:
+            fail("segment %d: unknown record tag 0x%02x at offset %d" % (seq, tag, r.pos - 1))
+        out.append(rec)
+    return out

@@ -1,0 +1,78 @@
+# Sourced by every test/t_*.sh (run from the repository root).  Each helper either succeeds or
+# ends the test with `fail`, whose message is the last line of output: test/run.sh shows it.
+set -eu
+
+ROOT=$(pwd)
+SHIM=$ROOT/build/libchurn.so
+ANALYZE=$ROOT/build/churn-analyze
+TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4
+JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+TEST_NAME=$(basename "$0" .sh)
+WORK=$ROOT/build/test/${TEST_NAME#t_}
+PROG_CFLAGS="-O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Iinclude -Itest/programs"
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# The real components are required: a test never passes without them.
+require_built() {
+    [ -f "$SHIM" ] || fail "build/libchurn.so is missing: run make"
+    [ -x "$ANALYZE" ] || fail "build/churn-analyze is missing: run make"
+}
+
+# build_c NAME SOURCE [extra gcc args...]: compiles a test program into $WORK/NAME.
+build_c() {
+    name=$1
+    src=$2
+    shift 2
+    gcc $PROG_CFLAGS -std=gnu11 -o "$WORK/$name" "$src" "$@" >"$WORK/$name.build.log" 2>&1 ||
+        fail "cannot compile $src: $(tail -n 1 "$WORK/$name.build.log")"
+}
+
+build_cxx() {
+    name=$1
+    src=$2
+    shift 2
+    g++ $PROG_CFLAGS -std=gnu++17 -o "$WORK/$name" "$src" "$@" >"$WORK/$name.build.log" 2>&1 ||
+        fail "cannot compile $src: $(tail -n 1 "$WORK/$name.build.log")"
+}
+
+# traced TRACE STDOUT PROGRAM [ARGS...]: runs PROGRAM under the shim (extra variables such as
+# CHURN_SEGMENT_KB come from the caller's environment); the program checks its own results,
+# so a non-zero exit fails the test with the program's last stderr line.  CHURN_PRELOAD_EXTRA
+# names allocator libraries to preload after the shim.
+traced() {
+    trace=$1
+    out=$2
+    shift 2
+    rm -f "$trace"
+    status=0
+    env CHURN_OUT="$trace" LD_PRELOAD="$SHIM${CHURN_PRELOAD_EXTRA:+ $CHURN_PRELOAD_EXTRA}" \
+        "$@" >"$out" 2>"$out.err" || status=$?
+    if [ "$status" -ne 0 ]; then
+        cat "$out.err"
+        fail "$* exited with status $status under the shim: $(tail -n 1 "$out.err")"
+    fi
+    [ -s "$trace" ] || fail "$* ran under the shim but wrote no trace $trace"
+}
+
+# analyze TRACE JSON: the analyzer must succeed and print one JSON object.
+analyze() {
+    status=0
+    "$ANALYZE" --json "$1" >"$2" 2>"$2.err" || status=$?
+    if [ "$status" -ne 0 ]; then
+        cat "$2.err"
+        fail "churn-analyze --json $1 exited with status $status: $(tail -n 1 "$2.err")"
+    fi
+}
+
+# check ARGS... < python: runs the assertions on stdin with test/churncheck.py importable.
+check() {
+    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$ROOT/test" python3 - "$@"
+}
+
+require_built
+rm -rf "$WORK"
+mkdir -p "$WORK"

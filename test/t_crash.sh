@@ -1,0 +1,62 @@
+#!/bin/sh
+# A traced process that dies (test/programs/crash.c): after abort() the trace ends with the
+# fatal signal and holds the work epoch exactly; after SIGKILL, which the shim cannot see,
+# what it had flushed (CHURN_FLUSH_MS) is readable and the report says the trace was cut short.
+. test/lib.sh
+
+build_c crash test/programs/crash.c
+
+rm -f "$WORK/abort.zst"
+status=0
+CHURN_OUT="$WORK/abort.zst" LD_PRELOAD="$SHIM" "$WORK/crash" abort >"$WORK/abort.out" \
+    2>"$WORK/abort.err" || status=$?
+[ "$status" -eq 134 ] || fail "crash abort exited with status $status under the shim, not 134 (SIGABRT)"
+[ -s "$WORK/abort.zst" ] || fail "the aborted process left no trace"
+analyze "$WORK/abort.zst" "$WORK/abort.json"
+check "$WORK/abort.json" "$WORK/abort.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+expect_epoch(report, ph["work"], "work before abort()", allocs=13, frees=0,
+             alloc_bytes=13 * 500)
+expect("metadata.exit.how after abort()", field(report, "metadata", "exit", "how"), "signal")
+expect("metadata.exit.detail after abort()", field(report, "metadata", "exit", "detail"), 6)
+print("abort(): work epoch exact, exit by signal 6 recorded")
+PY
+
+rm -f "$WORK/kill.zst"
+CHURN_FLUSH_MS=50 CHURN_OUT="$WORK/kill.zst" LD_PRELOAD="$SHIM" "$WORK/crash" hang \
+    >"$WORK/kill.out" 2>"$WORK/kill.err" &
+pid=$!
+# Wait (bounded) until the work epoch is readable from the live file, then kill -9.
+tries=0
+until [ -s "$WORK/kill.out" ] && "$ANALYZE" --json "$WORK/kill.zst" >"$WORK/live.json" 2>/dev/null &&
+    check "$WORK/live.json" "$WORK/kill.out" >/dev/null 2>&1 <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+sys.exit(0 if ph["work"] in epochs(report) and epochs(report)[ph["work"]]["allocs"] == 13 else 1)
+PY
+do
+    tries=$((tries + 1))
+    if [ "$tries" -ge 300 ] || ! kill -0 "$pid" 2>/dev/null; then
+        kill -9 "$pid" 2>/dev/null || true
+        cat "$WORK/kill.err"
+        fail "the work epoch of the running process never became readable in $WORK/kill.zst"
+    fi
+    sleep 0.1
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+analyze "$WORK/kill.zst" "$WORK/kill.json"
+check "$WORK/kill.json" "$WORK/kill.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+expect_epoch(report, ph["work"], "work before SIGKILL", allocs=13, frees=0,
+             alloc_bytes=13 * 500)
+expect("metadata.exit.how after SIGKILL", field(report, "metadata", "exit", "how"), "none")
+if not any("exit" in w or "cut" in w for w in field(report, "warnings")):
+    fail("no warning that the killed process's trace was cut short: %s" % report["warnings"])
+print("SIGKILL: flushed work readable, trace reported as cut short")
+PY

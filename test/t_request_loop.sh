@@ -1,0 +1,64 @@
+#!/bin/sh
+# The demo workload (test/programs/request_loop.c, 200 requests): the leak from
+# remember_session must top the growth list at one 48-byte object per epoch and never be
+# freed; the 4096-byte responses freed 8 requests later must land in the "8-15" lifetime
+# bucket (all but the last 8, freed at shutdown at ages 0..7); temporaries die in "same".
+. test/lib.sh
+
+build_c request_loop test/programs/request_loop.c
+traced "$WORK/trace.zst" "$WORK/out" "$WORK/request_loop" 200
+analyze "$WORK/trace.zst" "$WORK/report.json"
+
+check "$WORK/report.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+requests = 200
+growth = field(report, "growth")
+if not growth:
+    fail("growth list is empty")
+top = growth[0]
+stack = field(top, "stack")
+if not stack or not stack[0].startswith("remember_session"):
+    fail("top growth entry is not remember_session: stack %s" % stack[:3])
+if "request_loop.c:" not in stack[0]:
+    fail("remember_session frame has no file:line: %r" % stack[0])
+expect("leak bytes_per_epoch", round(field(top, "bytes_per_epoch"), 3), 48)
+expect("leak count_per_epoch", round(field(top, "count_per_epoch"), 3), 1)
+if not field(top, "r2") >= 0.99:
+    fail("leak r2 %r < 0.99" % top["r2"])
+expect("leak allocs", field(top, "allocs"), requests)
+expect("leak frees", field(top, "frees"), 0)
+expect("leak live_count", field(top, "live_count"), requests)
+expect("leak live_bytes", field(top, "live_bytes"), 48 * requests)
+lifetime = field(top, "lifetime")
+expect("leak lifetime buckets", {k: v for k, v in lifetime.items() if v}, {"never": requests})
+
+delayed = [g for g in growth if g["stack"] and g["stack"][0].startswith("stash_response")]
+expect("growth entries for stash_response", len(delayed), 1)
+d = delayed[0]
+expect("stash_response allocs", field(d, "allocs"), requests)
+expect("stash_response frees", field(d, "frees"), requests)
+expect("stash_response alloc_bytes", field(d, "alloc_bytes"), 4096 * requests)
+buckets = {k: v for k, v in field(d, "lifetime").items() if v}
+expect("stash_response lifetime buckets", buckets,
+       {"8-15": requests - 8, "4-7": 4, "2-3": 2, "1": 1, "same": 1})
+
+temp_functions = ("read_request_line", "parse_headers", "format_reply", "copy_route")
+for name in temp_functions:
+    entries = [g for g in growth if any(name in f for f in g["stack"][:3])]
+    if not entries:
+        fail("no growth entry for temporaries of %s" % name)
+    for g in entries:
+        buckets = {k: v for k, v in g["lifetime"].items() if v}
+        expect("%s lifetime buckets" % name, buckets, {"same": g["allocs"]})
+        expect("%s frees" % name, g["frees"], g["allocs"])
+
+totals = field(report, "totals")
+if totals["allocs"] < 8 * requests:
+    fail("totals.allocs %d < %d made by the requests" % (totals["allocs"], 8 * requests))
+leaked = field(report, "leaked_at_exit")
+if leaked["count"] < requests or leaked["bytes"] < 48 * requests:
+    fail("leaked_at_exit %r misses the %d sessions" % (leaked, requests))
+print("leak on top: %r per epoch, r2 %.4f" % (top["bytes_per_epoch"], top["r2"]))
+PY
