@@ -10,7 +10,7 @@ BUILD   := build
 
 # Build dependencies, and the real components the tests trace or compare against.
 BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev
-TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang
+TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))

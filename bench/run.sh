@@ -1,0 +1,22 @@
+#!/bin/sh
+# `make bench`: builds the benchmark's own helpers, then bench/bench.py measures native,
+# libchurn, libchurn with CHURN_EVENTS=0 and heaptrack on every workload and writes
+# bench/results/latest.md.  The Makefile has already built build/libchurn.so and
+# build/churn-analyze.  BENCH_RUNS=N sets the rounds (default 5); BENCH_QUICK=1 is the short
+# form for CI (2 rounds, small workloads).
+set -eu
+cd "$(dirname "$0")/.."
+CC=${CC:-gcc}
+mkdir -p build/bench
+for tool in heaptrack heaptrack_print sqlite3 node zstd /usr/bin/python3; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "bench: $tool is not installed (make bench installs the test packages)" >&2
+        exit 1
+    fi
+done
+# Frame pointers kept so that libchurn's stack capture sees the benchmark's own frames.
+$CC -O2 -g -Wall -Wextra -std=gnu11 -fno-omit-frame-pointer -pthread \
+    -o build/bench/threads bench/threads.c
+$CC -O2 -Wall -Wextra -std=gnu11 -shared -fPIC -o build/bench/libmaxrss.so bench/maxrss_preload.c
+$CC -O2 -Wall -Wextra -std=gnu11 -o build/bench/detach bench/detach.c
+exec /usr/bin/python3 bench/bench.py

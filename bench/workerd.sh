@@ -1,0 +1,73 @@
+#!/bin/sh
+# workerd under libchurn against workerd alone: the seed's case (test/workerd/, 20,000
+# subrequests a run by default), native and under LD_PRELOAD=build/libchurn.so in alternation so
+# that drift of the shared machine hits both alike.  Prints subrequests/s of every run, the
+# medians and the ratio libchurn/native.  BENCH_ROUNDS (3) and BENCH_SUBREQUESTS (20000) change
+# the size; CHURN_* variables in the environment reach the traced runs.
+set -eu
+cd "$(dirname "$0")/.."
+ROUNDS=${BENCH_ROUNDS:-3}
+SUBREQUESTS=${BENCH_SUBREQUESTS:-20000}
+OUT=build/bench/workerd
+
+[ -f build/libchurn.so ] || { echo "bench/workerd.sh: build/libchurn.so is missing: run make" >&2; exit 1; }
+WORKERD=$(test/workerd/install.sh)
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+run() {
+    mode=$1
+    round=$2
+    base=$OUT/$mode.$round
+    if [ "$mode" = native ]; then
+        set --
+    else
+        set -- --env "LD_PRELOAD=$PWD/build/libchurn.so" --env "CHURN_OUT=$PWD/$base.zst"
+    fi
+    if ! python3 test/workerd/drive.py --workerd "$WORKERD" --subrequests "$SUBREQUESTS" \
+        --log "$base.log" "$@" >"$base.json"; then
+        echo "bench/workerd.sh: $mode round $round failed: $(tail -n 1 "$base.log" 2>/dev/null)" >&2
+        grep '"error"' "$base.json" >&2 || true
+        exit 1
+    fi
+}
+
+# Odd rounds start native, even rounds start traced: a warm-up or drift favours neither.
+i=1
+while [ "$i" -le "$ROUNDS" ]; do
+    if [ $((i % 2)) -eq 1 ]; then
+        run native "$i"
+        run libchurn "$i"
+    else
+        run libchurn "$i"
+        run native "$i"
+    fi
+    i=$((i + 1))
+done
+
+python3 - "$OUT" "$ROUNDS" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+rows = {}
+for mode in ("native", "libchurn"):
+    runs = [json.load(open("%s/%s.%d.json" % (out, mode, i))) for i in range(1, rounds + 1)]
+    rows[mode] = runs
+    rates = [r["subrequests_per_s"] for r in runs]
+    # workerd's own CPU time per subrequest: steadier than wall time on a shared machine.
+    cpu_us = [1e6 * r["workerd_cpu_s"] / r["subrequests"] for r in runs]
+    growth = [r["rss_growth_bytes_per_subrequest"] for r in runs]
+    print("%-8s subrequests/s %s  median %.0f;  workerd CPU us/subrequest median %.1f;"
+          "  RSS start %.0f kB, growth B/subrequest median %.0f"
+          % (mode, " ".join("%.0f" % x for x in rates), statistics.median(rates),
+             statistics.median(cpu_us), statistics.median(r["rss_start_kb"] for r in runs),
+             statistics.median(growth)))
+
+
+def median_of(mode, key):
+    return statistics.median(r[key] for r in rows[mode])
+
+
+print("ratio libchurn/native: subrequests/s %.3f, workerd CPU time %.3f"
+      % (median_of("libchurn", "subrequests_per_s") / median_of("native", "subrequests_per_s"),
+         median_of("libchurn", "workerd_cpu_s") / median_of("native", "workerd_cpu_s")))
+PY
