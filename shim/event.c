@@ -32,6 +32,13 @@ static inline uint32_t epoch_now(void)
 
 void churn_record_alloc(void *p, size_t size, int kind)
 {
+    if (p)
+        churn_record_alloc_usable(p, size, churn_next.usable_size ? churn_next.usable_size(p) : size,
+                                  kind);
+}
+
+void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
+{
     churn_thread *t = churn_thread_self();
     if (!t || !p)
         return;
@@ -40,7 +47,7 @@ void churn_record_alloc(void *p, size_t size, int kind)
     ev.kind = (uint8_t)kind;
     ev.addr = (uintptr_t)p;
     ev.size = size;
-    ev.usable = churn_next.usable_size ? churn_next.usable_size(p) : size;
+    ev.usable = usable;
     ev.aux = 0;
     ev.stack = stack_id(t);
     ev.epoch = epoch_now();
@@ -81,6 +88,16 @@ void churn_record_free(void *p, int kind)
     churn_live live;
     int known = churn_livemap_remove((uintptr_t)p, &live);
     emit_free(t, p, kind, known ? &live : NULL, known ? usable_size(p, live.size) : 0);
+}
+
+void churn_record_free_usable(void *p, size_t usable, int kind)
+{
+    churn_thread *t = churn_thread_self();
+    if (!t || !p)
+        return;
+    churn_live live;
+    int known = churn_livemap_remove((uintptr_t)p, &live);
+    emit_free(t, p, kind, known ? &live : NULL, known ? usable : 0);
 }
 
 /* The old block leaves the live map before the real realloc can free it (another thread may

@@ -210,6 +210,9 @@ extern _Atomic uint64_t churn_dropped_events;
 
 /* ---- event.c: what every way in calls after the real allocator answered ---- */
 void churn_record_alloc(void *p, size_t size, int kind);
+/* The same when the way in already knows the usable size (an allocator hook tells it). */
+void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind);
+void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);

@@ -163,6 +163,7 @@ __attribute__((constructor)) static void churn_constructor(void)
     } else {
         install_fatal_handlers();
         pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+        churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
     churn_in_shim--;
 }

@@ -5,6 +5,7 @@
  * once the thread is dead (not merely past its TLS destructors, which may still free memory)
  * and the ring is drained.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -176,4 +177,45 @@ void churn_threads_after_fork_child(void)
     }
     atomic_store(&registry, self);
     churn_spin_unlock(&registry_lock);
+}
+
+/* Threads get their ring when they start, before their first allocation: registering calls
+   libc functions that allocate (pthread_getattr_np), which must not happen from inside an
+   allocator hook (way_tcmalloc.c) or a patched allocator entry.  A thread made some other way
+   (a raw clone) still registers lazily on its first event. */
+typedef struct {
+    void *(*fn)(void *);
+    void *arg;
+} start_t;
+
+static void *thread_start(void *p)
+{
+    start_t s = *(start_t *)p;
+    churn_mem_free(p);
+    if (atomic_load(&churn_state) == CHURN_ON) {
+        churn_in_shim++;
+        churn_thread_self();
+        churn_in_shim--;
+    }
+    return s.fn(s.arg);
+}
+
+CHURN_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                             void *(*fn)(void *), void *arg)
+{
+    static int (*_Atomic next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    if (!next)
+        next = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))dlsym(
+            RTLD_NEXT, "pthread_create");
+    if (churn_in_shim || atomic_load(&churn_state) != CHURN_ON)
+        return next(thread, attr, fn, arg);
+    start_t *s = churn_mem_alloc(sizeof *s);
+    if (!s)
+        return next(thread, attr, fn, arg);
+    s->fn = fn;
+    s->arg = arg;
+    int rc = next(thread, attr, thread_start, s);
+    if (rc)
+        churn_mem_free(s);
+    return rc;
 }

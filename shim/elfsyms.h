@@ -1,0 +1,23 @@
+/*
+ * Symbols of the executable from its own file (.symtab and .dynsym), for what dlsym cannot
+ * find: tcmalloc's hook registration, a statically linked allocator's entry points, the
+ * functions named by CHURN_EPOCH_AT.  Read once at start-up from /proc/self/exe through a
+ * private read-only mapping; no allocation from the traced heap.
+ */
+#ifndef CHURN_ELFSYMS_H
+#define CHURN_ELFSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Run-time address of the defined function symbol with this exact (mangled) name in the
+   executable, or 0. */
+uintptr_t churn_exe_symbol(const char *name);
+
+/* Calls fn for every defined function symbol of the executable whose mangled name starts with
+   prefix; returns how many matched (fn may be NULL to count). */
+size_t churn_exe_symbols_with_prefix(const char *prefix,
+                                     void (*fn)(const char *name, uintptr_t addr, void *ctx),
+                                     void *ctx);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * Ways in: how a process's allocation calls reach libchurn.  One is chosen per process at
+ * start-up, in the order of churn_ways[] (way.c): the first whose applies() says yes is
+ * installed, and named once on stderr.  Every way ends in the same calls of event.c
+ * (churn_record_alloc / churn_record_free), under the same guard, so nothing downstream knows
+ * how an event came in.
+ *
+ *   elf       interpose.c, cxx.c: libchurn's exported malloc family and operators win the
+ *             dynamic linker's lookup (the usual LD_PRELOAD case; glibc, or tcmalloc/jemalloc
+ *             preloaded after libchurn).
+ *   tcmalloc  way_tcmalloc.c: Google tcmalloc linked into the executable (workerd): its own
+ *             new/delete hooks, found in the executable's symbol table.
+ *   patch     way_patch.c: any other allocator linked into the executable: its malloc family
+ *             and operators are patched at their entry (x86-64) to call through libchurn.
+ *
+ * A port to another system adds ways, not rewrites: docs/ports.md sketches macOS.
+ */
+#ifndef CHURN_WAY_H
+#define CHURN_WAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct churn_way {
+    const char *name;
+    /* 1 when this way is the one that sees this process's allocations. */
+    int (*applies)(void);
+    /* Puts it in place; 0 on success, else -1 after one line on stderr. */
+    int (*install)(void);
+} churn_way;
+
+/* The executable (or a library ahead of libchurn) defines malloc itself, so libchurn's
+   exported malloc is never called: LD_PRELOAD alone is blind. */
+int churn_malloc_is_ahead(void);
+
+/* Picks and installs the way for this process; returns it, or NULL when none applies. */
+const churn_way *churn_way_choose(void);
+
+extern const churn_way churn_way_elf, churn_way_tcmalloc, churn_way_patch;
+
+#endif
