@@ -10,6 +10,7 @@
 #include "shim.h"
 
 static churn_allocator_info info;
+static void (*way_counters)(uint64_t *values);
 static int (*gperf_property)(const char *, size_t *);
 static int (*je_mallctl)(const char *, void *, size_t *, void *, size_t);
 static struct mallinfo2 (*glibc_mallinfo2)(void);
@@ -63,11 +64,19 @@ void churn_allocator_detect(void)
 
 const churn_allocator_info *churn_allocator(void) { return &info; }
 
+void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uint64_t *values))
+{
+    info = *known;
+    way_counters = counters;
+}
+
 /* Called by the writer only: these functions may take the allocator's own locks. */
 void churn_allocator_counters(uint64_t *values)
 {
     memset(values, 0, info.ncounters * sizeof *values);
-    if (gperf_property) {
+    if (way_counters) {
+        way_counters(values);
+    } else if (gperf_property) {
         for (size_t i = 0; i < info.ncounters; i++) {
             size_t v = 0;
             if (gperf_property(info.counter_names[i], &v))

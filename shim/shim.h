@@ -123,6 +123,8 @@ static inline int churn_tracing(void)
     return CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON) &&
            !churn_in_shim;
 }
+/* 1 once the program's main has been entered (its static constructors have run). */
+int churn_main_started(void);
 /* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once. */
 void churn_finish(int how, int detail);
 
@@ -242,6 +244,8 @@ typedef struct churn_allocator_info {
     const char *counter_names[CHURN_MAX_COUNTERS];
 } churn_allocator_info;
 void churn_allocator_detect(void);
+/* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
+void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
 void churn_allocator_counters(uint64_t *values);
 

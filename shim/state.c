@@ -3,6 +3,7 @@
  * constructor), the writer's start in the constructor, the final flush at exit, _exit and
  * fatal signals, and fork.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 _Atomic int churn_state;
 __thread int churn_in_shim;
 static _Atomic int finished;
+static _Atomic int main_started;
 
 /* CHURN_OUT=x.zst gives x.<pid>.zst for a forked child or an exec'd descendant, so no
    process ever overwrites another's trace. */
@@ -171,4 +173,31 @@ __attribute__((constructor)) static void churn_constructor(void)
 __attribute__((destructor)) static void churn_destructor(void)
 {
     churn_finish(CHURN_EXIT_NORMAL, 0);
+}
+
+/* main starts only after the executable's static constructors ran; an allocator linked into
+   the executable (tcmalloc in workerd) is initialised by them, so its counters may be asked
+   for only from then on.  The wrapper changes nothing else about how main is called. */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn real_main;
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+    atomic_store(&main_started, 1);
+    return real_main(argc, argv, envp);
+}
+
+int churn_main_started(void)
+{
+    return atomic_load(&main_started);
+}
+
+CHURN_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
+                            void (*)(void), void *);
+    start_fn next = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    real_main = main;
+    return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }
