@@ -13,7 +13,7 @@
 
 churn_options churn_opt;
 
-typedef enum { OPT_PATH, OPT_UINT, OPT_BOOL, OPT_SIGNAL, OPT_UNWIND, OPT_FORK } opt_type;
+typedef enum { OPT_PATH, OPT_STRING, OPT_UINT, OPT_BOOL, OPT_SIGNAL, OPT_UNWIND, OPT_FORK } opt_type;
 
 typedef struct {
     const char *name;
@@ -32,6 +32,9 @@ static const opt_row table[] = {
      "0 keeps only the per-epoch histograms, not every allocation event"},
     {"CHURN_EPOCH_SIGNAL", OPT_SIGNAL, "", 0, 0,
      "signal (USR2, 12, ...) that begins a new epoch; unset = none"},
+    {"CHURN_EPOCH_AT", OPT_STRING, "", 0, 0,
+     "functions of the executable (mangled, C, or ns::Class::Class; comma-separated) whose "
+     "every call begins a new epoch"},
     {"CHURN_EPOCH_MS", OPT_UINT, "0", 0, 86400000,
      "begin a new epoch every N milliseconds; 0 = only on churn_epoch() or the signal"},
     {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, 256, "frames kept per stack"},
@@ -86,6 +89,11 @@ static int apply(const opt_row *row, const char *value)
         if (strlen(value) >= sizeof churn_opt.out || !*value)
             return -1;
         strcpy(churn_opt.out, value);
+        return 0;
+    case OPT_STRING:
+        if (strlen(value) >= sizeof churn_opt.epoch_at)
+            return -1;
+        strcpy(churn_opt.epoch_at, value);
         return 0;
     case OPT_SIGNAL:
         if (!*value)

@@ -32,6 +32,7 @@ typedef struct churn_options {
     int events;              /* CHURN_EVENTS */
     int epoch_signal;        /* CHURN_EPOCH_SIGNAL, 0 = none */
     uint64_t epoch_ms;       /* CHURN_EPOCH_MS, 0 = none */
+    char epoch_at[4096];     /* CHURN_EPOCH_AT, "" = none */
     unsigned stack_depth;    /* CHURN_STACK_DEPTH */
     int unwind;              /* CHURN_UNWIND, an enum churn_unwind_mode */
     int fork_follow;         /* CHURN_FORK=follow (1) or stop (0) */
