@@ -129,6 +129,10 @@ int churn_main_started(void);
 /* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once. */
 void churn_finish(int how, int detail);
 
+/* ---- epoch_at.c: CHURN_EPOCH_AT ---- */
+/* Hooks every function the comma-separated list names; -1 after one line on stderr. */
+int churn_epoch_at_install(const char *list);
+
 /* ---- epoch.c ---- */
 extern _Atomic uint64_t churn_epoch_now;
 typedef struct churn_tick {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "way.h"
 
 _Atomic int churn_state;
 __thread int churn_in_shim;
@@ -61,7 +62,9 @@ void churn_ensure_init(void)
         churn_stacks_init();
         churn_unwind_init();
         churn_allocator_detect();
-        ok = !churn_outfile_open(churn_opt.out, churn_opt.events);
+        ok = churn_way_choose() != NULL &&
+             !(churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at)) &&
+             !churn_outfile_open(churn_opt.out, churn_opt.events);
     }
     if (ok)
         churn_epoch_install_triggers();

@@ -1,0 +1,145 @@
+/*
+ * The tcmalloc way in: Google tcmalloc linked into the executable (workerd).  Its malloc and
+ * operator new never reach a preloaded library, but it reports every allocation and free to
+ * hooks registered with tcmalloc::MallocHook::AddNewHook / AddDeleteHook, which are in the
+ * executable's .symtab only (dlsym cannot see them).  Facts: ../shared/guide/allocators.md and
+ * docs/workerd-notes.md.
+ *
+ * The hooks run inside tcmalloc's slow path, so they take the guard (whatever libchurn does
+ * underneath is not traced) and never allocate: threads get their ring when they start
+ * (thread.c), and a hook on a thread without one records nothing rather than register.
+ */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "elfsyms.h"
+#include "shim.h"
+#include "way.h"
+
+#define ADD_NEW_HOOK "_ZN8tcmalloc10MallocHook10AddNewHookEPFvRKNS0_7NewInfoEE"
+#define ADD_DELETE_HOOK "_ZN8tcmalloc10MallocHook13AddDeleteHookEPFvRKNS0_10DeleteInfoEE"
+#define NUMERIC_PROPERTY "MallocExtension_Internal_GetNumericProperty"
+
+/* tcmalloc::MallocHook::NewInfo and DeleteInfo (tcmalloc/malloc_hook.h), as laid out by the
+   compiler: DeleteInfo's std::optional<size_t> is a value followed by its engaged flag. */
+typedef struct {
+    void *ptr;
+    size_t requested_size;
+    size_t allocated_size;
+    bool is_mutable;
+} new_info;
+
+typedef struct {
+    void *ptr;
+    size_t deallocated_size;
+    bool deallocated_size_engaged;
+    size_t allocated_size;
+    bool is_mutable;
+} delete_info;
+
+_Static_assert(offsetof(delete_info, allocated_size) == 24, "DeleteInfo layout");
+
+typedef bool (*add_hook_fn)(void (*)(const void *));
+typedef bool (*numeric_property_fn)(const char *name, size_t len, size_t *value);
+
+static numeric_property_fn numeric_property;
+
+static const char *const counter_names[] = {
+    "generic.current_allocated_bytes", "generic.heap_size", "generic.physical_memory_used",
+    "generic.virtual_memory_used",     "tcmalloc.page_heap_free",
+    "tcmalloc.page_heap_unmapped",     "tcmalloc.central_cache_free",
+    "tcmalloc.cpu_free",               "tcmalloc.transfer_cache_free",
+    "tcmalloc.thread_cache_free",      "tcmalloc.metadata_bytes",
+    "tcmalloc.external_fragmentation_bytes", "tcmalloc.required_bytes",
+};
+
+static int hook_may_record(void)
+{
+    return !churn_in_shim && atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON &&
+           churn_thread_current();
+}
+
+static void on_new(const void *arg)
+{
+    const new_info *i = arg;
+    if (!hook_may_record())
+        return;
+    churn_in_shim = 1;
+    churn_record_alloc_usable(i->ptr, i->requested_size, i->allocated_size, CHURN_ALLOC_MALLOC);
+    churn_in_shim = 0;
+}
+
+static void on_delete(const void *arg)
+{
+    const delete_info *i = arg;
+    if (!hook_may_record())
+        return;
+    churn_in_shim = 1;
+    churn_record_free_usable(i->ptr, i->allocated_size, CHURN_FREE_FREE);
+    churn_in_shim = 0;
+}
+
+/* tcmalloc initialises itself in the executable's static constructors, which run after ours;
+   asking for a counter before main crashes in PageAllocator::stats (docs/workerd-notes.md). */
+static void read_counters(uint64_t *values)
+{
+    for (size_t i = 0; i < sizeof counter_names / sizeof *counter_names; i++) {
+        size_t v = 0;
+        values[i] = churn_main_started() && numeric_property &&
+                            numeric_property(counter_names[i], strlen(counter_names[i]), &v)
+                        ? v
+                        : 0;
+    }
+}
+
+static int tcmalloc_applies(void)
+{
+    return churn_malloc_is_ahead() && churn_exe_symbol(ADD_NEW_HOOK) &&
+           churn_exe_symbol(ADD_DELETE_HOOK);
+}
+
+/* libchurn's own fallbacks (bootstrap copies, usable sizes) must use the executable's
+   allocator, which dlsym(RTLD_DEFAULT) names because it is first in the lookup scope. */
+static void use_executable_allocator(void)
+{
+#define EXE(field, name)                                                                    \
+    do {                                                                                     \
+        void *f = dlsym(RTLD_DEFAULT, name);                                                 \
+        if (f)                                                                               \
+            memcpy(&churn_next.field, &f, sizeof f);                                         \
+    } while (0)
+    EXE(malloc, "malloc");
+    EXE(calloc, "calloc");
+    EXE(realloc, "realloc");
+    EXE(memalign, "memalign");
+    EXE(posix_memalign, "posix_memalign");
+    EXE(aligned_alloc, "aligned_alloc");
+    EXE(valloc, "valloc");
+    EXE(pvalloc, "pvalloc");
+    EXE(usable_size, "malloc_usable_size");
+    EXE(free, "free");
+#undef EXE
+}
+
+static int tcmalloc_install(void)
+{
+    add_hook_fn add_new = (add_hook_fn)churn_exe_symbol(ADD_NEW_HOOK);
+    add_hook_fn add_delete = (add_hook_fn)churn_exe_symbol(ADD_DELETE_HOOK);
+    numeric_property = (numeric_property_fn)churn_exe_symbol(NUMERIC_PROPERTY);
+    use_executable_allocator();
+    static churn_allocator_info info = {"tcmalloc (Google, in the executable)", 8192, 0, {0}};
+    info.ncounters = numeric_property ? sizeof counter_names / sizeof *counter_names : 0;
+    for (size_t i = 0; i < info.ncounters; i++)
+        info.counter_names[i] = counter_names[i];
+    churn_allocator_set(&info, read_counters);
+    /* Registering clears this thread's fast-path word only; installed from the constructor,
+       before the program starts any thread, every thread takes the hooked path. */
+    if (!add_new(on_new) || !add_delete(on_delete)) {
+        churn_log("tcmalloc refused libchurn's allocation hooks; not tracing");
+        return -1;
+    }
+    return 0;
+}
+
+const churn_way churn_way_tcmalloc = {"tcmalloc", tcmalloc_applies, tcmalloc_install};
