@@ -619,55 +619,74 @@ static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
 /* A walk is a function of its starting state (sp, rbp, ip), the rules (fixed until the
    generation moves) and the stack words it loads.  So once a walk reaches a frame whose state
    equals a frame of this thread's previous walk, and every word the previous walk loaded from
-   there on still holds the value it read, the rest of the walk is the previous one's: it is
-   checked with independent loads instead of the chain of dependent ones a walk is.  Stacks
-   of one thread share their outer frames, so most walks stop a few frames in. */
-#define MEMO_FRAMES 128
+   there outwards still holds the value it read, the rest of the walk is the previous one's:
+   that is checked with independent loads instead of the chain of dependent ones a walk is.
+   Stacks of one thread share their outer frames, so most walks stop a few frames in.
+
+   The previous walk is kept outermost frame first, so a walk that reuses its outer part only
+   writes its own inner frames. */
+#define MEMO_FRAMES 96
 typedef struct {
-    uintptr_t sp, bp, ip; /* the state on reaching the frame; ip is the frame's address */
-    uint32_t rule;        /* the rule the walk applied there */
-    uint32_t needs_bp;    /* the rest of the walk depends on bp as it was here */
+    uintptr_t sp, bp, ip;   /* the state on reaching the frame */
+    /* The step out of the frame loaded the return address at the outer frame's sp - 8, and
+       this word (the caller's saved rbp, or the return address again when the rule keeps
+       rbp) holding this value. */
+    const uintptr_t *load;
+    uintptr_t value;
+    uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */
 } memo_frame;
 
 typedef struct {
-    unsigned n;          /* frames, 0 = nothing to reuse */
+    uint32_t n;           /* frames; 0 = nothing to reuse */
     uint32_t generation;
-    /* f[n] is the state after the last frame when the walk ended on a zero return address */
+    /* f[0] is the state after the outermost frame (ip 0: the walk ended on a zero return
+       address; a dummy whose return-address word is zero_word when the rule ended it), f[p+1]
+       the frame at outer position p. */
     memo_frame f[MEMO_FRAMES + 1];
 } memo_walk;
 
-static __thread memo_walk memos[2];
-static __thread unsigned memo_cur;
+static __thread memo_walk memo;
+static const uintptr_t zero_word;
 
-/* The words the previous walk loaded from frame j on, compared with what they hold now. */
-static int memo_still_valid(const memo_walk *m, unsigned j)
+/* The words the previous walk loaded from frame q outwards, compared with what they hold now:
+   the outermost frame whose step would now differ, or -1 when none does. */
+static int memo_changed(int q)
 {
-    unsigned same = 1;
-    for (unsigned i = j; i < m->n; i++) {
-        uint32_t rule = m->f[i].rule;
-        if (RULE_KIND(rule) != KIND_STEP)
-            break;
-        const memo_frame *next = &m->f[i + 1];
-        same &= ((const uintptr_t *)next->sp)[-1] == next->ip;
-        if (rule & RULE_RBP_SAVED)
-            same &= *(const uintptr_t *)(next->sp - 8 * RULE_RBP_SLOT(rule)) == next->bp;
-    }
-    return same;
+    const memo_frame *f = memo.f;
+    for (int p = 0; p <= q; p++)
+        if ((((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip) | (*f[p + 1].load ^ f[p + 1].value))
+            return p;
+    return -1;
 }
 
-/* Which frames' bp the rest of the walk reads, from the innermost frame a walk did itself. */
-static void memo_close(memo_walk *m, unsigned from)
+/* One frame this walk did itself, at outer position p, whose outer frame is in place. */
+static void memo_put(unsigned p, uintptr_t sp, uintptr_t bp, uintptr_t ip, uint32_t rule)
 {
-    uint32_t needs = from < m->n ? m->f[from].needs_bp : 0;
-    for (unsigned i = from; i-- > 0;) {
-        uint32_t rule = m->f[i].rule;
-        if (RULE_KIND(rule) != KIND_STEP)
-            needs = 0;
-        else
-            needs = (rule & RULE_CFA_RBP) || (!(rule & RULE_RBP_SAVED) && needs);
-        m->f[i].needs_bp = needs;
+    memo_frame *f = &memo.f[p + 1];
+    const memo_frame *outer = f - 1;
+    f->sp = sp;
+    f->bp = bp;
+    f->ip = ip;
+    if (RULE_KIND(rule) != KIND_STEP) {
+        f->load = &zero_word;
+        f->value = 0;
+        f->needs_bp = 0;
+    } else if (rule & RULE_RBP_SAVED) {
+        f->load = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
+        f->value = outer->bp;
+        f->needs_bp = (rule & RULE_CFA_RBP) != 0;
+    } else {
+        f->load = (const uintptr_t *)outer->sp - 1;
+        f->value = outer->ip;
+        f->needs_bp = (rule & RULE_CFA_RBP) || outer->needs_bp;
     }
 }
+
+/* The frames this walk did itself, innermost first, before it knew where it would end. */
+typedef struct {
+    uintptr_t sp, bp, ip;
+    uint32_t rule;
+} own_frame;
 
 /* ---- the walk ---- */
 
@@ -687,21 +706,29 @@ __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
         memset(near, 0, sizeof near);
         near_generation = gen;
     }
-    memo_walk *prev = &memos[memo_cur], *cur = &memos[memo_cur ^ 1];
-    unsigned pn = prev->generation == gen ? prev->n : 0, j = 0;
-    cur->n = 0;
-    cur->generation = gen;
+    if (memo.generation != gen) {
+        memo.n = 0;
+        memo.generation = gen;
+    }
+    own_frame own[MEMO_FRAMES];
+    /* q walks the previous walk from its innermost frame outwards as this walk's stack
+       pointer grows: one step per frame finds the match.  Frames at or inside a changed
+       word can never match again in this walk. */
+    int q = (int)memo.n - 1;
+    const memo_frame *mf = memo.f + 1;
     near_slot *sets = near;
     while (n < max) {
-        /* Both walks' stack pointers only grow: one merge step per frame finds the match. */
-        while (j < pn && prev->f[j].sp < sp)
-            j++;
-        if (j < pn && prev->f[j].sp == sp && prev->f[j].ip == ip &&
-            (prev->f[j].bp == bp || !prev->f[j].needs_bp) && memo_still_valid(prev, j))
-            goto reuse;
+        while (q >= 0 && mf[q].sp < sp)
+            q--;
+        if (q >= 0 && mf[q].sp == sp && mf[q].ip == ip && (mf[q].bp == bp || !mf[q].needs_bp)) {
+            int changed = memo_changed(q);
+            if (changed < 0)
+                goto reuse;
+            q = changed - 1;
+        }
         ips[n] = ip;
         if (n < MEMO_FRAMES)
-            cur->f[n] = (memo_frame){sp, bp, ip, KIND_SLOW, 0};
+            own[n] = (own_frame){sp, bp, ip, KIND_SLOW};
         n++;
         /* Two ways per set: the innermost frames of different stacks often share a place.
            (sp >> 3) * sizeof(near_slot), masked to the even slots. */
@@ -719,11 +746,11 @@ __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
             }
         }
         if (n <= MEMO_FRAMES)
-            cur->f[n - 1].rule = rule;
+            own[n - 1].rule = rule;
         if (RULE_KIND(rule) != KIND_STEP) {
             if (RULE_KIND(rule) != KIND_END)
                 return -1;
-            goto done;
+            goto remember;
         }
         uintptr_t cfa = ((rule & RULE_CFA_RBP) ? bp : sp) + off;
         /* Every load stays between the current stack pointer and the stack's top. */
@@ -737,38 +764,39 @@ __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
             bp = *(const uintptr_t *)at;
         }
         sp = cfa;
-        if (!ra) {
-            if (n <= MEMO_FRAMES)
-                cur->f[n] = (memo_frame){sp, bp, 0, KIND_END, 0};
-            goto done;
-        }
+        if (!ra)
+            goto remember;
         /* libunwind's fast path stops below 0x4000 and its slow path does not: let it say. */
         if (ra < 0x4000)
             return -1;
         ip = ra;
     }
-    return (int)n; /* cut short: not a whole walk to reuse */
+    return (int)n; /* cut short: not a whole walk to remember */
 reuse: {
-        /* Frames j.. of the previous walk are this walk's frames n..; it ended on its own. */
-        unsigned own = n, rest = pn - j;
-        unsigned take = rest < max - n ? rest : max - n;
+        /* The previous walk's frames q, q-1, .. 0 are this walk's frames n, n+1, ... */
+        unsigned rest = (unsigned)q + 1, take = rest < max - n ? rest : max - n;
         for (unsigned i = 0; i < take; i++)
-            ips[n + i] = prev->f[j + i].ip;
-        n += take;
-        if (take != rest || n > MEMO_FRAMES)
-            return (int)n; /* cut short: the previous walk stays the one to reuse */
-        memcpy(&cur->f[own], &prev->f[j], (rest + 1) * sizeof(memo_frame));
-        cur->f[own].bp = bp;
-        cur->n = n;
-        memo_close(cur, own);
-        memo_cur ^= 1;
-        return (int)n;
+            ips[n + i] = mf[q - (int)i].ip;
+        if (take != rest || n + rest > MEMO_FRAMES)
+            return (int)(n + take); /* cut short: the previous walk stays the one to keep */
+        /* The frames outside q stay; bp as this walk has it is the one its own frames saw. */
+        memo.f[q + 1].bp = bp;
+        for (unsigned i = n; i-- > 0;)
+            memo_put((unsigned)q + n - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo.n = (uint32_t)(q + 1) + n;
+        return (int)(n + take);
     }
-done:
+remember:
+    /* A whole walk (it ended on its own): keep it for the next one.  sp, bp are the state
+       after the last step when that step found a zero return address. */
     if (n <= MEMO_FRAMES) {
-        cur->n = n;
-        memo_close(cur, n);
-        memo_cur ^= 1;
+        if (RULE_KIND(own[n - 1].rule) == KIND_STEP)
+            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0};
+        else
+            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0};
+        for (unsigned i = n; i-- > 0;)
+            memo_put(n - 1 - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo.n = n;
     }
     return (int)n;
 }

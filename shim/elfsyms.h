@@ -20,4 +20,8 @@ size_t churn_exe_symbols_with_prefix(const char *prefix,
                                      void (*fn)(const char *name, uintptr_t addr, void *ctx),
                                      void *ctx);
 
+/* The run-time address range of the executable's section with this name (google_malloc,
+   tcmalloc's own code); 0 when there is none. */
+int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi);
+
 #endif

@@ -14,13 +14,18 @@ churn_tick churn_ticks[CHURN_TICK_SLOTS];
 uint64_t churn_start_ns, churn_start_cpu_ns;
 static uint64_t next_timer_ns;
 
-uint64_t churn_epoch_advance(void)
+static uint64_t advance(int read_counters)
 {
     uint64_t ended = atomic_fetch_add(&churn_epoch_now, 1);
     churn_tick *t = &churn_ticks[ended % CHURN_TICK_SLOTS];
     t->end_ns = churn_now_ns();
     t->cpu_ns = churn_cpu_ns();
     t->rss = churn_rss_bytes();
+    /* Read here, on the thread that ends the epoch, the counters match the live set the
+       events describe at this instant (workerd's tcmalloc: exactly, docs/workerd.md). */
+    t->counters_read = read_counters;
+    if (read_counters)
+        churn_allocator_counters(t->counters);
     atomic_store_explicit(&t->seq, ended + 1, memory_order_release);
     /* Wake the writer only now and then: epochs can come by the million. */
     if ((ended & 255) == 255)
@@ -28,11 +33,25 @@ uint64_t churn_epoch_advance(void)
     return ended + 1;
 }
 
+uint64_t churn_epoch_advance(void)
+{
+    return advance(0);
+}
+
+uint64_t churn_epoch_advance_in_program(void)
+{
+    int guarded = churn_in_shim;
+    churn_in_shim = 1;
+    uint64_t e = advance(churn_allocator()->counters_at_tick && churn_main_started());
+    churn_in_shim = guarded;
+    return e;
+}
+
 CHURN_API uint64_t churn_epoch(void)
 {
     if (atomic_load(&churn_state) != CHURN_ON)
         return atomic_load(&churn_epoch_now);
-    return churn_epoch_advance();
+    return churn_epoch_advance_in_program();
 }
 
 CHURN_API uint64_t churn_epoch_current(void)

@@ -19,7 +19,7 @@
 static void on_entry(void)
 {
     if (!churn_in_shim && atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON)
-        churn_epoch_advance();
+        churn_epoch_advance_in_program();
 }
 
 /* "a::b::c" -> "_ZN1a1b1c" followed by C (constructor), D (destructor) or E (function). */

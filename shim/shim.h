@@ -135,14 +135,20 @@ int churn_epoch_at_install(const char *list);
 
 /* ---- epoch.c ---- */
 extern _Atomic uint64_t churn_epoch_now;
+#define CHURN_MAX_COUNTERS 16
 typedef struct churn_tick {
     _Atomic uint64_t seq;   /* epoch + 1 once published */
     uint64_t end_ns, cpu_ns, rss;
+    int counters_read;      /* the allocator's counters were read at the tick itself */
+    uint64_t counters[CHURN_MAX_COUNTERS];
 } churn_tick;
 #define CHURN_TICK_SLOTS 4096u
 extern churn_tick churn_ticks[CHURN_TICK_SLOTS];
 extern uint64_t churn_start_ns, churn_start_cpu_ns;
 uint64_t churn_epoch_advance(void);       /* async-signal-safe */
+/* The same from the program's own code (churn_epoch(), CHURN_EPOCH_AT): also reads the
+   allocator's counters at that instant when the allocator allows it (counters_at_tick). */
+uint64_t churn_epoch_advance_in_program(void);
 void churn_epoch_install_triggers(void);  /* signal handler and timer per options */
 int churn_epoch_timer_due(uint64_t now_ns);
 
@@ -150,6 +156,8 @@ int churn_epoch_timer_due(uint64_t now_ns);
 void churn_unwind_init(void);
 /* Captures the caller's stack (innermost first, libchurn's own frames skipped). */
 unsigned churn_unwind(uintptr_t *ips, unsigned max);
+/* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
+void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
 /* ---- stacks.c: deduplicated stack table, lock-free lookups ---- */
 void churn_stacks_init(void);
@@ -241,10 +249,10 @@ extern uintptr_t churn_self_lo, churn_self_hi;
 void churn_modules_find_self(void);
 
 /* ---- allocator.c: which allocator answers, and its own counters ---- */
-#define CHURN_MAX_COUNTERS 16
 typedef struct churn_allocator_info {
     const char *name;
     uint32_t page_size;
+    int counters_at_tick;    /* cheap and safe to read on the program's threads at a tick */
     size_t ncounters;
     const char *counter_names[CHURN_MAX_COUNTERS];
 } churn_allocator_info;

@@ -26,10 +26,29 @@ void churn_unwind_init(void)
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
+/* Code ranges of an allocator whose hooks call us (way_tcmalloc.c): its frames between our
+   hook and the program's call are the allocator's, not the program's callsite. */
+static uintptr_t allocator_lo[2], allocator_hi[2];
+
+void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi)
+{
+    if (i < 2) {
+        allocator_lo[i] = lo;
+        allocator_hi[i] = hi;
+    }
+}
+
+static int own_or_allocator(uintptr_t ip)
+{
+    return (ip >= churn_self_lo && ip < churn_self_hi) ||
+           (ip >= allocator_lo[0] && ip < allocator_hi[0]) ||
+           (ip >= allocator_lo[1] && ip < allocator_hi[1]);
+}
+
 static unsigned skip_own_frames(uintptr_t *ips, unsigned n)
 {
     unsigned skip = 0;
-    while (skip < n && ips[skip] >= churn_self_lo && ips[skip] < churn_self_hi)
+    while (skip < n && own_or_allocator(ips[skip]))
         skip++;
     if (skip)
         for (unsigned i = skip; i < n; i++)

@@ -128,7 +128,15 @@ static int tcmalloc_install(void)
     add_hook_fn add_delete = (add_hook_fn)churn_exe_symbol(ADD_DELETE_HOOK);
     numeric_property = (numeric_property_fn)churn_exe_symbol(NUMERIC_PROPERTY);
     use_executable_allocator();
-    static churn_allocator_info info = {"tcmalloc (Google, in the executable)", 8192, 0, {0}};
+    /* tcmalloc keeps its code in sections of its own; its frames between our hook and the
+       program's call are dropped from stacks like libchurn's own. */
+    static const char *const sections[] = {"google_malloc", "malloc_hook"};
+    for (unsigned i = 0; i < 2; i++) {
+        uintptr_t lo, hi;
+        if (churn_exe_section(sections[i], &lo, &hi))
+            churn_unwind_skip_allocator(i, lo, hi);
+    }
+    static churn_allocator_info info = {"tcmalloc (Google, in the executable)", 8192, 1, 0, {0}};
     info.ncounters = numeric_property ? sizeof counter_names / sizeof *counter_names : 0;
     for (size_t i = 0; i < info.ncounters; i++)
         info.counter_names[i] = counter_names[i];

@@ -490,7 +490,10 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     uint64_t end_ns = tick_lost ? 0 : t->end_ns, cpu = tick_lost ? 0 : t->cpu_ns;
     uint64_t rss = tick_lost ? 0 : t->rss;
     uint64_t start = w.last_end_ns;
-    sample_counters(churn_now_ns());
+    if (!tick_lost && t->counters_read)
+        memcpy(w.counters, t->counters, sizeof w.counters);
+    else
+        sample_counters(churn_now_ns());
     segment_check();
     size_t nclasses = 0;
     for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)

@@ -1,0 +1,196 @@
+/*
+ * The executable's own symbol tables, read from /proc/self/exe.  The file is mapped once,
+ * privately and read-only, with a raw system call (libchurn's mmap is interposed and would
+ * record it), and stays mapped: lookups happen at start-up and the mapping costs address space
+ * only.  .symtab is preferred (it also names static functions and survives where .dynsym has
+ * only exported names); a stripped executable still has .dynsym.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "elfsyms.h"
+#include "shim.h"
+
+typedef struct symtab {
+    const Elf64_Sym *syms;
+    size_t count;
+    const char *names;
+    size_t names_size;
+} symtab;
+
+static struct {
+    _Atomic int state; /* 0 not read, 1 reading, 2 ready (possibly empty) */
+    uintptr_t bias;
+    symtab tabs[2];    /* .symtab, then .dynsym */
+    const uint8_t *base;
+    const Elf64_Shdr *sections;
+    const char *section_names;
+    size_t nsections, section_names_size;
+} exe;
+
+static const void *map_file(const char *path, size_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    long p = -1;
+    if (!fstat(fd, &st) && st.st_size > (off_t)sizeof(Elf64_Ehdr))
+        p = syscall(SYS_mmap, NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == -1)
+        return NULL;
+    *size = (size_t)st.st_size;
+    return (const void *)p;
+}
+
+static int in_file(size_t off, size_t len, size_t size)
+{
+    return off <= size && len <= size - off;
+}
+
+/* The load bias: where the kernel put the program headers minus where the file says they
+   are (zero for a non-PIE executable). */
+static uintptr_t load_bias(const uint8_t *base, size_t size, const Elf64_Ehdr *eh)
+{
+    uintptr_t at_phdr = (uintptr_t)getauxval(AT_PHDR);
+    if (!at_phdr || !in_file(eh->e_phoff, (size_t)eh->e_phnum * sizeof(Elf64_Phdr), size))
+        return 0;
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_PHDR)
+            return at_phdr - ph[i].p_vaddr;
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && eh->e_phoff >= ph[i].p_offset &&
+            eh->e_phoff < ph[i].p_offset + ph[i].p_filesz)
+            return at_phdr - (ph[i].p_vaddr + (eh->e_phoff - ph[i].p_offset));
+    return 0;
+}
+
+static void read_exe(void)
+{
+    size_t size = 0;
+    const uint8_t *base = map_file("/proc/self/exe", &size);
+    if (!base)
+        return;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        !in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
+        return;
+    exe.bias = load_bias(base, size, eh);
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+    if (eh->e_shstrndx < eh->e_shnum &&
+        in_file(sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size, size)) {
+        exe.sections = sh;
+        exe.nsections = eh->e_shnum;
+        exe.section_names = (const char *)(base + sh[eh->e_shstrndx].sh_offset);
+        exe.section_names_size = sh[eh->e_shstrndx].sh_size;
+    }
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        int slot = sh[i].sh_type == SHT_SYMTAB ? 0 : sh[i].sh_type == SHT_DYNSYM ? 1 : -1;
+        if (slot < 0 || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *str = &sh[sh[i].sh_link];
+        if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
+            !in_file(str->sh_offset, str->sh_size, size) || !str->sh_size)
+            continue;
+        exe.tabs[slot].syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
+        exe.tabs[slot].count = sh[i].sh_size / sizeof(Elf64_Sym);
+        exe.tabs[slot].names = (const char *)(base + str->sh_offset);
+        exe.tabs[slot].names_size = str->sh_size;
+    }
+}
+
+static void ensure_read(void)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&exe.state, &expected, 1)) {
+        read_exe();
+        atomic_store(&exe.state, 2);
+    }
+    while (atomic_load(&exe.state) != 2)
+        sched_yield();
+}
+
+/* The symbol's name when it is a defined function with a name inside the string table. */
+static const char *function_name(const symtab *t, const Elf64_Sym *s)
+{
+    if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || !s->st_value ||
+        s->st_name >= t->names_size)
+        return NULL;
+    const char *name = t->names + s->st_name;
+    return memchr(name, 0, t->names_size - s->st_name) ? name : NULL;
+}
+
+/* A global or weak definition wins over a local one of the same name (a static function
+   elsewhere in the program that happens to be called malloc). */
+static uintptr_t lookup(const symtab *t, const char *name)
+{
+    uintptr_t local = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const char *n = function_name(t, &t->syms[i]);
+        if (!n || n[0] != name[0] || strcmp(n, name))
+            continue;
+        uintptr_t addr = exe.bias + t->syms[i].st_value;
+        if (ELF64_ST_BIND(t->syms[i].st_info) != STB_LOCAL)
+            return addr;
+        if (!local)
+            local = addr;
+    }
+    return local;
+}
+
+uintptr_t churn_exe_symbol(const char *name)
+{
+    ensure_read();
+    uintptr_t addr = lookup(&exe.tabs[0], name);
+    return addr ? addr : lookup(&exe.tabs[1], name);
+}
+
+size_t churn_exe_symbols_with_prefix(const char *prefix,
+                                     void (*fn)(const char *name, uintptr_t addr, void *ctx),
+                                     void *ctx)
+{
+    ensure_read();
+    size_t len = strlen(prefix), matched = 0;
+    for (int slot = 0; slot < 2; slot++) {
+        const symtab *t = &exe.tabs[slot];
+        for (size_t i = 0; i < t->count; i++) {
+            const char *n = function_name(t, &t->syms[i]);
+            if (!n || strncmp(n, prefix, len))
+                continue;
+            uintptr_t addr = exe.bias + t->syms[i].st_value;
+            /* .symtab normally repeats every .dynsym definition: report each once. */
+            if (slot == 1 && lookup(&exe.tabs[0], n) == addr)
+                continue;
+            matched++;
+            if (fn)
+                fn(n, addr, ctx);
+        }
+    }
+    return matched;
+}
+
+int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi)
+{
+    ensure_read();
+    for (size_t i = 0; i < exe.nsections; i++) {
+        const Elf64_Shdr *sh = &exe.sections[i];
+        if (sh->sh_name >= exe.section_names_size || !sh->sh_addr)
+            continue;
+        const char *n = exe.section_names + sh->sh_name;
+        if (!memchr(n, 0, exe.section_names_size - sh->sh_name) || strcmp(n, name))
+            continue;
+        *lo = exe.bias + sh->sh_addr;
+        *hi = *lo + sh->sh_size;
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,22 @@
+/*
+ * Inline patching of a function's entry (x86-64): the first whole instructions covering a
+ * 5-byte jmp are moved into a trampoline mapped within +-2 GiB of the function, with their
+ * RIP-relative operands and relative branches fixed for the new place, and replaced by a jmp.
+ * For start-up, while the process is single-threaded: the entry is rewritten in place, not
+ * atomically.  Everything the engine needs (the decoder's memory included) comes from
+ * libchurn's own mappings, never from the traced heap.  docs/patching.md has the details.
+ */
+#ifndef CHURN_PATCH_H
+#define CHURN_PATCH_H
+
+/* Calls of fn go to replacement; *original is set to a trampoline that runs fn's original
+   code (call it as fn).  0, or -1 with *why saying what could not be relocated, fn
+   untouched. */
+int churn_patch_redirect(void *fn, void *replacement, void **original, const char **why);
+
+/* Every call of fn first calls hook(), with rdi rsi rdx rcx r8 r9 r10 r11 rax and xmm0-7
+   preserved and the stack aligned to 16 bytes at the call, then runs fn unchanged.  0, or
+   -1 with *why, fn untouched. */
+int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why);
+
+#endif
