@@ -1,10 +1,10 @@
 #!/bin/sh
 # End to end against the real Cloudflare workerd (pinned npm version, test/workerd/install.sh):
 # the seed's case of sequential subrequests over a service binding, first natively, then under
-# the shim.  workerd links tcmalloc statically and exports malloc itself, so the shim's malloc
-# interposition sees none of its allocations; what holds under the shim today is that workerd
-# still serves every subrequest, and that the trace is complete and readable.  An unreachable
-# npm registry fails the test: the real component is required.
+# the shim.  workerd links tcmalloc statically and exports malloc itself, so plain malloc
+# interposition sees none of its allocations; libchurn must take the tcmalloc way in (its
+# new/delete hooks) and begin an epoch at every IoContext.  An unreachable npm registry fails
+# the test: the real component is required.
 . test/lib.sh
 
 SUBREQUESTS=2050     # 21 requests: 20 of n=100 and a last one of n=50
@@ -42,11 +42,17 @@ check_native() {
     drive native
 }
 
-# workerd under the shim: the trace must be one complete run of this workerd, ended by its
-# _exit(0) (workerd never returns from main), with the mmap calls that reach libc.
+# workerd under the shim, one epoch per IoContext (CHURN_EPOCH_AT: one per top-level request
+# and one per subrequest, the target worker's): the trace must be one complete run of this
+# workerd, ended by its _exit(0) (workerd never returns from main), with its allocations seen
+# through tcmalloc's hooks, an epoch per request served, and per-subrequest growth attributed
+# to workerd:: code.
 check_traced() {
-    drive traced --env "LD_PRELOAD=$SHIM" --env "CHURN_OUT=$WORK/traced.zst"
+    drive traced --env "LD_PRELOAD=$SHIM" --env "CHURN_OUT=$WORK/traced.zst" \
+        --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext"
     [ -s "$WORK/traced.zst" ] || fail "workerd ran under the shim but wrote no trace"
+    grep -q "tracing it through the tcmalloc way in" "$WORK/traced.log" ||
+        fail "libchurn did not say it traces workerd through tcmalloc's hooks"
     analyze "$WORK/traced.zst" "$WORK/traced.report.json"
     check "$WORK/traced.json" "$WORK/traced.report.json" <<'PY'
 import sys
@@ -57,8 +63,33 @@ expect("trace pid", field(meta, "pid"), field(summary, "pid"))
 expect("segments dropped", field(meta, "segments_dropped"), 0)
 expect("segments damaged", field(meta, "segments_damaged"), 0)
 expect("recorded exit", field(meta, "exit"), {"how": "_exit", "detail": 0})
-if not field(field(report, "totals"), "map_calls") > 0:
+if not field(meta, "allocator").startswith("tcmalloc"):
+    fail("allocator recorded as %r, not workerd's tcmalloc" % meta["allocator"])
+totals = field(report, "totals")
+subrequests, requests = field(summary, "subrequests"), field(summary, "requests")
+# about 240 allocations per subrequest (docs/workerd-notes.md): at least 100 must be seen
+if not totals["allocs"] > 100 * subrequests:
+    fail("%d allocations traced for %d subrequests" % (totals["allocs"], subrequests))
+if not totals["map_calls"] > 0:
     fail("no mmap call recorded: workerd imports mmap from libc")
+# One IoContext per top-level request and per subrequest, plus the readiness probes
+# (GET /?n=0, at least one): the epochs that ended must match within 1 %.
+served = subrequests + requests + 1
+ended = len([e for e in field(report, "epochs") if e.get("summary")]) - 1
+if abs(ended - served) > 0.01 * served:
+    fail("%d epochs ended for %d requests served (subrequests + requests + probe)" % (ended, served))
+epochs = field(report, "epochs")
+mid = epochs[len(epochs) // 2]
+if not mid["rss_bytes"] > 0 or not field(mid, "counters").get("generic.current_allocated_bytes"):
+    fail("epoch %d lacks RSS or tcmalloc counters: %s" % (mid["epoch"], mid))
+growth = field(report, "growth")
+top = [g for g in growth[:5] if g["bytes_per_epoch"] > 0 and g["r2"] > 0.9 and
+       any("workerd::" in frame for frame in g["stack"])]
+if not top:
+    fail("no per-subrequest growth in workerd:: frames among the top callsites: %s" %
+         [(g["bytes_per_epoch"], g["stack"][:1]) for g in growth[:5]])
+print("workerd: %d epochs for %d requests served, %d allocations, top growth +%.0f B/epoch at %s"
+      % (ended, served, totals["allocs"], top[0]["bytes_per_epoch"], top[0]["stack"][0][:80]))
 PY
 }
 
