@@ -22,7 +22,8 @@ run() {
     if [ "$mode" = native ]; then
         set --
     else
-        set -- --env "LD_PRELOAD=$PWD/build/libchurn.so" --env "CHURN_OUT=$PWD/$base.zst"
+        set -- --env "LD_PRELOAD=$PWD/build/libchurn.so" --env "CHURN_OUT=$PWD/$base.zst" \
+            --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext"
     fi
     if ! python3 test/workerd/drive.py --workerd "$WORKERD" --subrequests "$SUBREQUESTS" \
         --log "$base.log" "$@" >"$base.json"; then

@@ -29,6 +29,7 @@ static struct {
     uintptr_t bias;
     symtab tabs[2];    /* .symtab, then .dynsym */
     const uint8_t *base;
+    size_t size;
     const Elf64_Shdr *sections;
     const char *section_names;
     size_t nsections, section_names_size;
@@ -79,6 +80,8 @@ static void read_exe(void)
     const uint8_t *base = map_file("/proc/self/exe", &size);
     if (!base)
         return;
+    exe.base = base;
+    exe.size = size;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
         eh->e_shentsize != sizeof(Elf64_Shdr) ||
@@ -193,4 +196,18 @@ int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi)
         return 1;
     }
     return 0;
+}
+
+/* The tables are read at start-up only; a large executable's symbol and string tables are
+   tens of MB of resident file pages (workerd: about 40 MB), which must not stay in the RSS
+   that the trace reports. */
+void churn_exe_symbols_release(void)
+{
+    if (atomic_load(&exe.state) != 2 || !exe.base)
+        return;
+    syscall(SYS_munmap, exe.base, exe.size);
+    memset(exe.tabs, 0, sizeof exe.tabs);
+    exe.base = NULL;
+    exe.sections = NULL;
+    exe.nsections = 0;
 }

@@ -24,4 +24,8 @@ size_t churn_exe_symbols_with_prefix(const char *prefix,
    tcmalloc's own code); 0 when there is none. */
 int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi);
 
+/* Unmaps the executable's file once start-up is done with its symbols; lookups after this
+   find nothing. */
+void churn_exe_symbols_release(void);
+
 #endif

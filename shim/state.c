@@ -12,6 +12,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "elfsyms.h"
 #include "shim.h"
 #include "way.h"
 
@@ -65,6 +66,7 @@ void churn_ensure_init(void)
         ok = churn_way_choose() != NULL &&
              !(churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at)) &&
              !churn_outfile_open(churn_opt.out, churn_opt.events);
+        churn_exe_symbols_release();
     }
     if (ok)
         churn_epoch_install_triggers();
