@@ -9,7 +9,7 @@ PREFIX  ?= /usr/local
 BUILD   := build
 
 # Build dependencies, and the real components the tests trace or compare against.
-BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev
+BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))
@@ -22,7 +22,7 @@ HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h analyzer/*.h)
 # __tls_get_addr, which may allocate), and no dependency on the traced program's heap.
 SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
                 -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude
-SHIM_LIBS    := -lunwind -lzstd -ldl -lpthread
+SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm
 

@@ -39,6 +39,8 @@ static void set_names(const char *const *names, size_t n)
 
 void churn_allocator_detect(void)
 {
+    if (way_counters)
+        return; /* named by the way in */
     gperf_property = (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT,
                                                             "MallocExtension_GetNumericProperty");
     je_mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT,

@@ -297,9 +297,11 @@ static int ends_flow(const cs_insn *in)
 }
 
 /* Whether a branch later in the function lands inside the moved bytes (after their first),
-   where only the jmp's tail would be left.  A linear sweep of the next SCAN_BYTES, stopped
-   by anything undecodable; a target counts only when it is one of the moved instructions'
-   boundaries, so bytes that are not code do not cause false refusals. */
+   where only the jmp's tail would be left.  Branches to the entry itself are calls or tail
+   calls, from this function or the next ones the sweep runs into, and stay valid.  A linear
+   sweep of the next SCAN_BYTES, stopped by anything undecodable; a target counts only when it
+   is one of the moved instructions' boundaries, so bytes that are not code do not cause false
+   refusals. */
 static int branched_into(const plan *p, uintptr_t end_of_mapping, cs_insn *in)
 {
     uintptr_t from = p->start + p->covered;

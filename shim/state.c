@@ -62,7 +62,6 @@ void churn_ensure_init(void)
         churn_modules_find_self();
         churn_stacks_init();
         churn_unwind_init();
-        churn_allocator_detect();
         ok = churn_way_choose() != NULL &&
              !(churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at)) &&
              !churn_outfile_open(churn_opt.out, churn_opt.events);

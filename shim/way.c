@@ -26,7 +26,7 @@ static const char *winner_name(void)
     return "the executable";
 }
 
-static const churn_way *const ways[] = {&churn_way_tcmalloc, &churn_way_elf};
+static const churn_way *const ways[] = {&churn_way_tcmalloc, &churn_way_patch, &churn_way_elf};
 
 const churn_way *churn_way_choose(void)
 {
@@ -37,6 +37,9 @@ const churn_way *churn_way_choose(void)
             continue;
         if (w->install())
             return NULL;
+        /* After the way is in place, so dlsym finds the allocator the program really uses
+           (a way that knows better, like tcmalloc's, has named it already). */
+        churn_allocator_detect();
         /* Quiet in the ordinary case; say it when the program carries its own allocator. */
         if (ahead && w != &churn_way_elf)
             churn_log("%s defines malloc itself; tracing it through the %s way in", winner_name(),

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Programs that link their own allocator into the executable, so every malloc call binds to it
+# and libchurn's exported malloc is never called: jemalloc's static library
+# (test/programs/static_jemalloc.c) and an allocator of the program's own
+# (test/programs/own_malloc.c), each running the C malloc family pattern of static_pattern.h;
+# and test/programs/new_delete.cc linked with jemalloc's operators or with the program's own
+# (own_new.cc).  Under the shim they must be traced through the patch way in, with every
+# epoch's counts, bytes and live change exact.
+. test/lib.sh
+
+JEMALLOC_A=/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
+[ -f "$JEMALLOC_A" ] || fail "$JEMALLOC_A missing: apt-get install libjemalloc-dev"
+build_c static_jemalloc test/programs/static_jemalloc.c "$JEMALLOC_A" -lpthread -ldl -lm
+build_c own_malloc test/programs/own_malloc.c -fno-builtin
+build_cxx new_delete_jemalloc test/programs/new_delete.cc "$JEMALLOC_A" -lpthread -ldl -lm
+gcc $PROG_CFLAGS -std=gnu11 -fno-builtin -DOWN_MALLOC_NO_MAIN -c -o "$WORK/own_malloc_lib.o" \
+    test/programs/own_malloc.c >"$WORK/own_malloc_lib.build.log" 2>&1 ||
+    fail "cannot compile own_malloc.c as a library: $(tail -n 1 "$WORK/own_malloc_lib.build.log")"
+build_cxx new_delete_own test/programs/new_delete.cc test/programs/own_new.cc "$WORK/own_malloc_lib.o"
+
+for prog in static_jemalloc own_malloc new_delete_jemalloc new_delete_own; do
+    traced "$WORK/$prog.zst" "$WORK/$prog.out" "$WORK/$prog"
+    grep -q "defines malloc itself; tracing it through the patch way in" "$WORK/$prog.out.err" ||
+        fail "$prog was not traced through the patch way: $(head -n 1 "$WORK/$prog.out.err")"
+    analyze "$WORK/$prog.zst" "$WORK/$prog.json"
+done
+
+for prog in static_jemalloc own_malloc; do
+    check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
+import sys
+from churncheck import *
+report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
+cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
+want_cases = 8 if prog == "own_malloc" else 7
+expect("%s: number of phases" % prog, len(cases), want_cases)
+for name, *figures in cases:
+    allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
+    what = "%s %s" % (prog, name)
+    expect_epoch(report, ph[name], what, allocs=allocs, frees=frees, alloc_bytes=alloc_bytes,
+                 free_bytes=free_bytes)
+    expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what),
+           (live_count, live_bytes))
+print("%s: %d phases exact" % (prog, len(cases)))
+PY
+done
+
+for prog in new_delete_jemalloc new_delete_own; do
+    check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
+import sys
+from churncheck import *
+report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
+cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("case ")]
+expect("number of cases printed", len(cases), 12)
+for name, count, size in cases:
+    count, size = int(count), int(size)
+    what = "%s %s" % (prog, name)
+    expect_epoch(report, ph[name], what, allocs=count, frees=count,
+                 alloc_bytes=count * size, free_bytes=count * size)
+    expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what), (0, 0))
+expect_epoch(report, ph["impossible_nothrow"], prog + " failed nothrow new", allocs=0, frees=0)
+print("%s: 12 new/delete pairs exact" % prog)
+PY
+done
