@@ -6,16 +6,11 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include "cxx_ops.h"
 #include "shim.h"
 
 static void guard_release(int *g) { churn_in_shim = *g; }
 #define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
-
-typedef void *(*new_fn)(size_t);
-typedef void *(*new_nt_fn)(size_t, const void *);
-typedef void *(*new_al_fn)(size_t, size_t);
-typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
-typedef void (*del_fn)(void *);
 
 /* Looked up on first use, under the guard, so dlsym's own allocations are not traced. */
 static void *next_of(void *_Atomic *slot, const char *name)
@@ -50,26 +45,10 @@ static int tracing(void)
         return p;                                                                         \
     }
 
-NEW(_Znwm, CHURN_ALLOC_NEW, ((new_fn)f)(size), malloc(size), size_t size)
-NEW(_Znam, CHURN_ALLOC_NEW_ARRAY, ((new_fn)f)(size), malloc(size), size_t size)
-NEW(_ZnwmRKSt9nothrow_t, CHURN_ALLOC_NEW, ((new_nt_fn)f)(size, nt), malloc(size), size_t size,
-    const void *nt)
-NEW(_ZnamRKSt9nothrow_t, CHURN_ALLOC_NEW_ARRAY, ((new_nt_fn)f)(size, nt), malloc(size),
-    size_t size, const void *nt)
-NEW(_ZnwmSt11align_val_t, CHURN_ALLOC_NEW, ((new_al_fn)f)(size, al), aligned_alloc(al, size),
-    size_t size, size_t al)
-NEW(_ZnamSt11align_val_t, CHURN_ALLOC_NEW_ARRAY, ((new_al_fn)f)(size, al),
-    aligned_alloc(al, size), size_t size, size_t al)
-NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, CHURN_ALLOC_NEW, ((new_al_nt_fn)f)(size, al, nt),
-    aligned_alloc(al, size), size_t size, size_t al, const void *nt)
-NEW(_ZnamSt11align_val_tRKSt9nothrow_t, CHURN_ALLOC_NEW_ARRAY, ((new_al_nt_fn)f)(size, al, nt),
-    aligned_alloc(al, size), size_t size, size_t al, const void *nt)
+CHURN_CXX_NEWS(NEW)
 
-/* Every delete is recorded before the next one frees; the extra arguments (size, alignment,
-   nothrow) are passed on untouched, whatever their types, by forwarding all three registers. */
-typedef void (*del3_fn)(void *, uintptr_t, uintptr_t);
-
-#define DELETE(sym, kind, ...)                                                            \
+/* Every delete is recorded before the next one frees. */
+#define DELETE(sym, kind)                                                                 \
     CHURN_API void sym(void *p, uintptr_t a, uintptr_t b)                                 \
     {                                                                                     \
         static void *_Atomic next;                                                        \
@@ -81,20 +60,9 @@ typedef void (*del3_fn)(void *, uintptr_t, uintptr_t);
             churn_record_free(p, kind);                                                   \
         void *f = next_of(&next, #sym);                                                   \
         if (f)                                                                            \
-            ((del3_fn)f)(p, a, b);                                                        \
+            ((churn_delete_fn)f)(p, a, b);                                                        \
         else                                                                              \
             free(p);                                                                      \
     }
 
-DELETE(_ZdlPv, CHURN_FREE_DELETE)
-DELETE(_ZdaPv, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvm, CHURN_FREE_DELETE)
-DELETE(_ZdaPvm, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvRKSt9nothrow_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvRKSt9nothrow_t, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvSt11align_val_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvSt11align_val_t, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvmSt11align_val_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvmSt11align_val_t, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, CHURN_FREE_DELETE_ARRAY)
+CHURN_CXX_DELETES(DELETE)

@@ -15,6 +15,7 @@
 
 #include "elfsyms.h"
 #include "patch.h"
+#include "cxx_ops.h"
 #include "shim.h"
 #include "way.h"
 
@@ -142,14 +143,8 @@ static int w_posix_memalign(void **out, size_t align, size_t size)
 
 /* ---- C++: every operator the executable defines (cxx.c names the variants) ---- */
 
-typedef void *(*new_fn)(size_t);
-typedef void *(*new_nt_fn)(size_t, const void *);
-typedef void *(*new_al_fn)(size_t, size_t);
-typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
-typedef void (*del3_fn)(void *, uintptr_t, uintptr_t);
-
 /* A throwing operator new leaves through the guard's cleanup (built with -fexceptions). */
-#define NEW(sym, kind, call, ...)                                                         \
+#define NEW(sym, kind, call, fallback, ...)                                                         \
     static void *exe_##sym;                                                               \
     static void *w_##sym(__VA_ARGS__)                                                     \
     {                                                                                     \
@@ -162,18 +157,7 @@ typedef void (*del3_fn)(void *, uintptr_t, uintptr_t);
         return p;                                                                         \
     }
 
-NEW(_Znwm, CHURN_ALLOC_NEW, ((new_fn)f)(size), size_t size)
-NEW(_Znam, CHURN_ALLOC_NEW_ARRAY, ((new_fn)f)(size), size_t size)
-NEW(_ZnwmRKSt9nothrow_t, CHURN_ALLOC_NEW, ((new_nt_fn)f)(size, nt), size_t size, const void *nt)
-NEW(_ZnamRKSt9nothrow_t, CHURN_ALLOC_NEW_ARRAY, ((new_nt_fn)f)(size, nt), size_t size,
-    const void *nt)
-NEW(_ZnwmSt11align_val_t, CHURN_ALLOC_NEW, ((new_al_fn)f)(size, al), size_t size, size_t al)
-NEW(_ZnamSt11align_val_t, CHURN_ALLOC_NEW_ARRAY, ((new_al_fn)f)(size, al), size_t size,
-    size_t al)
-NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, CHURN_ALLOC_NEW, ((new_al_nt_fn)f)(size, al, nt),
-    size_t size, size_t al, const void *nt)
-NEW(_ZnamSt11align_val_tRKSt9nothrow_t, CHURN_ALLOC_NEW_ARRAY, ((new_al_nt_fn)f)(size, al, nt),
-    size_t size, size_t al, const void *nt)
+CHURN_CXX_NEWS(NEW)
 
 /* The extra arguments (size, alignment, nothrow) pass through untouched in their registers. */
 #define DELETE(sym, kind)                                                                 \
@@ -181,26 +165,15 @@ NEW(_ZnamSt11align_val_tRKSt9nothrow_t, CHURN_ALLOC_NEW_ARRAY, ((new_al_nt_fn)f)
     static void w_##sym(void *p, uintptr_t a, uintptr_t b)                                \
     {                                                                                     \
         if (!p || !churn_tracing()) {                                                     \
-            ((del3_fn)exe_##sym)(p, a, b);                                                \
+            ((churn_delete_fn)exe_##sym)(p, a, b);                                                \
             return;                                                                       \
         }                                                                                 \
         GUARD();                                                                          \
         churn_record_free(p, kind);                                                       \
-        ((del3_fn)exe_##sym)(p, a, b);                                                    \
+        ((churn_delete_fn)exe_##sym)(p, a, b);                                                    \
     }
 
-DELETE(_ZdlPv, CHURN_FREE_DELETE)
-DELETE(_ZdaPv, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvm, CHURN_FREE_DELETE)
-DELETE(_ZdaPvm, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvRKSt9nothrow_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvRKSt9nothrow_t, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvSt11align_val_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvSt11align_val_t, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvmSt11align_val_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvmSt11align_val_t, CHURN_FREE_DELETE_ARRAY)
-DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, CHURN_FREE_DELETE)
-DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, CHURN_FREE_DELETE_ARRAY)
+CHURN_CXX_DELETES(DELETE)
 
 /* ---- installing ---- */
 
@@ -217,15 +190,11 @@ static const target targets[] = {
     C_TARGET(malloc), C_TARGET(free), C_TARGET(calloc), C_TARGET(realloc),
     C_TARGET(reallocarray), C_TARGET(memalign), C_TARGET(posix_memalign),
     C_TARGET(aligned_alloc), C_TARGET(valloc), C_TARGET(pvalloc),
-    CXX_TARGET(_Znwm), CXX_TARGET(_Znam), CXX_TARGET(_ZnwmRKSt9nothrow_t),
-    CXX_TARGET(_ZnamRKSt9nothrow_t), CXX_TARGET(_ZnwmSt11align_val_t),
-    CXX_TARGET(_ZnamSt11align_val_t), CXX_TARGET(_ZnwmSt11align_val_tRKSt9nothrow_t),
-    CXX_TARGET(_ZnamSt11align_val_tRKSt9nothrow_t), CXX_TARGET(_ZdlPv), CXX_TARGET(_ZdaPv),
-    CXX_TARGET(_ZdlPvm), CXX_TARGET(_ZdaPvm), CXX_TARGET(_ZdlPvRKSt9nothrow_t),
-    CXX_TARGET(_ZdaPvRKSt9nothrow_t), CXX_TARGET(_ZdlPvSt11align_val_t),
-    CXX_TARGET(_ZdaPvSt11align_val_t), CXX_TARGET(_ZdlPvmSt11align_val_t),
-    CXX_TARGET(_ZdaPvmSt11align_val_t), CXX_TARGET(_ZdlPvSt11align_val_tRKSt9nothrow_t),
-    CXX_TARGET(_ZdaPvSt11align_val_tRKSt9nothrow_t),
+#define NEW_TARGET(sym, ...) CXX_TARGET(sym),
+#define DELETE_TARGET(sym, kind) CXX_TARGET(sym),
+    CHURN_CXX_NEWS(NEW_TARGET) CHURN_CXX_DELETES(DELETE_TARGET)
+#undef NEW_TARGET
+#undef DELETE_TARGET
 };
 #define NTARGETS (sizeof targets / sizeof *targets)
 
