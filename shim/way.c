@@ -7,13 +7,35 @@
 #include <link.h>
 #include <string.h>
 
+#include "elfsyms.h"
 #include "shim.h"
 #include "way.h"
 
+/* The first object dl_iterate_phdr reports is the executable. */
+static int first_object_holds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t *a = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && *a >= lo && *a < lo + ph->p_memsz)
+            return 2;
+    }
+    return 1;
+}
+
+/* A non-PIE executable that takes malloc's address gets a canonical PLT stub named malloc in
+   its dynamic symbols, so dlsym answers with an address in the executable although the
+   executable defines nothing: there, only a defined symbol in its own file counts. */
 int churn_malloc_is_ahead(void)
 {
     uintptr_t m = (uintptr_t)dlsym(RTLD_DEFAULT, "malloc");
-    return m && !(m >= churn_self_lo && m < churn_self_hi);
+    if (!m || (m >= churn_self_lo && m < churn_self_hi))
+        return 0;
+    if (dl_iterate_phdr(first_object_holds, &m) == 2 && !churn_exe_symbol("malloc"))
+        return 0;
+    return 1;
 }
 
 /* Which object defines the malloc that wins, for the message. */
