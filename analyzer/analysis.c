@@ -6,11 +6,6 @@
 #include "crosscheck.h"
 #include "util.h"
 
-int churn_in_window(const churn_window *w, uint64_t epoch)
-{
-    return (!w->has_first || epoch >= w->first) && (!w->has_last || epoch <= w->last);
-}
-
 void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_window window,
                          uint64_t first_epoch, churn_warnings *warn, churn_symbolizer *sym)
 {
@@ -21,7 +16,6 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     a->warn = warn;
     a->sym = sym;
     a->first_epoch = a->last_epoch = first_epoch;
-    churn_live_init(&a->live);
     churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
                       window.has_last ? window.last : UINT64_MAX);
 }
@@ -30,7 +24,6 @@ void churn_analysis_free(churn_analysis *a)
 {
     churn_stacks_free(&a->stacks);
     churn_modules_free(&a->modules);
-    churn_live_free(&a->live);
     churn_growth_free(&a->growth);
     churn_epochs_free(&a->epochs);
     free(a->allocator);
@@ -100,16 +93,15 @@ static void count_class(churn_analysis *a, uint64_t size, int is_alloc)
 
 static void on_alloc(churn_analysis *a, const churn_record *r)
 {
-    uint64_t addr = r->u.alloc.addr, size = r->u.alloc.size, stack = r->u.alloc.stack;
+    uint64_t size = r->u.alloc.size, stack = r->u.alloc.stack;
+    a->allocs_seen++;
     if (past_window(a, r->epoch))
         return;
     advance_clock(a, r->epoch);
-    if (addr == 0) {
+    if (r->u.alloc.addr == 0) {
         a->zero_address_events++;
         return;
     }
-    churn_object o = {addr, size, stack, r->epoch};
-    churn_live_insert(&a->live, &o);
     a->live_count = churn_wrap_add(a->live_count, 1);
     a->live_bytes = churn_wrap_add(a->live_bytes, size);
     churn_callsite *site = churn_growth_site(&a->growth, stack);
@@ -129,12 +121,12 @@ static void on_alloc(churn_analysis *a, const churn_record *r)
 
 static void on_free(churn_analysis *a, const churn_record *r)
 {
-    uint64_t addr = r->u.free.addr, size = r->u.free.size, stack = r->u.free.stack;
+    uint64_t size = r->u.free.size, stack = r->u.free.stack;
     uint64_t age = r->u.free.age;
     if (past_window(a, r->epoch))
         return;
     advance_clock(a, r->epoch);
-    if (addr == 0) {
+    if (r->u.free.addr == 0) {
         a->zero_address_events++;
         return;
     }
@@ -142,21 +134,8 @@ static void on_free(churn_analysis *a, const churn_record *r)
         a->bad_ages++;
         age = r->epoch;
     }
+    /* Which object this frees is the live pass's business (livepass.h). */
     uint64_t alloc_epoch = r->epoch - age;
-    churn_object freed = {addr, size, stack, alloc_epoch}, removed;
-    switch (churn_live_remove(&a->live, &freed, &removed)) {
-    case CHURN_FREE_MATCHED:
-    case CHURN_FREE_DISPLACED:
-        break;
-    case CHURN_FREE_MISMATCHED:
-        a->mismatched_frees++;
-        break;
-    case CHURN_FREE_UNMATCHED:
-        a->unmatched_frees++;
-        a->carried_count = churn_wrap_sub(a->carried_count, 1);
-        a->carried_bytes = churn_wrap_sub(a->carried_bytes, size);
-        break;
-    }
     a->live_count = churn_wrap_sub(a->live_count, 1);
     a->live_bytes = churn_wrap_sub(a->live_bytes, size);
     churn_callsite *site = churn_growth_site(&a->growth, stack);
@@ -219,6 +198,8 @@ static void on_carry(churn_analysis *a, const churn_record *r)
 static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
 {
     note_epoch(a, s->epoch);
+    if (!a->events)
+        a->allocs_seen += s->allocs;
     if (!churn_in_window(&a->window, s->epoch))
         return;
     if (!churn_epochs_summary(&a->epochs, s)) {
@@ -378,7 +359,19 @@ static void finish_summaries_only(churn_analysis *a)
     }
 }
 
-void churn_analysis_finish(churn_analysis *a)
+/* A free that matched no live object must have freed one carried in from before the
+   trace's first segment. */
+static void take_live_pass(churn_analysis *a, const churn_live_pass *p)
+{
+    a->unmatched_frees = p->unmatched_frees;
+    a->mismatched_frees = p->mismatched_frees;
+    a->displaced_unfreed = p->live.displaced_count;
+    a->displaced_evicted = p->live.displaced_evicted;
+    a->carried_count = churn_wrap_sub(a->carried_count, p->unmatched_frees);
+    a->carried_bytes = churn_wrap_sub(a->carried_bytes, p->unmatched_bytes);
+}
+
+void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
 {
     uint64_t last = a->last_epoch;
     if (a->window.has_last && a->window.last < last)
@@ -392,7 +385,8 @@ void churn_analysis_finish(churn_analysis *a)
         if (a->clock_started)
             close_clock_epoch(a);
         fill_live_gaps(a);
-        churn_live_foreach(&a->live, count_leak, a);
+        take_live_pass(a, p);
+        churn_live_foreach(&p->live, count_leak, a);
         if (!a->window.has_first && a->carried_count > 0) {
             a->leaked_count += (uint64_t)a->carried_count;
             a->leaked_bytes += a->carried_bytes > 0 ? (uint64_t)a->carried_bytes : 0;

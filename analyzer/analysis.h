@@ -16,7 +16,7 @@
 #include "epochs.h"
 #include "growth.h"
 #include "lifetime.h"
-#include "live.h"
+#include "livepass.h"
 #include "modules.h"
 #include "reader.h"
 #include "records.h"
@@ -47,7 +47,6 @@ typedef struct churn_analysis {
 
     churn_stacks stacks;
     churn_modules modules;
-    churn_live live;
     churn_growth growth;
     churn_epochs epochs;
 
@@ -75,7 +74,9 @@ typedef struct churn_analysis {
     uint64_t exit_how, exit_detail;
 
     /* oddities, reported as warnings at the end */
-    uint64_t unmatched_frees, mismatched_frees, zero_address_events;
+    uint64_t unmatched_frees, mismatched_frees, zero_address_events; /* from the live pass */
+    uint64_t displaced_unfreed, displaced_evicted;
+    uint64_t allocs_seen; /* allocations in the trace, in any epoch */
     uint64_t bad_ages, stack_conflicts, carry_mismatches, duplicate_summaries;
     uint64_t carry_expected_count, carry_seen_count, carry_mismatch_seq;
     int allocator_changed;
@@ -92,9 +93,13 @@ void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s);
 /* The records.h visitor; ctx is the churn_analysis. */
 void churn_analysis_record(void *ctx, const churn_record *r);
 
-/* Closes the last epoch, samples growth through the window and counts what is left live. */
-void churn_analysis_finish(churn_analysis *a);
+/* Closes the last epoch, samples growth through the window and counts what is left live,
+   with the live-set pass that ran over the same segments. */
+void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p);
 
-int churn_in_window(const churn_window *w, uint64_t epoch);
+static inline int churn_in_window(const churn_window *w, uint64_t epoch)
+{
+    return (!w->has_first || epoch >= w->first) && (!w->has_last || epoch <= w->last);
+}
 
 #endif

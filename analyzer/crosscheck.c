@@ -81,12 +81,12 @@ static void event_oddities(churn_analysis *a)
         churn_warn(w, "%llu free(s) whose size, stack or age differ from the live object "
                       "at that address",
                    (unsigned long long)a->mismatched_frees);
-    if (a->live.displaced_count)
-        churn_warn(w, "%zu object(s) displaced by a reuse of their address were never freed",
-                   a->live.displaced_count);
-    if (a->live.displaced_evicted)
+    if (a->displaced_unfreed)
+        churn_warn(w, "%llu object(s) displaced by a reuse of their address were never freed",
+                   (unsigned long long)a->displaced_unfreed);
+    if (a->displaced_evicted)
         churn_warn(w, "%llu displaced object(s) evicted from the side table before their free",
-                   (unsigned long long)a->live.displaced_evicted);
+                   (unsigned long long)a->displaced_evicted);
     if (a->zero_address_events)
         churn_warn(w, "%llu allocation event(s) at address 0 ignored",
                    (unsigned long long)a->zero_address_events);
@@ -129,6 +129,9 @@ void churn_crosscheck(churn_analysis *a)
     if (a->totals.dropped_events)
         churn_warn(w, "the shim dropped %llu event(s): figures are incomplete",
                    (unsigned long long)a->totals.dropped_events);
+    if (a->allocator && !a->allocs_seen)
+        churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
+                      "(see docs/design.md, ways in)");
     if (!a->has_exit)
         churn_warn(w, "no exit record: the process was cut short or was still running");
 }

@@ -5,11 +5,8 @@
 
 #include "util.h"
 
-churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch)
+churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch)
 {
-    /* Epochs arrive almost always in order: the last row is the common answer. */
-    if (t->count && t->rows[t->count - 1].epoch == epoch)
-        return &t->rows[t->count - 1];
     size_t lo = 0, hi = t->count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

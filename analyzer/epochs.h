@@ -32,8 +32,16 @@ typedef struct churn_epochs {
     size_t ncounters, counters_cap;
 } churn_epochs;
 
-/* The row of an epoch, inserted (zeroed) if missing.  Valid until the next insertion. */
-churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch);
+churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch);
+
+/* The row of an epoch, inserted (zeroed) if missing.  Valid until the next insertion.
+   Epochs arrive almost always in order: the last row is the common answer. */
+static inline churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch)
+{
+    if (t->count && t->rows[t->count - 1].epoch == epoch)
+        return &t->rows[t->count - 1];
+    return churn_epochs_find(t, epoch);
+}
 
 /* Stores a summary into its epoch's row; returns 0 if that epoch already had one. */
 int churn_epochs_summary(churn_epochs *t, const churn_epoch_summary *s);

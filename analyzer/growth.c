@@ -61,7 +61,7 @@ static size_t *direct_slot(churn_growth *g, uint64_t stack)
     return &g->direct[stack];
 }
 
-churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
+churn_callsite *churn_growth_lookup(churn_growth *g, uint64_t stack)
 {
     size_t *direct = direct_slot(g, stack);
     if (direct && *direct)
@@ -83,7 +83,7 @@ churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
 }
 
 /* Samples the epochs [next_point, until) inside the window at the current live value. */
-static void sample_until(churn_growth *g, churn_callsite *s, uint64_t until)
+void churn_growth_sample(churn_growth *g, churn_callsite *s, uint64_t until)
 {
     if (until <= s->next_point)
         return;
@@ -95,23 +95,10 @@ static void sample_until(churn_growth *g, churn_callsite *s, uint64_t until)
     s->next_point = until;
 }
 
-void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch, int remove,
-                         uint64_t count, uint64_t bytes)
-{
-    sample_until(g, s, epoch);
-    if (remove) {
-        s->live_count = churn_wrap_sub(s->live_count, count);
-        s->live_bytes = churn_wrap_sub(s->live_bytes, bytes);
-    } else {
-        s->live_count = churn_wrap_add(s->live_count, count);
-        s->live_bytes = churn_wrap_add(s->live_bytes, bytes);
-    }
-}
-
 void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,
                       int64_t bytes)
 {
-    sample_until(g, s, epoch);
+    churn_growth_sample(g, s, epoch);
     s->live_count = count;
     s->live_bytes = bytes;
 }
@@ -119,7 +106,7 @@ void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_
 void churn_growth_finish(churn_growth *g)
 {
     for (size_t i = 0; i < g->count; i++)
-        sample_until(g, &g->sites[i], g->window_last == UINT64_MAX ? UINT64_MAX
+        churn_growth_sample(g, &g->sites[i], g->window_last == UINT64_MAX ? UINT64_MAX
                                                                     : g->window_last + 1);
 }
 

@@ -15,6 +15,7 @@
 
 #include "fit.h"
 #include "lifetime.h"
+#include "util.h"
 
 typedef struct churn_callsite {
     uint64_t stack;
@@ -38,14 +39,34 @@ typedef struct churn_growth {
 void churn_growth_init(churn_growth *g, uint64_t window_first, uint64_t window_last);
 void churn_growth_free(churn_growth *g);
 
+churn_callsite *churn_growth_lookup(churn_growth *g, uint64_t stack);
+void churn_growth_sample(churn_growth *g, churn_callsite *s, uint64_t until);
+
 /* The callsite of a stack id, created with zero live objects on first use.  The pointer is
-   valid until the next call that may create a callsite. */
-churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack);
+   valid until the next call that may create a callsite.  Stack ids are dense (1, 2, ... in
+   the shim), so a known one is an array index. */
+static inline churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
+{
+    if (stack < g->direct_cap && g->direct[stack])
+        return &g->sites[g->direct[stack] - 1];
+    return churn_growth_lookup(g, stack);
+}
 
 /* Adds (or with remove set, takes away) objects during `epoch`: the samples of the epochs
    before it keep the old value. */
-void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch, int remove,
-                         uint64_t count, uint64_t bytes);
+static inline void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch,
+                                       int remove, uint64_t count, uint64_t bytes)
+{
+    if (epoch > s->next_point)
+        churn_growth_sample(g, s, epoch);
+    if (remove) {
+        s->live_count = churn_wrap_sub(s->live_count, count);
+        s->live_bytes = churn_wrap_sub(s->live_bytes, bytes);
+    } else {
+        s->live_count = churn_wrap_add(s->live_count, count);
+        s->live_bytes = churn_wrap_add(s->live_bytes, bytes);
+    }
+}
 
 /* Sets the live value as it was at the end of `epoch` (for traces with only summaries). */
 void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,

@@ -2,14 +2,6 @@
 
 #include <stdio.h>
 
-unsigned churn_lifetime_bucket(uint64_t age)
-{
-    if (age == 0)
-        return 0;
-    unsigned b = 1 + (63u - (unsigned)__builtin_clzll(age));
-    return b < CHURN_LIFETIME_AGED ? b : CHURN_LIFETIME_AGED - 1;
-}
-
 const char *churn_lifetime_label(unsigned bucket, char *buf, size_t len)
 {
     if (bucket == 0)

@@ -13,7 +13,13 @@
 #define CHURN_LIFETIME_NEVER CHURN_LIFETIME_AGED
 #define CHURN_LIFETIME_BUCKETS (CHURN_LIFETIME_AGED + 1)
 
-unsigned churn_lifetime_bucket(uint64_t age);
+static inline unsigned churn_lifetime_bucket(uint64_t age)
+{
+    if (age == 0)
+        return 0;
+    unsigned b = 1 + (63u - (unsigned)__builtin_clzll(age));
+    return b < CHURN_LIFETIME_AGED ? b : CHURN_LIFETIME_AGED - 1;
+}
 
 /* The bucket's label, e.g. "same", "4-7", "16384+", "never". */
 const char *churn_lifetime_label(unsigned bucket, char *buf, size_t len);

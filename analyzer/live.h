@@ -24,6 +24,7 @@ typedef struct churn_object {
 typedef struct churn_live {
     churn_object *slots;
     size_t mask;
+    unsigned shift;  /* 64 - log2(slots): the hash is the product's top bits */
     size_t count;
     uint64_t bytes;
     churn_object displaced[CHURN_DISPLACED_MAX]; /* a ring, oldest evicted first */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "pipeline.h"
 #include "progress.h"
 #include "reader.h"
 #include "report.h"
@@ -58,6 +59,21 @@ static int parse_window(const char *arg, churn_window *w)
     return w->has_first && w->has_last && w->first > w->last ? -1 : 0;
 }
 
+typedef struct run {
+    churn_trace *trace;
+    churn_analysis *analysis;
+    churn_progress *progress;
+} run;
+
+static void segment_edge(void *ctx, size_t i, int after)
+{
+    run *r = ctx;
+    if (after)
+        churn_progress_update(r->progress, i + 1, churn_trace_segments(r->trace));
+    else
+        churn_analysis_segment(r->analysis, churn_trace_segment(r->trace, i));
+}
+
 static int analyze(const char *path, int json, churn_window window, size_t top)
 {
     churn_warnings warnings = {0};
@@ -70,18 +86,17 @@ static int analyze(const char *path, int json, churn_window window, size_t top)
     }
     churn_symbolizer *sym = churn_symbolizer_new();
     churn_analysis a;
-    size_t nsegs = churn_trace_segments(t);
     churn_analysis_init(&a, churn_trace_info_of(t), window,
                         churn_trace_segment(t, 0)->first_epoch, &warnings, sym);
     churn_progress progress;
     churn_progress_init(&progress, !json);
-    for (size_t i = 0; i < nsegs; i++) {
-        churn_analysis_segment(&a, churn_trace_segment(t, i));
-        churn_trace_decode(t, i, churn_analysis_record, &a);
-        churn_progress_update(&progress, i + 1, nsegs);
-    }
+    churn_live_pass live;
+    churn_live_pass_init(&live, window.has_last, window.last);
+    run r = {t, &a, &progress};
+    churn_pipeline_run(t, &warnings, churn_analysis_record, &a, segment_edge, &r, &live);
     churn_progress_done(&progress);
-    churn_analysis_finish(&a);
+    churn_analysis_finish(&a, &live);
+    churn_live_pass_free(&live);
 
     churn_report_options opts = {path, top};
     if (json)

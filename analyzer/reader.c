@@ -19,10 +19,7 @@ struct churn_trace {
     churn_trace_info info;
     churn_segment_info *segs;
     size_t nsegs, segs_cap;
-    uint8_t *raw;        /* reused decompression buffer */
-    size_t raw_cap;
     ZSTD_DCtx *dctx;
-    churn_decoder decoder;
     churn_warnings *warn;
 };
 
@@ -214,9 +211,7 @@ void churn_trace_close(churn_trace *t)
     if (t->map)
         munmap((void *)t->map, t->size);
     ZSTD_freeDCtx(t->dctx);
-    churn_decoder_free(&t->decoder);
     free(t->segs);
-    free(t->raw);
     free(t);
 }
 
@@ -235,33 +230,39 @@ const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i)
     return &t->segs[i];
 }
 
-int churn_trace_decode(churn_trace *t, size_t i, churn_record_fn fn, void *ctx)
+int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap, size_t *len,
+                           char *why, size_t whylen)
 {
     const churn_segment_info *s = &t->segs[i];
     const uint8_t *payload = t->map + s->offset + sizeof(churn_segment_header);
     if (ZSTD_findFrameCompressedSize(payload, s->zstd_bytes) != s->zstd_bytes) {
-        churn_warn(t->warn, "segment %llu: payload is not exactly one zstd frame; skipped",
-                   (unsigned long long)s->seq);
+        snprintf(why, whylen, "payload is not exactly one zstd frame");
         return -1;
     }
     /* raw_bytes was capped at CHURN_SEGMENT_MAX_RAW by the scan, and the output buffer is
        exactly that large, so a lying frame cannot make the decompressor write more. */
-    churn_reserve(&t->raw, &t->raw_cap, (size_t)s->raw_bytes + 1, 1);
-    size_t got = ZSTD_decompressDCtx(t->dctx, t->raw, s->raw_bytes, payload, s->zstd_bytes);
+    churn_reserve(buf, cap, (size_t)s->raw_bytes + 1, 1);
+    size_t got = ZSTD_decompressDCtx(t->dctx, *buf, s->raw_bytes, payload, s->zstd_bytes);
     if (ZSTD_isError(got) || got != s->raw_bytes) {
-        churn_warn(t->warn, "segment %llu: decompression failed (%s); skipped",
-                   (unsigned long long)s->seq,
-                   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs from header");
+        snprintf(why, whylen, "decompression failed (%s)",
+                 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs from header");
         return -1;
     }
+    *len = got;
+    return 0;
+}
+
+int churn_trace_decode(const churn_trace *t, size_t i, const uint8_t *raw, size_t len,
+                       churn_decoder *d, churn_record_fn fn, void *ctx, churn_warnings *w)
+{
     size_t bad_off;
     unsigned bad_tag;
-    if (churn_decode_records(&t->decoder, t->raw, got, fn, ctx, &bad_off, &bad_tag) != 0) {
-        churn_warn(t->warn,
+    if (churn_decode_records(d, raw, len, fn, ctx, &bad_off, &bad_tag) == 0)
+        return 0;
+    if (w)
+        churn_warn(w,
                    "segment %llu: malformed record (tag 0x%02x) at byte %zu of %zu; rest of "
                    "the segment ignored",
-                   (unsigned long long)s->seq, bad_tag, bad_off, got);
-        return -1;
-    }
-    return 0;
+                   (unsigned long long)t->segs[i].seq, bad_tag, bad_off, len);
+    return -1;
 }

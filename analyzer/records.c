@@ -7,12 +7,12 @@
 #include "util.h"
 
 typedef struct cursor {
-    uint8_t *p;
-    uint8_t *end;
+    const uint8_t *p;
+    const uint8_t *end;
     int ok;
 } cursor;
 
-static uint64_t get_v(cursor *c)
+static uint64_t get_v_slow(cursor *c)
 {
     uint64_t v = 0;
     const uint8_t *p = c->p;
@@ -20,8 +20,26 @@ static uint64_t get_v(cursor *c)
         c->ok = 0;
         return 0;
     }
-    c->p = (uint8_t *)p;
+    c->p = p;
     return v;
+}
+
+/* Most fields of event records are below 128: one byte, no loop.  After a failure values
+   are still read but never used, as every caller checks ok before relying on them. */
+static inline uint64_t get_v(cursor *c)
+{
+    if (__builtin_expect(c->end - c->p >= 2, 1)) {
+        const uint8_t *p = c->p;
+        if (p[0] < 0x80) {
+            c->p = p + 1;
+            return p[0];
+        }
+        if (p[1] < 0x80) { /* addresses deltas and distances: often two bytes */
+            c->p = p + 2;
+            return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        }
+    }
+    return get_v_slow(c);
 }
 
 /* A count of items that each take at least min_bytes cannot exceed what is left. */
@@ -43,20 +61,31 @@ static const uint8_t *get_bytes(cursor *c, size_t *len)
     return s;
 }
 
-/* The length prefix is at least one byte and already consumed, so the string can slide back
-   one byte and take a terminating NUL where its last byte was, without touching unread data. */
-static const char *get_string(cursor *c)
+/* Strings are copied, NUL-terminated, into the decoder's text buffer, so the stream itself
+   is never written and two decoders can read one buffer at once.  Returns the string's
+   offset in that buffer (pointers are taken once the record is complete, as the buffer may
+   move while it grows). */
+static size_t get_string(churn_decoder *d, cursor *c)
 {
     size_t len;
     const uint8_t *s = get_bytes(c, &len);
     if (!s)
-        return NULL;
-    char *dst = (char *)s - 1;
-    memmove(dst, s, len);
-    dst[len] = '\0';
-    if (memchr(dst, '\0', len))
+        return 0;
+    if (memchr(s, '\0', len))
         c->ok = 0; /* an embedded NUL would silently shorten the name */
-    return dst;
+    churn_reserve(&d->text, &d->text_cap, d->text_len + len + 1, 1);
+    size_t off = d->text_len;
+    memcpy(d->text + off, s, len);
+    d->text[off + len] = '\0';
+    d->text_len += len + 1;
+    return off;
+}
+
+static int get_module_path(churn_decoder *d, cursor *c, churn_record *r)
+{
+    size_t path = get_string(d, c); /* before d->text is read: it may move */
+    r->u.module.path = d->text + path;
+    return c->ok;
 }
 
 static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
@@ -78,14 +107,21 @@ static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
 
 static int decode_allocator(churn_decoder *d, cursor *c, churn_record *r)
 {
-    r->u.allocator.name = get_string(c);
+    d->text_len = 0;
+    size_t name = get_string(d, c);
     r->u.allocator.page_size = get_v(c);
     size_t n = get_count(c, 1);
     if (!c->ok)
         return 0;
     churn_reserve(&d->names, &d->names_cap, n, sizeof *d->names);
+    churn_reserve(&d->offsets, &d->offsets_cap, n, sizeof *d->offsets);
     for (size_t i = 0; i < n && c->ok; i++)
-        d->names[i] = get_string(c);
+        d->offsets[i] = get_string(d, c);
+    if (!c->ok)
+        return 0;
+    r->u.allocator.name = d->text + name;
+    for (size_t i = 0; i < n; i++)
+        d->names[i] = d->text + d->offsets[i];
     r->u.allocator.n_counters = n;
     r->u.allocator.counters = d->names;
     return c->ok;
@@ -170,6 +206,69 @@ static void reset_segment_state(churn_decoder *d)
 {
     churn_coder_reset(d->coder);
     d->ninfos = 0;
+    if (d->spilled_count)
+        memset(d->spilled, 0, (d->spilled_mask + 1) * sizeof *d->spilled);
+    d->spilled_count = 0;
+}
+
+static size_t spill_home(const churn_decoder *d, uint64_t key)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15u) >> 20) & d->spilled_mask;
+}
+
+static churn_spilled_alloc *spill_find(const churn_decoder *d, uint64_t key)
+{
+    size_t i = spill_home(d, key);
+    while (d->spilled[i].key && d->spilled[i].key != key)
+        i = (i + 1) & d->spilled_mask;
+    return &d->spilled[i];
+}
+
+static void spill_grow(churn_decoder *d)
+{
+    churn_spilled_alloc *old = d->spilled;
+    size_t old_n = old ? d->spilled_mask + 1 : 0, n = old_n ? old_n * 2 : 4096;
+    d->spilled = churn_xcalloc(n, sizeof *d->spilled);
+    d->spilled_mask = n - 1;
+    for (size_t i = 0; i < old_n; i++)
+        if (old[i].key)
+            *spill_find(d, old[i].key) = old[i];
+    free(old);
+}
+
+static void spill_add(churn_decoder *d, uint64_t number, const churn_segment_alloc *a)
+{
+    if (!d->spilled || (d->spilled_count + 1) * 2 > d->spilled_mask + 1)
+        spill_grow(d);
+    churn_spilled_alloc *e = spill_find(d, number + 1);
+    *e = (churn_spilled_alloc){number + 1, *a};
+    d->spilled_count++;
+}
+
+/* Takes the allocation of that number out of the table (backward-shift deletion, no
+   tombstones); 0 when it is not there. */
+static int spill_take(churn_decoder *d, uint64_t number, churn_segment_alloc *out)
+{
+    if (!d->spilled_count)
+        return 0;
+    churn_spilled_alloc *e = spill_find(d, number + 1);
+    if (!e->key)
+        return 0;
+    *out = e->a;
+    size_t i = (size_t)(e - d->spilled), j = i, mask = d->spilled_mask;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!d->spilled[j].key)
+            break;
+        size_t home = spill_home(d, d->spilled[j].key);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            d->spilled[i] = d->spilled[j];
+            i = j;
+        }
+    }
+    d->spilled[i].key = 0;
+    d->spilled_count--;
+    return 1;
 }
 
 static uint64_t delta_addr(cursor *c, uint64_t prev)
@@ -200,8 +299,12 @@ static int decode_alloc(churn_decoder *d, cursor *c, const stream_state *st, chu
     if (!churn_decode_alloc_addr(d->coder, code, usable, &addr))
         return 0;
     uint64_t number = churn_coder_allocated(d->coder, addr, usable, code);
-    churn_reserve(&d->allocs, &d->allocs_cap, (size_t)number + 1, sizeof *d->allocs);
-    d->allocs[number] = (churn_segment_alloc){addr, index, st->epoch, 0};
+    churn_segment_alloc *slot = &d->recent[number % CHURN_RECENT_ALLOCS];
+    /* The slot was last written CHURN_RECENT_ALLOCS allocations ago in this segment, or in
+       an earlier segment when the number is lower, which it no longer concerns. */
+    if (number >= CHURN_RECENT_ALLOCS && slot->addr)
+        spill_add(d, number - CHURN_RECENT_ALLOCS, slot);
+    *slot = (churn_segment_alloc){addr, st->epoch, (uint32_t)index};
     r->u.alloc.addr = addr;
     r->u.alloc.size = info->size;
     r->u.alloc.slack = info->slack;
@@ -230,11 +333,17 @@ static int decode_free_short(churn_decoder *d, cursor *c, const stream_state *st
         return 0;
     /* The encoder writes a short free only for an allocation of this segment that its live
        map still held; a stream naming one twice is damaged. */
-    churn_segment_alloc *e = &d->allocs[d->coder->allocs - distance];
-    if (e->freed)
+    uint64_t number = d->coder->allocs - distance;
+    churn_segment_alloc spilled, *e = &d->recent[number % CHURN_RECENT_ALLOCS];
+    if (distance > CHURN_RECENT_ALLOCS) {
+        if (!spill_take(d, number, &spilled))
+            return 0;
+        e = &spilled;
+    } else if (!e->addr) {
         return 0;
-    e->freed = 1;
+    }
     uint64_t addr = e->addr;
+    e->addr = 0;
     const churn_alloc_info *info = &d->infos[e->info];
     r->tag = CHURN_REC_FREE;
     r->u.free.addr = addr;
@@ -272,8 +381,8 @@ static int decode_one(churn_decoder *d, cursor *c, stream_state *st, unsigned ta
         r->u.module.start = get_v(c);
         r->u.module.end = get_v(c);
         r->u.module.build_id = get_bytes(c, &r->u.module.build_id_len);
-        r->u.module.path = get_string(c);
-        ok = c->ok;
+        d->text_len = 0;
+        ok = get_module_path(d, c, r);
         break;
     case CHURN_REC_STACK:
         ok = decode_stack(d, c, r);
@@ -336,17 +445,19 @@ static int decode_one(churn_decoder *d, cursor *c, stream_state *st, unsigned ta
     return ok ? 1 : -1;
 }
 
-int churn_decode_records(churn_decoder *d, uint8_t *buf, size_t len, churn_record_fn fn,
+int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
                          void *ctx, size_t *bad_offset, unsigned *bad_tag)
 {
     cursor c = {buf, buf + len, 1};
     stream_state st = {0, 0};
-    if (!d->coder)
+    if (!d->coder) {
         d->coder = churn_xmalloc(sizeof *d->coder);
+        d->recent = churn_xmalloc(CHURN_RECENT_ALLOCS * sizeof *d->recent);
+    }
     reset_segment_state(d);
     churn_record r;
     while (c.p < c.end) {
-        uint8_t *start = c.p;
+        const uint8_t *start = c.p;
         unsigned tag = *c.p++;
         int res = decode_one(d, &c, &st, tag, &r);
         if (res < 0) {
@@ -364,12 +475,15 @@ void churn_decoder_free(churn_decoder *d)
 {
     free(d->coder);
     free(d->infos);
-    free(d->allocs);
+    free(d->recent);
+    free(d->spilled);
     free(d->ips);
     free(d->carry);
     free(d->classes);
     free(d->callsites);
     free(d->counters);
     free(d->names);
+    free(d->offsets);
+    free(d->text);
     *d = (churn_decoder){0};
 }

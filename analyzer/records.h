@@ -78,30 +78,45 @@ typedef struct churn_alloc_info {
     uint64_t size, slack, stack;
 } churn_alloc_info;
 
-/* An allocation of the current segment, by its number: what a short free names. */
+/* An allocation of the current segment, by its number: what a short free names.  addr 0
+   marks one already freed (no allocation is ever at address 0). */
 typedef struct churn_segment_alloc {
-    uint64_t addr, info, epoch;
-    int freed;
+    uint64_t addr, epoch;
+    uint32_t info;
 } churn_segment_alloc;
+
+/* An allocation that left the ring below while still live, keyed by its number + 1. */
+typedef struct churn_spilled_alloc {
+    uint64_t key;
+    churn_segment_alloc a;
+} churn_spilled_alloc;
+
+/* The newest CHURN_RECENT_ALLOCS allocations of the segment sit in a ring by number; older
+   ones that are still live move to a hash table.  Most short frees name a recent allocation,
+   and memory stays proportional to the live objects, not to the segment's length. */
+#define CHURN_RECENT_ALLOCS 65536u
 
 /* Per-segment coding state and scratch arrays, reused across segments so decoding does not
    allocate per record. */
 typedef struct churn_decoder {
     churn_coder *coder;
     churn_alloc_info *infos; size_t ninfos, infos_cap;
-    churn_segment_alloc *allocs; size_t allocs_cap;
+    churn_segment_alloc *recent; /* CHURN_RECENT_ALLOCS entries, by number modulo their count */
+    churn_spilled_alloc *spilled; size_t spilled_mask, spilled_count;
     uint64_t *ips; size_t ips_cap;
     churn_carry_entry *carry; size_t carry_cap;
     churn_class_entry *classes; size_t classes_cap;
     churn_callsite_entry *callsites; size_t callsites_cap;
     uint64_t *counters; size_t counters_cap;
     const char **names; size_t names_cap;
+    size_t *offsets; size_t offsets_cap;
+    char *text; size_t text_len, text_cap; /* the current record's strings */
 } churn_decoder;
 
-/* Decodes buf[0, len) (a segment's record stream; strings are NUL-terminated in place, so the
-   buffer is modified and can be decoded only once).  Returns 0 when the whole stream decoded;
-   otherwise -1 with *bad_offset and *bad_tag telling where it stopped. */
-int churn_decode_records(churn_decoder *d, uint8_t *buf, size_t len, churn_record_fn fn,
+/* Decodes buf[0, len), a segment's record stream, which is only read.  Returns 0 when the
+   whole stream decoded; otherwise -1 with *bad_offset and *bad_tag telling where it
+   stopped. */
+int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
                          void *ctx, size_t *bad_offset, unsigned *bad_tag);
 
 void churn_decoder_free(churn_decoder *d);

@@ -813,12 +813,29 @@ static const char *symbol_name(module *m, uint64_t addr)
     return sym->size == 0 || addr < sym->addr + sym->size ? sym->name : NULL;
 }
 
-/* Without DWARF for addr: the ELF symbol table names the function, the line table (if
-   any) still gives file:line. */
+/* Whether a compile unit's own address ranges hold addr.  libdwfl finds the line of an
+   address outside every unit (startup code from crt1.o, say) in a unit whose overall span
+   merely encloses it, and would print a line of unrelated code. */
+static bool unit_covers(module *m, uint64_t addr)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die *cudie = dwfl_module_addrdie(m->dwmod, addr, &bias);
+    if (!cudie)
+        return false;
+    Dwarf_Addr base, lo, hi;
+    for (ptrdiff_t off = 0; (off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0;)
+        if (addr - bias >= lo && addr - bias < hi)
+            return true;
+    return false;
+}
+
+/* Without a DWARF function for addr: the ELF symbol table names the function, and the line
+   table still gives file:line when addr lies inside a unit (assembly sources have lines but
+   no functions). */
 static void symtab_frame(churn_symbolizer *s, module *m, uint64_t addr, churn_frame *f)
 {
     f->function = intern_demangled(s, symbol_name(m, addr));
-    Dwfl_Line *dl = m->dwarf ? dwfl_module_getsrc(m->dwmod, addr) : NULL;
+    Dwfl_Line *dl = m->dwarf && unit_covers(m, addr) ? dwfl_module_getsrc(m->dwmod, addr) : NULL;
     int line = 0;
     if (dl)
         f->file = intern(s, dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL));

@@ -1,0 +1,29 @@
+/*
+ * Running the used segments of a trace through the analysis on two threads.  A worker thread
+ * decompresses each segment ahead of the main thread, then applies its heap events to the
+ * live set (livepass.h); the main thread decodes the same decompressed buffer for everything
+ * else.  Both decode every segment in sequence order, so each sees the whole record stream.
+ * At most CHURN_PIPELINE_SLOTS decompressed segments exist at once.
+ */
+#ifndef CHURN_PIPELINE_H
+#define CHURN_PIPELINE_H
+
+#include <stddef.h>
+
+#include "livepass.h"
+#include "reader.h"
+#include "records.h"
+#include "warnings.h"
+
+#define CHURN_PIPELINE_SLOTS 3
+
+/* Called on the main thread before (after = 0) and after (after = 1) segment i's records. */
+typedef void (*churn_segment_fn)(void *ctx, size_t segment, int after);
+
+/* On the main thread: seg(seg_ctx, i, 0), fn(ctx, record) for each record of segment i,
+   seg(seg_ctx, i, 1), for every used segment in order.  Warnings about skipped segments and
+   malformed records go to w, in segment order.  Returns when the live pass is complete. */
+void churn_pipeline_run(churn_trace *t, churn_warnings *w, churn_record_fn fn, void *ctx,
+                        churn_segment_fn seg, void *seg_ctx, churn_live_pass *live);
+
+#endif
