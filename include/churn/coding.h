@@ -44,6 +44,22 @@ static inline void churn_coder_reset(churn_coder *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The LIFO is four words: explicit loops, because a memmove of a variable few bytes is a real
+   library call on both sides' hottest path. */
+static inline void churn_lifo_push(uint64_t *l, uint64_t addr)
+{
+    for (unsigned i = CHURN_LIFO_DEPTH - 1; i > 0; i--)
+        l[i] = l[i - 1];
+    l[0] = addr;
+}
+
+static inline void churn_lifo_take(uint64_t *l, unsigned k)
+{
+    for (unsigned i = k; i + 1 < CHURN_LIFO_DEPTH; i++)
+        l[i] = l[i + 1];
+    l[CHURN_LIFO_DEPTH - 1] = 0;
+}
+
 static inline unsigned churn_lifo_bucket(uint64_t usable)
 {
     return (unsigned)(((uint32_t)usable * 2654435761u) >> 22) & (CHURN_LIFO_BUCKETS - 1);
@@ -54,8 +70,7 @@ static inline unsigned churn_lifo_bucket(uint64_t usable)
 static inline void churn_coder_freed(churn_coder *c, uint64_t addr, uint64_t usable)
 {
     uint64_t *l = c->lifo[churn_lifo_bucket(usable)];
-    memmove(l + 1, l, (CHURN_LIFO_DEPTH - 1) * sizeof *l);
-    l[0] = addr;
+    churn_lifo_push(l, addr);
     c->freed_cache[(addr * 0x9e3779b97f4a7c15u) >> 52] = c->freed_pos;
     c->freed[c->freed_pos++ % CHURN_FREED] = addr;
     c->prev_addr = addr;
@@ -93,8 +108,7 @@ static inline uint64_t churn_encode_alloc_addr(churn_coder *c, uint64_t addr, ui
     uint64_t *l = c->lifo[churn_lifo_bucket(usable)];
     for (unsigned k = 0; k < CHURN_LIFO_DEPTH; k++)
         if (l[k] == addr) {
-            memmove(l + k, l + k + 1, (CHURN_LIFO_DEPTH - 1 - k) * sizeof *l);
-            l[CHURN_LIFO_DEPTH - 1] = 0;
+            churn_lifo_take(l, k);
             return k;
         }
     unsigned at = c->freed_cache[(addr * 0x9e3779b97f4a7c15u) >> 52];
@@ -116,8 +130,7 @@ static inline int churn_decode_alloc_addr(churn_coder *c, uint64_t code, uint64_
     if (code < CHURN_LIFO_DEPTH) {
         uint64_t *l = c->lifo[churn_lifo_bucket(usable)];
         *addr = l[code];
-        memmove(l + code, l + code + 1, (CHURN_LIFO_DEPTH - 1 - code) * sizeof *l);
-        l[CHURN_LIFO_DEPTH - 1] = 0;
+        churn_lifo_take(l, (unsigned)code);
     } else if (code < adjacent) {
         unsigned j = (unsigned)(code - CHURN_LIFO_DEPTH);
         *addr = c->freed[(c->freed_pos - 1 - j) % CHURN_FREED];
