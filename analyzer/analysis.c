@@ -56,6 +56,7 @@ static void close_clock_epoch(churn_analysis *a)
     churn_epoch_row *row = churn_epochs_row(&a->epochs, a->clock);
     row->live_count = a->live_count;
     row->live_bytes = a->live_bytes;
+    row->live_usable_bytes = a->live_usable;
     row->has_live = 1;
 }
 
@@ -104,6 +105,7 @@ static void on_alloc(churn_analysis *a, const churn_record *r)
     }
     a->live_count = churn_wrap_add(a->live_count, 1);
     a->live_bytes = churn_wrap_add(a->live_bytes, size);
+    a->live_usable = churn_wrap_add(a->live_usable, size + r->u.alloc.slack);
     churn_callsite *site = churn_growth_site(&a->growth, stack);
     churn_growth_change(&a->growth, site, a->clock, 0, 1, size);
     if (!churn_in_window(&a->window, r->epoch))
@@ -138,6 +140,7 @@ static void on_free(churn_analysis *a, const churn_record *r)
     uint64_t alloc_epoch = r->epoch - age;
     a->live_count = churn_wrap_sub(a->live_count, 1);
     a->live_bytes = churn_wrap_sub(a->live_bytes, size);
+    a->live_usable = churn_wrap_sub(a->live_usable, size + r->u.free.slack);
     churn_callsite *site = churn_growth_site(&a->growth, stack);
     churn_growth_change(&a->growth, site, a->clock, 1, 1, size);
     if (churn_in_window(&a->window, alloc_epoch)) {
@@ -333,15 +336,17 @@ static void count_leak(void *ctx, const churn_object *o)
    of the epoch before them. */
 static void fill_live_gaps(churn_analysis *a)
 {
-    int64_t count = a->start_live_count, bytes = a->start_live_bytes;
+    int64_t count = a->start_live_count, bytes = a->start_live_bytes, usable = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
         churn_epoch_row *row = &a->epochs.rows[i];
         if (row->has_live) {
             count = row->live_count;
             bytes = row->live_bytes;
+            usable = row->live_usable_bytes;
         } else {
             row->live_count = count;
             row->live_bytes = bytes;
+            row->live_usable_bytes = usable;
             row->has_live = 1;
         }
     }

@@ -57,6 +57,7 @@ typedef struct churn_analysis {
 
     /* live state of the process as the events tell it: carried in + allocated - freed */
     int64_t live_count, live_bytes;
+    int64_t live_usable; /* usable bytes of the live objects allocated inside the trace */
     int64_t start_live_count, start_live_bytes; /* carried in by the first segment */
     int64_t carried_count, carried_bytes; /* what is left of the carried-in state */
     uint64_t clock;        /* newest epoch among the events applied so far */

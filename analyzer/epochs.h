@@ -16,6 +16,7 @@ typedef struct churn_epoch_row {
     /* from events tagged with this epoch */
     uint64_t allocs, frees, alloc_bytes, free_bytes;
     int64_t live_count, live_bytes; /* at the end of the epoch */
+    int64_t live_usable_bytes;      /* the same objects' usable sizes, as the allocator counts */
     int has_live;
     /* from the summary */
     int has_summary;

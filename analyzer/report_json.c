@@ -119,6 +119,7 @@ static void epochs(FILE *out, const churn_analysis *a)
         u64(out, "free_bytes", r->free_bytes, 1);
         i64(out, "live_count", r->live_count, 1);
         i64(out, "live_bytes", r->live_bytes, 1);
+        i64(out, "live_usable_bytes", r->live_usable_bytes, 1);
         u64(out, "rss_bytes", r->rss_bytes, 1);
         u64(out, "wall_ns", r->wall_ns, 1);
         u64(out, "cpu_ns", r->cpu_ns, 1);

@@ -20,6 +20,8 @@
 #define ADD_NEW_HOOK "_ZN8tcmalloc10MallocHook10AddNewHookEPFvRKNS0_7NewInfoEE"
 #define ADD_DELETE_HOOK "_ZN8tcmalloc10MallocHook13AddDeleteHookEPFvRKNS0_10DeleteInfoEE"
 #define NUMERIC_PROPERTY "MallocExtension_Internal_GetNumericProperty"
+#define SET_PROFILE_SAMPLING "MallocExtension_Internal_SetProfileSamplingInterval"
+#define SET_GUARDED_SAMPLING "MallocExtension_Internal_SetGuardedSamplingInterval"
 
 /* tcmalloc::MallocHook::NewInfo and DeleteInfo (tcmalloc/malloc_hook.h), as laid out by the
    compiler: DeleteInfo's std::optional<size_t> is a value followed by its engaged flag. */
@@ -141,6 +143,16 @@ static int tcmalloc_install(void)
     for (size_t i = 0; i < info.ncounters; i++)
         info.counter_names[i] = counter_names[i];
     churn_allocator_set(&info, read_counters);
+    /* A sampled allocation is accounted by tcmalloc with its own span, not the size the hook
+       reports, so with sampling on the counters and the trace disagree by the sampled
+       objects' slack.  libchurn sees every allocation anyway: sampling (for heap profiles)
+       and guarded sampling are turned off. */
+    void (*set_sampling)(int64_t) = (void (*)(int64_t))churn_exe_symbol(SET_PROFILE_SAMPLING);
+    void (*set_guarded)(int64_t) = (void (*)(int64_t))churn_exe_symbol(SET_GUARDED_SAMPLING);
+    if (set_sampling)
+        set_sampling(0);
+    if (set_guarded)
+        set_guarded(-1);
     /* Registering clears this thread's fast-path word only; installed from the constructor,
        before the program starts any thread, every thread takes the hooked path. */
     if (!add_new(on_new) || !add_delete(on_delete)) {
