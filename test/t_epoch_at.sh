@@ -1,0 +1,33 @@
+#!/bin/sh
+# CHURN_EPOCH_AT (test/programs/epoch_at.cc): every call of the named functions begins an
+# epoch.  A C name (handle_delivery) and a qualified C++ constructor (app::Request::Request,
+# turned into its mangled prefix) are each called 50 times: 100 epochs begin, and every one of
+# them holds exactly the one allocation that follows its call.  A name that matches nothing is
+# one line on stderr at start-up, and the program still runs.
+. test/lib.sh
+
+build_cxx epoch_at test/programs/epoch_at.cc -O1
+CHURN_EPOCH_AT="handle_delivery,app::Request::Request" \
+    traced "$WORK/trace.zst" "$WORK/out" "$WORK/epoch_at" 50
+analyze "$WORK/trace.zst" "$WORK/report.json"
+check "$WORK/report.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+epochs = [e for e in field(report, "epochs") if e.get("summary")]
+# epoch 0 (start-up) plus one per call; the last one also holds the exit's own work
+begun = field(report, "metadata", "last_epoch")
+expect("epochs begun by 100 calls", begun, 100)
+for e in field(report, "epochs"):
+    if 1 <= e["epoch"] <= 99:
+        expect("allocs in epoch %d" % e["epoch"], e["allocs"], 1)
+        expect("frees in epoch %d" % e["epoch"], e["frees"], 1)
+print("100 calls began 100 epochs, one allocation each")
+PY
+
+out=$(CHURN_EPOCH_AT=no_such_function CHURN_OUT="$WORK/none.zst" LD_PRELOAD="$SHIM" \
+    "$WORK/epoch_at" 3 2>"$WORK/err") || fail "the program failed with an unknown CHURN_EPOCH_AT name"
+echo "$out" | grep -q "3 deliveries" || fail "the program's output changed: $out"
+grep -q 'CHURN_EPOCH_AT: no function "no_such_function"' "$WORK/err" ||
+    fail "no clear error for an unknown name: $(cat "$WORK/err")"
+echo "unknown name reported: $(cat "$WORK/err")"
