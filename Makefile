@@ -9,8 +9,9 @@ PREFIX  ?= /usr/local
 BUILD   := build
 
 # Build dependencies, and the real components the tests trace or compare against.
-BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev
-TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3
+BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev
+TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3 \
+                  chromium golang-go golang-github-google-pprof-dev
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
@@ -24,7 +25,7 @@ SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial
                 -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude
 SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
-ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm
+ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm -lz
 
 .PHONY: all deps test-deps check demo install clean bench fuzz
 

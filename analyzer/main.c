@@ -1,27 +1,57 @@
 /*
  * churn-analyze: reads a libchurn trace and reports which callsites grow per epoch.
- * This file is the command line only; the work is in reader, analysis and report_*.
+ * This file is the command line only; the work is in reader, analysis, report_* and export_*.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
+#include "export_folded.h"
+#include "export_html.h"
+#include "export_metrics.h"
+#include "export_pprof.h"
+#include "export_svg.h"
 #include "pipeline.h"
 #include "progress.h"
 #include "reader.h"
 #include "report.h"
 
 #define TEXT_TOP_DEFAULT 10
+#define HTML_TOP_DEFAULT 20
+#define METRIC_DEFAULT "live_bytes"
+
+typedef enum output_form {
+    FORM_TEXT, FORM_JSON, FORM_FOLDED, FORM_SVG, FORM_HTML, FORM_PPROF
+} output_form;
+
+typedef struct options {
+    output_form form;
+    const churn_metric *metric; /* --folded, --svg */
+    churn_window window, base;
+    int has_base;
+    size_t top;
+    const char *output; /* -o; NULL = stdout */
+} options;
 
 static void usage(FILE *out)
 {
-    fputs("usage: churn-analyze [--json] [--epochs A:B] [--top N] TRACE\n"
-          "  --json        one JSON object on stdout (schema: docs/analyzer.md)\n"
-          "  --epochs A:B  only epochs A..B inclusive; either end may be left empty\n"
-          "  --top N       callsites shown (text default 10, JSON default all)\n",
+    fputs("usage: churn-analyze [--json | --folded[=METRIC] | --svg[=METRIC] | --html | "
+          "--pprof]\n"
+          "                     [--epochs A:B] [--base A:B] [--top N] [-o FILE] TRACE\n"
+          "  --json             one JSON object (schema: docs/analyzer.md)\n"
+          "  --folded[=METRIC]  collapsed stacks for flame graph tools (docs/flamegraphs.md)\n"
+          "  --svg[=METRIC]     an interactive flame graph, one self-contained SVG file\n"
+          "  --html             a self-contained review page: summary, charts, flame graphs\n"
+          "  --pprof            a gzipped pprof profile (allocations, bytes, live bytes)\n"
+          "  --epochs A:B       only epochs A..B inclusive; either end may be left empty\n"
+          "  --base A:B         with --folded or --svg: compare with window A:B (differential)\n"
+          "  --top N            callsites shown (text default 10, HTML 20, JSON all)\n"
+          "  -o FILE            write to FILE instead of stdout\n"
+          "  METRIC: alloc_bytes, allocs, live_bytes (default), live_count, growth, leaked\n",
           out);
 }
 
@@ -74,7 +104,68 @@ static void segment_edge(void *ctx, size_t i, int after)
         churn_analysis_segment(r->analysis, churn_trace_segment(r->trace, i));
 }
 
-static int analyze(const char *path, int json, churn_window window, size_t top)
+/* One pass over the trace for one window; with ew, also what the exports need from the
+   live set before it is freed. */
+static void analyze_window(churn_trace *t, churn_window window, churn_warnings *warnings,
+                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
+                           churn_export_window *ew)
+{
+    churn_analysis_init(a, churn_trace_info_of(t), window,
+                        churn_trace_segment(t, 0)->first_epoch, warnings, sym);
+    churn_live_pass live;
+    churn_live_pass_init(&live, window.has_last, window.last);
+    run r = {t, a, progress};
+    churn_pipeline_run(t, warnings, churn_analysis_record, a, segment_edge, &r, &live);
+    churn_analysis_finish(a, &live);
+    if (ew)
+        churn_export_window_init(ew, a, &live);
+    churn_live_pass_free(&live);
+}
+
+/* --folded and --svg: one metric, and with --base the same metric of the base window. */
+static void flame(FILE *out, const options *o, churn_export_window *w, churn_export_window *base)
+{
+    churn_tree tree;
+    churn_tree_init(&tree, base ? 2 : 1);
+    churn_metric_fill(o->metric, w, &tree, 0);
+    if (base)
+        churn_metric_fill(o->metric, base, &tree, 1);
+    churn_tree_finish(&tree);
+    if (o->form == FORM_FOLDED) {
+        static const unsigned one[] = {0}, diff[] = {1, 0};
+        churn_export_folded(out, &tree, base ? diff : one, base ? 2 : 1);
+    } else {
+        churn_svg_view view = {o->metric, w->a, base ? base->a : NULL};
+        churn_export_svg(out, &tree, &view);
+    }
+    churn_tree_free(&tree);
+}
+
+static int write_report(FILE *out, const options *o, const char *path, churn_analysis *a,
+                        churn_export_window *ew, churn_export_window *base)
+{
+    churn_report_options ropts = {path, o->top};
+    switch (o->form) {
+    case FORM_TEXT:
+        churn_report_text(out, a, &ropts);
+        return 0;
+    case FORM_JSON:
+        churn_report_json(out, a, &ropts);
+        return 0;
+    case FORM_FOLDED:
+    case FORM_SVG:
+        flame(out, o, ew, base);
+        return 0;
+    case FORM_HTML:
+        churn_export_html(out, ew, &ropts);
+        return 0;
+    case FORM_PPROF:
+        return churn_export_pprof(out, ew);
+    }
+    return 0;
+}
+
+static int analyze(const char *path, const options *o)
 {
     churn_warnings warnings = {0};
     char err[256];
@@ -84,60 +175,105 @@ static int analyze(const char *path, int json, churn_window window, size_t top)
         churn_warnings_free(&warnings);
         return 1;
     }
+    FILE *out = stdout;
+    if (o->output && !(out = fopen(o->output, "wb"))) {
+        fprintf(stderr, "churn-analyze: %s: %s\n", o->output, strerror(errno));
+        churn_trace_close(t);
+        churn_warnings_free(&warnings);
+        return 1;
+    }
+    int exporting = o->form != FORM_TEXT && o->form != FORM_JSON;
     churn_symbolizer *sym = churn_symbolizer_new();
-    churn_analysis a;
-    churn_analysis_init(&a, churn_trace_info_of(t), window,
-                        churn_trace_segment(t, 0)->first_epoch, &warnings, sym);
     churn_progress progress;
-    churn_progress_init(&progress, !json);
-    churn_live_pass live;
-    churn_live_pass_init(&live, window.has_last, window.last);
-    run r = {t, &a, &progress};
-    churn_pipeline_run(t, &warnings, churn_analysis_record, &a, segment_edge, &r, &live);
+    churn_progress_init(&progress, o->form != FORM_JSON);
+    churn_analysis a, base;
+    churn_export_window ew, base_ew;
+    churn_warnings base_warnings = {0};
+    if (o->has_base)
+        analyze_window(t, o->base, &base_warnings, sym, &progress, &base, &base_ew);
+    analyze_window(t, o->window, &warnings, sym, &progress, &a, exporting ? &ew : NULL);
     churn_progress_done(&progress);
-    churn_analysis_finish(&a, &live);
-    churn_live_pass_free(&live);
 
-    churn_report_options opts = {path, top};
-    if (json)
-        churn_report_json(stdout, &a, &opts);
-    else
-        churn_report_text(stdout, &a, &opts);
-
+    int status = write_report(out, o, path, &a, exporting ? &ew : NULL,
+                              o->has_base ? &base_ew : NULL);
+    if (o->has_base) {
+        churn_export_window_free(&base_ew);
+        churn_analysis_free(&base);
+    }
+    if (exporting)
+        churn_export_window_free(&ew);
     churn_analysis_free(&a);
     churn_symbolizer_free(sym);
     churn_trace_close(t);
+    churn_warnings_free(&base_warnings);
     churn_warnings_free(&warnings);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "churn-analyze: writing the report failed: %s\n", strerror(errno));
+    int failed = fflush(out) != 0 || ferror(out);
+    if ((out != stdout && fclose(out) != 0) || failed || status != 0) {
+        fprintf(stderr, "churn-analyze: writing %s failed: %s\n",
+                o->output ? o->output : "the report", strerror(errno ? errno : EIO));
         return 1;
     }
     return 0;
 }
 
+static int set_form(options *o, output_form form, const char *metric)
+{
+    if (o->form != FORM_TEXT && o->form != form)
+        return -1;
+    o->form = form;
+    if (form == FORM_FOLDED || form == FORM_SVG)
+        o->metric = churn_metric_find(metric ? metric : METRIC_DEFAULT);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"folded", optional_argument, NULL, OPT_FOLDED},
+        {"svg", optional_argument, NULL, OPT_SVG},
+        {"html", no_argument, NULL, OPT_HTML},
+        {"pprof", no_argument, NULL, OPT_PPROF},
         {"epochs", required_argument, NULL, 'e'},
+        {"base", required_argument, NULL, OPT_BASE},
         {"top", required_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, has_top = 0;
-    size_t top = 0;
-    churn_window window = {0};
+    options o = {0};
+    int has_top = 0;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+        output_form form = FORM_TEXT;
         switch (c) {
         case 'j':
-            json = 1;
+            form = FORM_JSON;
+            break;
+        case OPT_FOLDED:
+            form = FORM_FOLDED;
+            break;
+        case OPT_SVG:
+            form = FORM_SVG;
+            break;
+        case OPT_HTML:
+            form = FORM_HTML;
+            break;
+        case OPT_PPROF:
+            form = FORM_PPROF;
             break;
         case 'e':
-            if (parse_window(optarg, &window) != 0)
+            if (parse_window(optarg, &o.window) != 0)
                 return usage_error("--epochs wants A:B with A <= B (either may be empty)",
                                    optarg);
+            break;
+        case OPT_BASE:
+            if (parse_window(optarg, &o.base) != 0)
+                return usage_error("--base wants A:B with A <= B (either may be empty)",
+                                   optarg);
+            o.has_base = 1;
             break;
         case 't': {
             char *end;
@@ -145,21 +281,39 @@ int main(int argc, char **argv)
             unsigned long long v = strtoull(optarg, &end, 10);
             if (errno || *end || end == optarg || optarg[0] == '-')
                 return usage_error("--top wants a number", optarg);
-            top = (size_t)v;
+            o.top = (size_t)v;
             has_top = 1;
             break;
         }
+        case 'o':
+            o.output = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
         default:
             return usage_error("unknown or incomplete option", argv[optind - 1]);
         }
+        if (form != FORM_TEXT) {
+            if (set_form(&o, form, optarg) != 0)
+                return usage_error("choose one of --json, --folded, --svg, --html, --pprof",
+                                   argv[optind - 1]);
+            if ((form == FORM_FOLDED || form == FORM_SVG) && !o.metric)
+                return usage_error("unknown metric (alloc_bytes, allocs, live_bytes, "
+                                   "live_count, growth, leaked)",
+                                   optarg);
+        }
     }
     if (optind != argc - 1)
         return usage_error(optind == argc ? "no trace file given" : "only one trace file",
                            NULL);
+    if (o.has_base && o.form != FORM_FOLDED && o.form != FORM_SVG)
+        return usage_error("--base goes with --folded or --svg", NULL);
+    if (o.form == FORM_PPROF && !o.output && isatty(STDOUT_FILENO))
+        return usage_error("--pprof writes a binary file: give -o FILE", NULL);
     if (!has_top)
-        top = json ? 0 : TEXT_TOP_DEFAULT;
-    return analyze(argv[optind], json, window, top);
+        o.top = o.form == FORM_TEXT   ? TEXT_TOP_DEFAULT
+                : o.form == FORM_HTML ? HTML_TOP_DEFAULT
+                                      : 0;
+    return analyze(argv[optind], &o);
 }

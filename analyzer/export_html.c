@@ -1,0 +1,348 @@
+#include "export_html.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "export_flame.h"
+#include "export_svg.h"
+#include "frames.h"
+#include "trends.h"
+#include "util.h"
+
+#define CHART_W 380
+#define CHART_H 150
+#define CHART_POINTS 600 /* beyond this many epochs, each point is a bucket's min and max */
+#define STACK_SHOWN 8
+
+static void text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+/* Bytes get binary prefixes; other units are printed as they are. */
+static const char *human(double v, const char *unit, char *buf, size_t len)
+{
+    static const char *const prefix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
+    double m = fabs(v);
+    size_t u = 0;
+    while (m >= 1024 && unit[0] == 'B' && u + 1 < sizeof prefix / sizeof prefix[0]) {
+        m /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%s%.0f %s", v < 0 ? "-" : "", m, unit);
+    else
+        snprintf(buf, len, "%s%.1f %s%s", v < 0 ? "-" : "", m, prefix[u], unit);
+    return buf;
+}
+
+static const char style[] =
+    "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px 40px;"
+    "color:#1d1d1f;background:#fafaf7}\n"
+    "h1{font-size:22px;margin:18px 0 2px}h2{font-size:17px;margin:28px 0 8px;"
+    "border-bottom:1px solid #ddd;padding-bottom:4px}\n"
+    ".meta{color:#555;font-size:13px}\n"
+    ".cards{display:flex;flex-wrap:wrap;gap:10px}.card{background:#fff;border:1px solid #ddd;"
+    "border-radius:6px;padding:8px 12px;min-width:150px}.card b{display:block;font-size:18px}\n"
+    ".card span{color:#666;font-size:12px}\n"
+    ".charts{display:flex;flex-wrap:wrap;gap:12px}.chart{background:#fff;border:1px solid #ddd;"
+    "border-radius:6px}\n"
+    "table{border-collapse:collapse;width:100%;background:#fff}"
+    "th,td{border-bottom:1px solid #e4e4e4;"
+    "padding:4px 6px;text-align:right;vertical-align:top}th{background:#f0f0ec}\n"
+    "td.stack,th.stack{text-align:left;font:12px/1.35 ui-monospace,monospace}\n"
+    "details summary{cursor:pointer;color:#0645ad}\n"
+    "svg.flame{width:100%;height:auto;border:1px solid #ddd;border-radius:6px;background:#fff}\n"
+    ".warn li{color:#8a4b00}\n";
+
+typedef struct series {
+    const char *title, *unit;
+    int64_t (*value)(const churn_epoch_row *r);
+} series;
+
+static int64_t live_bytes(const churn_epoch_row *r)
+{
+    return r->live_bytes;
+}
+
+static int64_t rss_bytes(const churn_epoch_row *r)
+{
+    return (int64_t)r->rss_bytes;
+}
+
+static int64_t wall_ms(const churn_epoch_row *r)
+{
+    return (int64_t)(r->wall_ns / 1000000);
+}
+
+static int has_row(const churn_epoch_row *r, const series *s)
+{
+    return s->value != live_bytes ? r->has_summary : 1;
+}
+
+/* A line chart of one per-epoch series: epochs on x, the value on y from 0 (or the minimum
+   when negative) to the maximum. */
+static void chart(FILE *out, const churn_epochs *e, const series *s)
+{
+    const double left = 58, right = 10, top = 24, bottom = 22;
+    double lo = 0, hi = 0;
+    size_t n = 0;
+    uint64_t first = 0, last = 0;
+    for (size_t i = 0; i < e->count; i++) {
+        if (!has_row(&e->rows[i], s))
+            continue;
+        double v = (double)s->value(&e->rows[i]);
+        if (!n || v > hi)
+            hi = n ? fmax(hi, v) : fmax(0, v);
+        lo = fmin(lo, v);
+        if (!n)
+            first = e->rows[i].epoch;
+        last = e->rows[i].epoch;
+        n++;
+    }
+    char b1[32], b2[32];
+    fprintf(out, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
+                 "<text x=\"8\" y=\"16\" font-size=\"13\" font-weight=\"bold\">",
+            CHART_W, CHART_H, CHART_W, CHART_H);
+    text(out, s->title);
+    fputs("</text>", out);
+    if (!n) {
+        fputs("<text x=\"8\" y=\"60\" font-size=\"12\" fill=\"#777\">no data in this trace</text>"
+              "</svg>\n", out);
+        return;
+    }
+    if (hi <= lo)
+        hi = lo + 1;
+    double span = last > first ? (double)(last - first) : 1;
+    double pw = CHART_W - left - right, ph = CHART_H - top - bottom;
+    fprintf(out, "<g font-size=\"10\" fill=\"#555\"><text x=\"%g\" y=\"%g\" text-anchor=\"end\">%s"
+                 "</text><text x=\"%g\" y=\"%g\" text-anchor=\"end\">%s</text>"
+                 "<text x=\"%g\" y=\"%d\">epoch %llu</text><text x=\"%g\" y=\"%d\" "
+                 "text-anchor=\"end\">%llu</text></g>",
+            left - 4, top + 8, human(hi, s->unit, b1, sizeof b1), left - 4, top + ph,
+            human(lo, s->unit, b2, sizeof b2), left, CHART_H - 6, (unsigned long long)first,
+            CHART_W - right, CHART_H - 6, (unsigned long long)last);
+    fprintf(out, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
+                 "stroke=\"#ccc\"/><polyline fill=\"none\" stroke=\"#c0392b\" "
+                 "stroke-width=\"1.5\" points=\"",
+            left, top, pw, ph);
+    /* Many epochs: each bucket of epochs contributes its lowest and highest value, so that
+       spikes survive the thinning. */
+    size_t per = n > CHART_POINTS ? (n + CHART_POINTS - 1) / CHART_POINTS : 1, k = 0;
+    double bmin = 0, bmax = 0, bx = 0;
+    for (size_t i = 0; i < e->count; i++) {
+        const churn_epoch_row *r = &e->rows[i];
+        if (!has_row(r, s))
+            continue;
+        double v = (double)s->value(r);
+        if (k % per == 0) {
+            bmin = bmax = v;
+            bx = left + pw * (double)(r->epoch - first) / span;
+        }
+        bmin = fmin(bmin, v);
+        bmax = fmax(bmax, v);
+        if (++k % per == 0 || k == n) {
+            fprintf(out, "%.1f,%.1f ", bx, top + ph * (1 - (bmin - lo) / (hi - lo)));
+            if (per > 1)
+                fprintf(out, "%.1f,%.1f ", bx, top + ph * (1 - (bmax - lo) / (hi - lo)));
+        }
+    }
+    fputs("\"/></svg>\n", out);
+}
+
+static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)
+{
+    char window[64];
+    churn_window_label(a, window, sizeof window);
+    fputs("<h1>libchurn review: ", out);
+    text(out, o->trace_path);
+    fprintf(out, "</h1>\n<div class=\"meta\">pid %llu, %s, allocator ",
+            (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only");
+    text(out, a->allocator ? a->allocator : "?");
+    fprintf(out, ", %zu segment(s) used, %llu dropped, %s, exit: %s</div>\n", a->segments_used,
+            churn_report_segments_dropped(a), window, churn_report_exit_how(a));
+}
+
+static void card(FILE *out, const char *value, const char *label)
+{
+    fputs("<div class=\"card\"><b>", out);
+    text(out, value);
+    fputs("</b><span>", out);
+    text(out, label);
+    fputs("</span></div>\n", out);
+}
+
+static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
+{
+    char b[64], l[96];
+    fputs("<h2>Summary</h2>\n<div class=\"cards\">\n", out);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)a->totals.allocs);
+    card(out, b, "allocations");
+    card(out, human((double)a->totals.alloc_bytes, "B", b, sizeof b), "allocated");
+    snprintf(b, sizeof b, "%llu", (unsigned long long)a->epochs.count);
+    card(out, b, "epochs");
+    snprintf(l, sizeof l, "live at the end (%llu objects)", (unsigned long long)a->leaked_count);
+    card(out, human((double)a->leaked_bytes, "B", b, sizeof b), l);
+    snprintf(l, sizeof l, "live bytes per epoch (r2 %.2f)", t->live_bytes_r2);
+    card(out, human(t->live_bytes_per_epoch, "B", b, sizeof b), l);
+    snprintf(l, sizeof l, "RSS per epoch (r2 %.2f)", t->rss_bytes_r2);
+    card(out, human(t->rss_bytes_per_epoch, "B", b, sizeof b), l);
+    snprintf(b, sizeof b, "%.2f", t->duration_vs_live_correlation);
+    card(out, b, "epoch duration vs live bytes (r)");
+    fputs("</div>\n", out);
+}
+
+static void lifetimes(FILE *out, const uint64_t *buckets)
+{
+    uint64_t max = 1;
+    for (unsigned i = 0; i < CHURN_LIFETIME_BUCKETS; i++)
+        if (buckets[i] > max)
+            max = buckets[i];
+    fputs("<h2>Lifetimes in epochs</h2>\n", out);
+    fprintf(out, "<svg class=\"chart\" width=\"%d\" height=\"%d\">", 560,
+            CHURN_LIFETIME_BUCKETS * 18 + 8);
+    char label[32];
+    for (unsigned i = 0; i < CHURN_LIFETIME_BUCKETS; i++) {
+        double w = 360.0 * (double)buckets[i] / (double)max;
+        int y = 4 + (int)i * 18;
+        fprintf(out, "<text x=\"90\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%s</text>"
+                     "<rect x=\"96\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"%s\"/>"
+                     "<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%llu</text>",
+                y + 11, churn_lifetime_label(i, label, sizeof label), y, w,
+                i == CHURN_LIFETIME_NEVER ? "#c0392b" : "#2e86c1", 100 + w, y + 11,
+                (unsigned long long)buckets[i]);
+    }
+    fputs("</svg>\n", out);
+}
+
+typedef struct frame_list {
+    FILE *out;
+    size_t n;
+} frame_list;
+
+static void frame_line(void *ctx, const char *frame)
+{
+    frame_list *l = ctx;
+    if (l->n++ == STACK_SHOWN)
+        fputs("<details><summary>more frames</summary>", l->out);
+    text(l->out, frame);
+    fputs("<br>", l->out);
+}
+
+static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    size_t n;
+    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fputs("<h2>Top callsites by retained growth</h2>\n<table><tr><th>#</th><th>bytes/epoch</th>"
+          "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
+          "<th class=\"stack\">lifetimes, stack (innermost first)</th></tr>\n", out);
+    char b1[32], b2[32], label[32];
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = sites[i];
+        fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%+.3g</td><td>%.2f</td>"
+                     "<td>%lld (%s)</td><td>%llu</td><td>%llu</td><td class=\"stack\">",
+                i + 1, human(churn_fit_slope(&s->bytes_fit), "B", b1, sizeof b1),
+                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
+                (unsigned long long)s->allocs, (unsigned long long)s->frees);
+        fputs("<i>", out);
+        for (unsigned b = 0; b < CHURN_LIFETIME_BUCKETS; b++)
+            if (s->lifetime[b])
+                fprintf(out, "%s:%llu ", churn_lifetime_label(b, label, sizeof label),
+                        (unsigned long long)s->lifetime[b]);
+        fputs("</i><br>", out);
+        frame_list l = {out, 0};
+        churn_frames_each(&src, s->stack, 0, frame_line, &l);
+        fputs(l.n > STACK_SHOWN ? "</details></td></tr>\n" : "</td></tr>\n", out);
+    }
+    if (!n)
+        fputs("<tr><td colspan=\"8\">(none)</td></tr>\n", out);
+    fputs("</table>\n", out);
+    free(sites);
+}
+
+/* Both graphs draw the same data: one column per metric. */
+static void flames(FILE *out, const churn_export_window *w)
+{
+    churn_tree tree;
+    churn_tree_init(&tree, (unsigned)churn_metrics_count);
+    const char **titles = churn_xcalloc(churn_metrics_count, sizeof *titles);
+    const char **units = churn_xcalloc(churn_metrics_count, sizeof *units);
+    for (unsigned m = 0; m < churn_metrics_count; m++) {
+        churn_metric_fill(&churn_metrics[m], w, &tree, m);
+        titles[m] = churn_metrics[m].title;
+        units[m] = churn_metrics[m].unit;
+    }
+    unsigned live = (unsigned)(churn_metric_find("live_bytes") - churn_metrics);
+    unsigned alloc = (unsigned)(churn_metric_find("alloc_bytes") - churn_metrics);
+    churn_tree_finish(&tree);
+    char window[64];
+    churn_window_label(w->a, window, sizeof window);
+    churn_flame_desc d = {"What is retained", window, titles, units, live, -1};
+    fputs("<h2>Flame graphs</h2>\n<p>Hover a frame for its value and share, click to zoom, "
+          "search with a regular expression; colour follows the module.</p>\n"
+          "<svg class=\"flame\" id=\"flame-retained\" width=\"100%\"></svg>\n"
+          "<p></p><svg class=\"flame\" id=\"flame-churn\" width=\"100%\"></svg>\n<script>\n",
+          out);
+    churn_flame_script(out);
+    fputs("var churnData = ", out);
+    churn_flame_data(out, &tree, &d);
+    fprintf(out, ";\nchurnFlame(document.getElementById('flame-retained'), churnData);\n"
+                 "churnFlame(document.getElementById('flame-churn'), Object.assign({}, churnData, "
+                 "{title: 'What churns', col: %u}));\n</script>\n",
+            alloc);
+    free(titles);
+    free(units);
+    churn_tree_free(&tree);
+}
+
+static void warnings(FILE *out, const churn_warnings *w)
+{
+    if (!w->count)
+        return;
+    fputs("<h2>Warnings</h2>\n<ul class=\"warn\">\n", out);
+    for (size_t i = 0; i < w->count; i++) {
+        fputs("<li>", out);
+        text(out, w->lines[i]);
+        fputs("</li>\n", out);
+    }
+    if (w->suppressed)
+        fprintf(out, "<li>%zu more warning(s) not shown</li>\n", w->suppressed);
+    fputs("</ul>\n", out);
+}
+
+void churn_export_html(FILE *out, const churn_export_window *w, const churn_report_options *o)
+{
+    churn_analysis *a = w->a;
+    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>libchurn: ",
+          out);
+    text(out, o->trace_path);
+    fprintf(out, "</title>\n<style>\n%s</style></head><body>\n", style);
+    header(out, a, o);
+    summary(out, a, &t);
+    static const series charts[] = {
+        {"Live bytes at the end of each epoch", "B", live_bytes},
+        {"RSS at the end of each epoch", "B", rss_bytes},
+        {"Epoch duration (wall)", "ms", wall_ms},
+    };
+    fputs("<h2>Over the epochs</h2>\n<div class=\"charts\">\n", out);
+    for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
+        chart(out, &a->epochs, &charts[i]);
+    fputs("</div>\n", out);
+    callsites(out, a, o);
+    lifetimes(out, a->lifetime);
+    flames(out, w);
+    churn_report_collect_warnings(a);
+    warnings(out, a->warn);
+    fputs("</body></html>\n", out);
+}
