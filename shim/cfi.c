@@ -13,7 +13,10 @@
  * In front of that table each thread keeps a small two-way cache indexed by the frame's
  * position on the stack: a program's stacks share their outer frames at the same addresses,
  * and a rule found from the stack pointer (already at hand) lets the next CFA be computed
- * without waiting for the return address to be loaded and hashed.  The thread's cache is reset when the generation moves.
+ * without waiting for the return address to be loaded and hashed.  The thread's cache is
+ * reset when the generation moves.  Behind both, each thread keeps its previous walk, whose
+ * outer part a new walk reuses once it reaches one of its frames unchanged (see "the last
+ * walk" below).
  *
  * Rules are computed inside a dl_iterate_phdr callback, so the loader's lock keeps the module
  * being read mapped; the module list (ranges and .eh_frame_hdr search tables) is cached and
@@ -629,8 +632,8 @@ static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
 typedef struct {
     uintptr_t sp, bp, ip;   /* the state on reaching the frame */
     /* The step out of the frame loaded the return address at the outer frame's sp - 8, and
-       this word (the caller's saved rbp, or the return address again when the rule keeps
-       rbp) holding this value. */
+       this word holding this value: the caller's saved rbp when the walk outside uses it,
+       else a word that is always zero. */
     const uintptr_t *load;
     uintptr_t value;
     uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */
@@ -660,24 +663,27 @@ static int memo_changed(int q)
 }
 
 /* One frame this walk did itself, at outer position p, whose outer frame is in place. */
-static void memo_put(unsigned p, uintptr_t sp, uintptr_t bp, uintptr_t ip, uint32_t rule)
+static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t sp,
+                                                          uintptr_t bp, uintptr_t ip,
+                                                          uint32_t rule)
 {
     memo_frame *f = &memo.f[p + 1];
     const memo_frame *outer = f - 1;
     f->sp = sp;
     f->bp = bp;
     f->ip = ip;
+    /* The saved rbp is checked only where the walk outside reads it. */
+    f->load = &zero_word;
+    f->value = 0;
     if (RULE_KIND(rule) != KIND_STEP) {
-        f->load = &zero_word;
-        f->value = 0;
         f->needs_bp = 0;
     } else if (rule & RULE_RBP_SAVED) {
-        f->load = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
-        f->value = outer->bp;
+        if (outer->needs_bp) {
+            f->load = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
+            f->value = outer->bp;
+        }
         f->needs_bp = (rule & RULE_CFA_RBP) != 0;
     } else {
-        f->load = (const uintptr_t *)outer->sp - 1;
-        f->value = outer->ip;
         f->needs_bp = (rule & RULE_CFA_RBP) || outer->needs_bp;
     }
 }
@@ -690,6 +696,14 @@ typedef struct {
 
 /* ---- the walk ---- */
 
+static uintptr_t skip_lo, skip_hi;
+
+void churn_cfi_skip_frames_of(uintptr_t lo, uintptr_t hi)
+{
+    skip_lo = lo;
+    skip_hi = hi;
+}
+
 /* Our own frame has a frame pointer (this file is built with -fno-omit-frame-pointer, and
    __builtin_frame_address forces one), so the caller's registers at the moment it resumes are
    exact: rsp just above our return address, rbp as we saved it. */
@@ -701,6 +715,20 @@ __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
     unsigned n = 0;
     if (sp < stack_lo || sp >= stack_hi)
         return -1;
+    /* The caller's own frames all keep rbp as frame pointer (CFA = rbp + 16, the caller's rbp
+       at rbp), which is what their CFI says at every call site: two loads a frame, no rule,
+       and the walks of different ways in start at the same frame. */
+    while (ip >= skip_lo && ip < skip_hi) {
+        if (bp < sp || bp > stack_hi - 16 || (bp & 7))
+            return -1;
+        const uintptr_t *f = (const uintptr_t *)bp;
+        sp = bp + 16;
+        ip = f[1];
+        bp = f[0];
+        /* As the walk below treats a return address it steps to. */
+        if (ip < 0x4000)
+            return ip ? -1 : 0;
+    }
     uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
     if (__builtin_expect(gen != near_generation, 0)) {
         memset(near, 0, sizeof near);
@@ -713,18 +741,21 @@ __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
     own_frame own[MEMO_FRAMES];
     /* q walks the previous walk from its innermost frame outwards as this walk's stack
        pointer grows: one step per frame finds the match.  Frames at or inside a changed
-       word can never match again in this walk. */
-    int q = (int)memo.n - 1;
+       word can never match again in this walk; frames below `checked` are known unchanged. */
+    int q = (int)memo.n - 1, checked = -1;
     const memo_frame *mf = memo.f + 1;
     near_slot *sets = near;
     while (n < max) {
         while (q >= 0 && mf[q].sp < sp)
             q--;
         if (q >= 0 && mf[q].sp == sp && mf[q].ip == ip && (mf[q].bp == bp || !mf[q].needs_bp)) {
+            if (q <= checked)
+                goto reuse;
             int changed = memo_changed(q);
             if (changed < 0)
                 goto reuse;
-            q = changed - 1;
+            /* Frames outside the change were checked on the way: a match there needs no more. */
+            q = checked = changed - 1;
         }
         ips[n] = ip;
         if (n < MEMO_FRAMES)

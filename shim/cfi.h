@@ -23,4 +23,8 @@ int churn_cfi_backtrace(uintptr_t *ips, unsigned max, uintptr_t stack_lo, uintpt
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);
 
+/* Return addresses in [lo, hi) (the caller's own code, built with frame pointers) are not
+   reported: the walk steps over those innermost frames by their frame pointers. */
+void churn_cfi_skip_frames_of(uintptr_t lo, uintptr_t hi);
+
 #endif

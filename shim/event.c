@@ -30,11 +30,17 @@ static inline uint32_t epoch_now(void)
     return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
 }
 
+/* The usable size (the allocator's slack) is only written with events; histograms count
+   requested bytes, so without events the allocator is not asked. */
+static size_t usable_size(void *p, size_t fallback)
+{
+    return churn_opt.events && churn_next.usable_size ? churn_next.usable_size(p) : fallback;
+}
+
 void churn_record_alloc(void *p, size_t size, int kind)
 {
     if (p)
-        churn_record_alloc_usable(p, size, churn_next.usable_size ? churn_next.usable_size(p) : size,
-                                  kind);
+        churn_record_alloc_usable(p, size, usable_size(p, size), kind);
 }
 
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
@@ -73,11 +79,6 @@ static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live
         ev.stack = 0;
     }
     churn_thread_push(t, &ev, 1);
-}
-
-static size_t usable_size(void *p, size_t fallback)
-{
-    return churn_next.usable_size ? churn_next.usable_size(p) : fallback;
 }
 
 void churn_record_free(void *p, int kind)

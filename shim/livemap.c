@@ -31,11 +31,16 @@ typedef struct {
 
 static shard_t shards[SHARDS];
 
+/* Objects allocated close together in time mostly lie close together in memory: addresses in
+   one 64 KiB region share a shard and fill consecutive slots from a random start, so a burst
+   of allocations touches a few cache lines instead of one each.  The returned value is the
+   slot before masking; its top byte picks the shard. */
+#define REGION_SHIFT 16
 static inline uint64_t mix(uintptr_t a)
 {
-    uint64_t h = (uint64_t)a >> 4;
-    h *= 0x9e3779b97f4a7c15u;
-    return h ^ (h >> 29);
+    uint64_t h = ((uint64_t)a >> REGION_SHIFT) * 0x9e3779b97f4a7c15u;
+    h ^= h >> 29;
+    return h + ((a >> 4) & ((1u << (REGION_SHIFT - 4)) - 1));
 }
 
 static inline shard_t *shard_of(uint64_t h)

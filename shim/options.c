@@ -47,7 +47,7 @@ static const opt_row table[] = {
      "raw size of a trace segment before compression (the unit that is kept or dropped)"},
     {"CHURN_FLUSH_MS", OPT_UINT, "1000", 10, 3600000,
      "longest time events wait in memory; what a kill -9 can lose at most"},
-    {"CHURN_ZSTD_LEVEL", OPT_UINT, "3", 1, 19, "zstd compression level of segments"},
+    {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, "zstd compression level of segments"},
     {"CHURN_QUIET", OPT_BOOL, "0", 0, 1, "1 silences libchurn's own messages on stderr"},
     {"CHURN_HELP", OPT_BOOL, "0", 0, 1, "1 prints this table on stderr at start-up"},
 };

@@ -23,9 +23,10 @@ typedef struct {
 typedef struct {
     slot_t *slots;
     size_t mask, used;
+    int by_address;   /* keys are addresses: hashed by region (see home) */
 } table_t;
 
-static table_t infos_by_key, live;
+static table_t infos_by_key, live = {.by_address = 1};
 static churn_seg_info *infos;
 static size_t ninfos, infos_cap;
 static uint32_t gen = 1;
@@ -39,6 +40,15 @@ static inline uint64_t mix(uint64_t k)
 
 static inline int occupied(const slot_t *s) { return s->gen == gen; }
 
+/* Addresses allocated close together in time lie close together: those of one 64 KiB region
+   get consecutive slots from a random start, so the writer's probes share cache lines. */
+static inline size_t home(const table_t *t, uint64_t key)
+{
+    if (t->by_address)
+        return (size_t)(mix(key >> 16) + ((key >> 4) & 0xfff));
+    return (size_t)mix(key);
+}
+
 static int grow(table_t *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
@@ -50,7 +60,7 @@ static int grow(table_t *t)
         for (size_t i = 0; i <= t->mask; i++) {
             if (!occupied(&t->slots[i]))
                 continue;
-            size_t j = mix(t->slots[i].key) & (cap - 1);
+            size_t j = home(t, t->slots[i].key) & (cap - 1);
             while (occupied(&bigger[j]))
                 j = (j + 1) & (cap - 1);
             bigger[j] = t->slots[i];
@@ -66,7 +76,7 @@ static slot_t *find(table_t *t, uint64_t key)
 {
     if (!t->slots)
         return NULL;
-    for (size_t i = mix(key) & t->mask;; i = (i + 1) & t->mask) {
+    for (size_t i = home(t, key) & t->mask;; i = (i + 1) & t->mask) {
         slot_t *s = &t->slots[i];
         if (!occupied(s))
             return NULL;
@@ -79,7 +89,7 @@ static slot_t *insert(table_t *t, uint64_t key)
 {
     if ((!t->slots || (t->used + 1) * 2 > t->mask + 1) && grow(t))
         return NULL;
-    size_t i = mix(key) & t->mask;
+    size_t i = home(t, key) & t->mask;
     while (occupied(&t->slots[i]) && t->slots[i].key != key)
         i = (i + 1) & t->mask;
     if (!occupied(&t->slots[i]))
@@ -93,8 +103,8 @@ static void erase(table_t *t, slot_t *s)
 {
     size_t mask = t->mask, hole = (size_t)(s - t->slots);
     for (size_t j = (hole + 1) & mask; occupied(&t->slots[j]); j = (j + 1) & mask) {
-        size_t home = mix(t->slots[j].key) & mask;
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
+        size_t h = home(t, t->slots[j].key) & mask;
+        if (((j - h) & mask) >= ((j - hole) & mask)) {
             t->slots[hole] = t->slots[j];
             hole = j;
         }

@@ -195,7 +195,7 @@ typedef struct churn_event {
     uint8_t kind;
 } churn_event;
 
-#define CHURN_RING_EVENTS 4096u
+#define CHURN_RING_EVENTS 16384u
 typedef struct churn_thread {
     _Atomic uint64_t head;          /* events published by the owner */
     char pad0[56];
@@ -216,6 +216,8 @@ churn_thread *churn_thread_self(void);
    inside the allocator must not re-enter it. */
 churn_thread *churn_thread_current(void);
 void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait);
+/* Writer side: it made room in the rings; wakes producers waiting for it. */
+void churn_threads_room_made(void);
 /* Writer side: iterate the registry; recycles drained rings of exited threads. */
 void churn_threads_each(void (*fn)(churn_thread *t, void *ctx), void *ctx);
 void churn_threads_after_fork_child(void);

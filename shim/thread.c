@@ -7,8 +7,9 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -20,6 +21,8 @@
 /* How long a producer waits for room before it drops an event instead: the writer is stuck
    (a stalled disk) and the program must not be. */
 #define FULL_WAIT_NS 2000000000u
+/* A sleeping producer looks again this often even unwoken (the writer may be stuck). */
+#define ROOM_POLL_NS 1000000u
 
 _Atomic uint64_t churn_dropped_events;
 
@@ -95,18 +98,42 @@ churn_thread *churn_thread_self(void)
     return t;
 }
 
+/* Producers whose ring is full sleep on room_seq, which the writer bumps as it makes room
+   (only when someone waits, so draining costs no system call otherwise).  Sleeping rather
+   than yielding frees this core for the writer when the two share it. */
+static _Atomic uint32_t room_seq;
+static _Atomic uint32_t room_waiters;
+
+void churn_threads_room_made(void)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* the tails stored before waiters is read */
+    if (atomic_load_explicit(&room_waiters, memory_order_relaxed)) {
+        atomic_fetch_add(&room_seq, 1);
+        syscall(SYS_futex, &room_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
 static int wait_for_room(churn_thread *t, uint64_t head)
 {
     if (atomic_load(&churn_state) != CHURN_ON || !churn_writer_running() || churn_writer_is_self())
         return -1;
     uint64_t deadline = churn_now_ns() + FULL_WAIT_NS;
-    while (head - atomic_load_explicit(&t->tail, memory_order_acquire) >= CHURN_RING_EVENTS) {
+    int rc = 0;
+    atomic_fetch_add(&room_waiters, 1);
+    for (;;) {
+        uint32_t seq = atomic_load(&room_seq);
+        if (head - atomic_load(&t->tail) < CHURN_RING_EVENTS)
+            break;
+        atomic_store(&churn_writer_wake, 1);
         churn_futex_wake(&churn_writer_wake);
-        sched_yield();
-        if (churn_now_ns() > deadline || atomic_load(&churn_state) != CHURN_ON)
-            return -1;
+        churn_futex_wait(&room_seq, seq, ROOM_POLL_NS);
+        if (churn_now_ns() > deadline || atomic_load(&churn_state) != CHURN_ON) {
+            rc = -1;
+            break;
+        }
     }
-    return 0;
+    atomic_fetch_sub(&room_waiters, 1);
+    return rc;
 }
 
 void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait)

@@ -24,6 +24,7 @@ static _Atomic uint64_t verified, verified_fast, verified_frames;
 void churn_unwind_init(void)
 {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
 
 /* Code ranges of an allocator whose hooks call us (way_tcmalloc.c): its frames between our

@@ -24,6 +24,7 @@
 #define COUNTER_MIN_NS 1000000u    /* allocator counters are sampled at most every 1 ms */
 #define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
 #define MAX_RINGS_PER_PASS 65536
+#define ROOM_BATCH 1024u           /* events drained between tail stores within a batch */
 
 typedef struct {
     uint64_t allocs, frees, alloc_bytes, free_bytes;
@@ -33,7 +34,7 @@ typedef struct {
     counts_t epoch;           /* this epoch's activity */
     uint64_t live_count, live_bytes;
     uint32_t dirty;           /* in the dirty list of the open epoch */
-    uint32_t emitted_seq;     /* segment seq + 1 where the definition was last written */
+    uint32_t emitted_in;      /* w.segments when the definition was last written */
 } site_t;
 
 typedef struct {
@@ -49,7 +50,14 @@ static struct {
     pid_t owner_tid;
 
     ZSTD_CCtx *zstd;
-    buffer_t raw, packed;
+    buffer_t raw;             /* records not yet given to zstd */
+    buffer_t packed;          /* room for the segment header, then the zstd frame so far */
+    size_t fed;               /* raw bytes of the open segment already given to zstd */
+    int seg_failed;           /* zstd or libchurn's memory failed: the segment is dropped */
+    int compress_due;         /* records wait for compression: the next pass comes at once */
+    /* Segments opened so far: a stack is defined once per segment (a segment that failed to
+       be written does not count its number twice, as its sequence number would). */
+    uint32_t segments;
     size_t target;            /* close the segment at this raw size */
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
@@ -157,8 +165,7 @@ static void emit_stack(uint32_t id)
     if (!id || id >= w.nsites)
         return;
     site_t *s = &w.sites[id];
-    uint32_t seq1 = (uint32_t)churn_outfile_next_seq() + 1;
-    if (s->emitted_seq == seq1)
+    if (s->emitted_in == w.segments)
         return;
     unsigned depth;
     const uintptr_t *ips = churn_stack_get(id, &depth);
@@ -172,7 +179,7 @@ static void emit_stack(uint32_t id)
         put_z((int64_t)(ips[i] - prev));
         prev = ips[i];
     }
-    s->emitted_seq = seq1;
+    s->emitted_in = w.segments;
 }
 
 static void emit_modules(void)
@@ -232,9 +239,62 @@ static void emit_carry(void)
         }
 }
 
+/* Raw bytes of the open segment so far. */
+static size_t segment_raw(void)
+{
+    return w.fed + w.raw.len;
+}
+
+/* Compression goes along with the records, a piece at a time between drains, instead of all
+   at the segment's close: compressing a whole 4 MiB segment (or even one 128 KiB zstd block)
+   took long enough for a producer on the other core to fill its ring and wait.  A piece is
+   flushed as its own zstd block, so the work cannot pile up inside zstd either. */
+#define COMPRESS_PIECE (64u << 10)
+
+static void compress(size_t bytes, ZSTD_EndDirective mode)
+{
+    ZSTD_inBuffer in = {w.raw.buf, bytes, 0};
+    size_t hdr = sizeof(churn_segment_header);
+    for (;;) {
+        /* The frame so far never outgrows the bound of all the input so far. */
+        size_t need = hdr + ZSTD_compressBound(segment_raw());
+        if (w.seg_failed || (need > w.packed.cap && reserve(&w.packed, need - w.packed.len))) {
+            w.seg_failed = 1;
+            break;
+        }
+        ZSTD_outBuffer out = {w.packed.buf + hdr, w.packed.cap - hdr, w.packed.len};
+        size_t left = ZSTD_compressStream2(w.zstd, &out, &in, mode);
+        w.packed.len = out.pos;
+        if (ZSTD_isError(left)) {
+            w.seg_failed = 1;
+            break;
+        }
+        /* Everything taken; at the end also everything written out. */
+        if (in.pos == in.size && (mode != ZSTD_e_end || left == 0))
+            break;
+    }
+    memmove(w.raw.buf, w.raw.buf + bytes, w.raw.len - bytes);
+    w.raw.len -= bytes;
+    w.fed += bytes;
+}
+
+/* One piece of the records not yet compressed; returns 1 if more are waiting. */
+static int compress_piece(void)
+{
+    size_t bytes = w.raw.len < COMPRESS_PIECE ? w.raw.len : COMPRESS_PIECE;
+    if (bytes)
+        compress(bytes, ZSTD_e_continue);
+    return w.raw.len != 0;
+}
+
 static void segment_open(void)
 {
-    w.raw.len = sizeof(churn_segment_header); /* header goes in front when packed */
+    w.segments++;
+    w.raw.len = 0;
+    w.packed.len = 0;
+    w.fed = 0;
+    w.seg_failed = 0;
+    ZSTD_CCtx_reset(w.zstd, ZSTD_reset_session_only);
     if (!room(1 + 3 * CHURN_VARINT_MAX))
         return;
     put_tag(CHURN_REC_SEGMENT_START);
@@ -246,7 +306,7 @@ static void segment_open(void)
     emit_modules();
     emit_carry();
     /* A segment's fixed preamble grows with the stack table; keep it a small share. */
-    size_t preamble = w.raw.len;
+    size_t preamble = segment_raw();
     w.target = churn_opt.segment_bytes > preamble * 4 ? churn_opt.segment_bytes : preamble * 4;
     if (w.target > CHURN_SEGMENT_MAX_RAW / 2)
         w.target = CHURN_SEGMENT_MAX_RAW / 2;
@@ -281,25 +341,20 @@ static void segment_close(void)
     if (!w.seg_open)
         return;
     emit_dropped();
-    size_t raw = w.raw.len - sizeof(churn_segment_header);
-    const uint8_t *src = w.raw.buf + sizeof(churn_segment_header);
-    size_t bound = ZSTD_compressBound(raw);
-    if (!reserve(&w.packed, sizeof(churn_segment_header) + bound)) {
-        uint8_t *dst = w.packed.buf + sizeof(churn_segment_header);
-        size_t z = ZSTD_compress2(w.zstd, dst, bound, src, raw);
-        /* The final segment ends with the epoch the exit closed, not the empty one after. */
-        uint64_t last = w.finishing && w.open_epoch ? w.open_epoch - 1 : w.open_epoch;
-        if (ZSTD_isError(z) ||
-            churn_outfile_write_segment(dst, z, (uint32_t)raw, w.seg_first_epoch, last))
-            w.write_dropped += w.seg_events;
-    }
+    compress(w.raw.len, ZSTD_e_end);
+    /* The final segment ends with the epoch the exit closed, not the empty one after. */
+    uint64_t last = w.finishing && w.open_epoch ? w.open_epoch - 1 : w.open_epoch;
+    if (w.seg_failed ||
+        churn_outfile_write_segment(w.packed.buf + sizeof(churn_segment_header), w.packed.len,
+                                    (uint32_t)w.fed, w.seg_first_epoch, last))
+        w.write_dropped += w.seg_events;
     w.seg_open = 0;
 }
 
 /* Starts a new segment when the current one is full; called between records only. */
 static void segment_check(void)
 {
-    if (w.seg_open && w.raw.len >= w.target) {
+    if (w.seg_open && segment_raw() >= w.target) {
         segment_close();
         segment_open();
     } else if (!w.seg_open) {
@@ -628,20 +683,27 @@ static void pass(int final)
                 if (e > next)
                     break;
                 process_event(ev, c->t->tid, e);
-                c->tail++;
+                /* A producer waiting for room gets it as it is made, not after the batch. */
+                if ((++c->tail & (ROOM_BATCH - 1)) == 0) {
+                    atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+                    churn_threads_room_made();
+                }
             }
             atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
         }
     }
+    churn_threads_room_made();
     close_epochs_below(global);
     uint64_t now = churn_now_ns();
     if (!w.seg_open)
         segment_open();
-    if (final || w.raw.len >= w.target || now - w.seg_open_ns >= churn_opt.flush_ms * 1000000u) {
+    if (final || segment_raw() >= w.target ||
+        now - w.seg_open_ns >= churn_opt.flush_ms * 1000000u) {
         segment_close();
         if (!final)
             segment_open();
     }
+    w.compress_due = w.seg_open && compress_piece();
 }
 
 static void *writer_main(void *arg)
@@ -655,7 +717,8 @@ static void *writer_main(void *arg)
         uint64_t wait = POLL_NS;
         if (churn_opt.epoch_ms && churn_opt.epoch_ms * 1000000u < wait)
             wait = churn_opt.epoch_ms * 1000000u;
-        churn_futex_wait(&churn_writer_wake, 0, wait);
+        if (!w.compress_due)
+            churn_futex_wait(&churn_writer_wake, 0, wait);
         atomic_store(&churn_writer_wake, 0);
         if (lock_writer(0) == 0) {
             if (!atomic_load(&w.stop))

@@ -1,0 +1,123 @@
+/*
+ * Live map cost (shim/livemap.c, linked in directly): ns per insert + remove pair under the
+ * pattern of bench/threads.c (each thread frees the oldest of 256 live blocks and allocates a
+ * new one, 16..1024 bytes), with a standing population of long-lived blocks so the map is not
+ * tiny, on 1 and 2 threads.  The addresses are real ones from this process's malloc, so their
+ * layout (and the map's cache behaviour) is the allocator's.
+ *
+ *   gcc -O2 -D_GNU_SOURCE -Iinclude -pthread -o build/bench/livemap_bench \
+ *       bench/livemap_bench.c shim/livemap.c
+ *   build/bench/livemap_bench [OPS_PER_THREAD]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "../shim/shim.h"
+
+/* The two things livemap.c takes from the rest of the shim. */
+void *churn_os_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void churn_os_unmap(void *p, size_t bytes)
+{
+    munmap(p, bytes);
+}
+
+#define SLOTS 256
+#define STANDING 50000
+
+static long ops = 2000000;
+static int use_map; /* 0: malloc and free alone, the baseline the map's cost is read against */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void *churn(void *arg)
+{
+    uint32_t x = 2463534242u + (uint32_t)(uintptr_t)arg;
+    void *slot[SLOTS] = {0};
+    churn_live v;
+    for (long i = 0; i < ops; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        unsigned k = (unsigned)(i % SLOTS);
+        if (slot[k]) {
+            if (use_map && !churn_livemap_remove((uintptr_t)slot[k], &v)) {
+                fprintf(stderr, "livemap_bench: a live block was not found\n");
+                exit(1);
+            }
+            free(slot[k]);
+        }
+        size_t size = 16 + (x & 1008);
+        slot[k] = malloc(size);
+        if (!slot[k]) {
+            fprintf(stderr, "livemap_bench: out of memory\n");
+            exit(1);
+        }
+        if (use_map)
+            churn_livemap_insert((uintptr_t)slot[k], size, x & 0xffff, 0);
+    }
+    for (unsigned k = 0; k < SLOTS; k++) {
+        if (use_map)
+            churn_livemap_remove((uintptr_t)slot[k], &v);
+        free(slot[k]);
+    }
+    return NULL;
+}
+
+/* Best wall time of five runs with n threads. */
+static double run(int n)
+{
+    double best = 1e9;
+    for (int r = 0; r < 5; r++) {
+        pthread_t t[2];
+        double t0 = now_s();
+        for (int i = 0; i < n; i++)
+            if (pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)i)) {
+                fprintf(stderr, "livemap_bench: pthread_create failed\n");
+                exit(1);
+            }
+        for (int i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        double s = now_s() - t0;
+        best = s < best ? s : best;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 2 || (argc == 2 && (ops = atol(argv[1])) < 1)) {
+        fprintf(stderr, "usage: livemap_bench [OPS_PER_THREAD]\n");
+        return 2;
+    }
+    for (int i = 0; i < STANDING; i++) {
+        size_t size = 16 + (size_t)(i * 37 % 500);
+        void *p = malloc(size);
+        if (!p)
+            return 1;
+        churn_livemap_insert((uintptr_t)p, size, 1, 0);
+    }
+    for (int n = 1; n <= 2; n++) {
+        use_map = 0;
+        double bare = run(n);
+        use_map = 1;
+        double mapped = run(n);
+        printf("%d thread(s): %.1f ns per free+malloc pair, %.1f with the map's remove+insert "
+               "(%.2f / %.2f M pairs/s in all)\n",
+               n, bare * 1e9 / ops, mapped * 1e9 / ops, n * ops / bare / 1e6,
+               n * ops / mapped / 1e6);
+    }
+    return 0;
+}
