@@ -80,45 +80,49 @@ static int past_window(const churn_analysis *a, uint64_t epoch)
     return a->window.has_last && epoch > a->window.last;
 }
 
-static void count_class(churn_analysis *a, uint64_t size, int is_alloc)
+/* Events of one epoch and allocation info, counted by the decoder (records.h): the same
+   sums as event by event, since nothing in between reads what they change. */
+static void on_counts(churn_analysis *a, const churn_record *r)
 {
-    churn_class_stats *c = &a->classes[churn_size_class(size)];
-    if (is_alloc) {
-        c->allocs++;
-        c->alloc_bytes += size;
-    } else {
-        c->frees++;
-        c->free_bytes += size;
-    }
-}
-
-static void on_alloc(churn_analysis *a, const churn_record *r)
-{
-    uint64_t size = r->u.alloc.size, stack = r->u.alloc.stack;
-    a->allocs_seen++;
+    uint64_t size = r->u.counts.size, usable = size + r->u.counts.slack;
+    uint64_t allocs = r->u.counts.allocs, frees = r->u.counts.frees;
+    a->allocs_seen += allocs;
     if (past_window(a, r->epoch))
         return;
     advance_clock(a, r->epoch);
-    if (r->u.alloc.addr == 0) {
-        a->zero_address_events++;
-        return;
-    }
-    a->live_count = churn_wrap_add(a->live_count, 1);
-    a->live_bytes = churn_wrap_add(a->live_bytes, size);
-    a->live_usable = churn_wrap_add(a->live_usable, size + r->u.alloc.slack);
-    churn_callsite *site = churn_growth_site(&a->growth, stack);
-    churn_growth_change(&a->growth, site, a->clock, 0, 1, size);
+    a->live_count = churn_wrap_sub(churn_wrap_add(a->live_count, allocs), frees);
+    a->live_bytes = churn_wrap_sub(churn_wrap_add(a->live_bytes, allocs * size), frees * size);
+    a->live_usable =
+        churn_wrap_sub(churn_wrap_add(a->live_usable, allocs * usable), frees * usable);
+    churn_callsite *site = churn_growth_site(&a->growth, r->u.counts.stack);
+    if (allocs)
+        churn_growth_change(&a->growth, site, a->clock, 0, allocs, allocs * size);
+    if (frees)
+        churn_growth_change(&a->growth, site, a->clock, 1, frees, frees * size);
+    /* the frees are of objects allocated in this very epoch: lifetime "same" */
     if (!churn_in_window(&a->window, r->epoch))
         return;
-    site->allocs++;
-    site->alloc_bytes += size;
-    a->totals.allocs++;
-    a->totals.alloc_bytes += size;
-    a->totals.reallocs += r->kind == CHURN_ALLOC_REALLOC;
+    a->lifetime[0] += frees;
+    site->lifetime[0] += frees;
+    site->allocs += allocs;
+    site->alloc_bytes += allocs * size;
+    site->frees += frees;
+    site->free_bytes += frees * size;
+    a->totals.allocs += allocs;
+    a->totals.alloc_bytes += allocs * size;
+    a->totals.reallocs += r->u.counts.reallocs;
+    a->totals.frees += frees;
+    a->totals.free_bytes += frees * size;
     churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
-    row->allocs++;
-    row->alloc_bytes += size;
-    count_class(a, size, 1);
+    row->allocs += allocs;
+    row->alloc_bytes += allocs * size;
+    row->frees += frees;
+    row->free_bytes += frees * size;
+    churn_class_stats *c = &a->classes[churn_size_class(size)];
+    c->allocs += allocs;
+    c->alloc_bytes += allocs * size;
+    c->frees += frees;
+    c->free_bytes += frees * size;
 }
 
 static void on_free(churn_analysis *a, const churn_record *r)
@@ -157,7 +161,9 @@ static void on_free(churn_analysis *a, const churn_record *r)
     churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
     row->frees++;
     row->free_bytes += size;
-    count_class(a, size, 0);
+    churn_class_stats *c = &a->classes[churn_size_class(size)];
+    c->frees++;
+    c->free_bytes += size;
 }
 
 static void on_other_event(churn_analysis *a, const churn_record *r)
@@ -272,6 +278,27 @@ static void on_module(churn_analysis *a, const churn_record *r)
                                     r->u.module.build_id_len);
 }
 
+/* The modules a new stack runs through are read ahead (symbolize.h): reports resolve some
+   of its frames, and reading debug info takes long. */
+static void on_stack(churn_analysis *a, const churn_record *r)
+{
+    int defined = churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
+                                      r->u.stack.depth);
+    a->stack_conflicts += defined < 0;
+    if (defined <= 0)
+        return;
+    const churn_module *last = NULL;
+    for (size_t i = 0; i < r->u.stack.depth; i++) {
+        uint64_t ip = r->u.stack.ips[i];
+        if (last && ip >= last->start && ip < last->end)
+            continue;
+        const churn_module *m = churn_modules_find(&a->modules, ip);
+        if (m && m != last)
+            churn_symbolizer_prefetch(a->sym, m->id);
+        last = m;
+    }
+}
+
 void churn_analysis_record(void *ctx, const churn_record *r)
 {
     churn_analysis *a = ctx;
@@ -286,8 +313,7 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         on_module(a, r);
         break;
     case CHURN_REC_STACK:
-        a->stack_conflicts += churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
-                                                  r->u.stack.depth) < 0;
+        on_stack(a, r);
         break;
     case CHURN_REC_ALLOCATOR:
         on_allocator(a, r);
@@ -305,8 +331,8 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         a->exit_how = r->u.exit.how;
         a->exit_detail = r->u.exit.detail;
         break;
-    case CHURN_REC_ALLOC:
-        on_alloc(a, r);
+    case CHURN_REC_COUNTS:
+        on_counts(a, r);
         break;
     case CHURN_REC_FREE:
         on_free(a, r);

@@ -19,8 +19,7 @@ void churn_live_free(churn_live *l)
     l->slots = NULL;
 }
 
-/* Fibonacci hashing: the top bits of the product depend on every bit of the address, so
-   aligned addresses spread, and it costs one multiply. */
+/* The home slot of churn_live_probe. */
 static inline size_t home_of(const churn_live *l, uint64_t addr)
 {
     return (size_t)((addr * 0x9e3779b97f4a7c15u) >> l->shift);
@@ -28,10 +27,7 @@ static inline size_t home_of(const churn_live *l, uint64_t addr)
 
 static inline size_t probe(const churn_live *l, uint64_t addr)
 {
-    size_t i = home_of(l, addr);
-    while (l->slots[i].addr && l->slots[i].addr != addr)
-        i = (i + 1) & l->mask;
-    return i;
+    return churn_live_probe(l, addr);
 }
 
 static void rehash(churn_live *l, size_t nslots)
@@ -81,7 +77,7 @@ static void displace(churn_live *l, const churn_object *o)
 
 void churn_live_insert(churn_live *l, const churn_object *o)
 {
-    if ((l->count + 1) * 2 > l->mask + 1)
+    if ((l->count + 1) * 4 > l->mask + 1)
         rehash(l, (l->mask + 1) * 2);
     size_t i = probe(l, o->addr);
     if (l->slots[i].addr) {
@@ -92,6 +88,14 @@ void churn_live_insert(churn_live *l, const churn_object *o)
     l->slots[i] = *o;
     l->count++;
     l->bytes += o->size;
+}
+
+void churn_live_displace_slot(churn_live *l, size_t i)
+{
+    displace(l, &l->slots[i]);
+    l->bytes -= l->slots[i].size;
+    l->count--;
+    delete_slot(l, i);
 }
 
 static int same_object(const churn_object *a, const churn_object *b)

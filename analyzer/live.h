@@ -45,6 +45,30 @@ void churn_live_free(churn_live *l);
 /* Adds o; an object already live at its address moves to the displaced table. */
 void churn_live_insert(churn_live *l, const churn_object *o);
 
+/* The slot of addr, or the empty slot where it would go.  Fibonacci hashing: the top bits
+   of the product depend on every bit of the address, so aligned addresses spread, and it
+   costs one multiply. */
+static inline size_t churn_live_probe(const churn_live *l, uint64_t addr)
+{
+    size_t i = (size_t)((addr * 0x9e3779b97f4a7c15u) >> l->shift);
+    while (l->slots[i].addr && l->slots[i].addr != addr)
+        i = (i + 1) & l->mask;
+    return i;
+}
+
+/* Moves the object in slot i to the displaced table. */
+void churn_live_displace_slot(churn_live *l, size_t i);
+
+/* What an allocation at addr that is freed again before anything else happens at addr
+   leaves behind: an object live there moves to the displaced table.  Nearly always there is
+   none, so that check is inline. */
+static inline void churn_live_vacate(churn_live *l, uint64_t addr)
+{
+    size_t i = churn_live_probe(l, addr);
+    if (l->slots[i].addr)
+        churn_live_displace_slot(l, i);
+}
+
 /* Removes the object a free refers to; *removed gets it unless the result is UNMATCHED. */
 enum churn_free_match churn_live_remove(churn_live *l, const churn_object *freed,
                                         churn_object *removed);

@@ -2,8 +2,6 @@
 
 #include <string.h>
 
-#include "churn/format.h"
-
 void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last)
 {
     memset(p, 0, sizeof *p);
@@ -17,18 +15,10 @@ void churn_live_pass_free(churn_live_pass *p)
     churn_live_free(&p->live);
 }
 
-/* The same events the analysis counts: inside the window's end, at a non-null address. */
-static int applies(const churn_live_pass *p, const churn_record *r, uint64_t addr)
+static void on_free(churn_live_pass *p, const churn_object *freed)
 {
-    return addr != 0 && !(p->has_last && r->epoch > p->last);
-}
-
-static void on_free(churn_live_pass *p, const churn_record *r)
-{
-    uint64_t age = r->u.free.age > r->epoch ? r->epoch : r->u.free.age;
-    churn_object freed = {r->u.free.addr, r->u.free.size, r->u.free.stack, r->epoch - age};
     churn_object removed;
-    switch (churn_live_remove(&p->live, &freed, &removed)) {
+    switch (churn_live_remove(&p->live, freed, &removed)) {
     case CHURN_FREE_MATCHED:
     case CHURN_FREE_DISPLACED:
         break;
@@ -37,21 +27,28 @@ static void on_free(churn_live_pass *p, const churn_record *r)
         break;
     case CHURN_FREE_UNMATCHED:
         p->unmatched_frees++;
-        p->unmatched_bytes += freed.size;
+        p->unmatched_bytes += freed->size;
         break;
     }
 }
 
-void churn_live_pass_record(void *ctx, const churn_record *r)
+/* The decoder leaves out frees after the window's end and frees of address 0, and vacates
+   only for allocations inside it; an insertion after the end is skipped here. */
+void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
 {
-    churn_live_pass *p = ctx;
-    if (r->tag == CHURN_REC_ALLOC) {
-        if (applies(p, r, r->u.alloc.addr)) {
-            churn_object o = {r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack, r->epoch};
-            churn_live_insert(&p->live, &o);
+    for (size_t i = 0; i < ops->len; i++) {
+        const churn_object *o = &ops->objects[i];
+        switch (ops->kinds[i]) {
+        case CHURN_LIVE_INSERT:
+            if (!(p->has_last && o->epoch > p->last))
+                churn_live_insert(&p->live, o);
+            break;
+        case CHURN_LIVE_REMOVE:
+            on_free(p, o);
+            break;
+        case CHURN_LIVE_VACATE:
+            churn_live_vacate(&p->live, o->addr);
+            break;
         }
-    } else if (r->tag == CHURN_REC_FREE) {
-        if (applies(p, r, r->u.free.addr))
-            on_free(p, r);
     }
 }

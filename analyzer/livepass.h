@@ -1,20 +1,52 @@
 /*
  * The live-set pass: the heap events of the trace applied to the address-keyed live set
  * (live.h), and nothing else.  It needs only the events' own fields, never the counting the
- * analysis does, so it runs over the same record stream on a thread of its own
- * (pipeline.h); the analysis takes its results once both are done.
+ * analysis does, so it runs on a thread of its own (pipeline.h): the decoder, which runs once
+ * on the main thread, hands it the events' live-set operations in chunks, and the analysis
+ * takes its results once both are done.
+ *
+ * An allocation freed a little later by a short free (FREE_SHORT) is a pair of operations
+ * that cancel out.  The shim writes a short free only while its segment's address map still
+ * holds that very allocation, so no other allocation or free touched the address in between;
+ * the pair's only effect on the set is that the allocation displaces an object still live at
+ * its address.  When both ends of such a pair fall in the chunk being filled, the decoder
+ * turns the insertion into CHURN_LIVE_VACATE, which does just that, and drops the removal.
  */
 #ifndef CHURN_LIVEPASS_H
 #define CHURN_LIVEPASS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "live.h"
-#include "records.h"
+
+enum churn_live_op_kind {
+    CHURN_LIVE_INSERT = 0,  /* the object is allocated (skipped after the window's end) */
+    CHURN_LIVE_REMOVE = 1,  /* a free with these fields (the allocation's epoch) */
+    CHURN_LIVE_VACATE = 2,  /* an object live at this address is displaced */
+};
+
+/* Operations in stream order: objects[i] with kinds[i]. */
+typedef struct churn_live_ops {
+    churn_object *objects;
+    uint8_t *kinds;
+    size_t len, cap;
+    uint64_t first;         /* serial number of objects[0] among all operations of the run */
+} churn_live_ops;
+
+/* Where the decoder puts operations.  Its owner installs an empty chunk whenever full()
+   is called; the decoder only appends and rewrites insertions it put in the current chunk. */
+typedef struct churn_live_sink {
+    churn_live_ops *chunk;
+    int has_last;
+    uint64_t last;          /* events of later epochs are not applied, as by the analysis */
+    void (*full)(void *ctx);
+    void *ctx;
+} churn_live_sink;
 
 typedef struct churn_live_pass {
     int has_last;
-    uint64_t last;              /* events of later epochs are ignored, as by the analysis */
+    uint64_t last;
     churn_live live;
     uint64_t unmatched_frees, mismatched_frees;
     uint64_t unmatched_bytes;   /* of the unmatched frees: they reduce the carried state */
@@ -23,7 +55,7 @@ typedef struct churn_live_pass {
 void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last);
 void churn_live_pass_free(churn_live_pass *p);
 
-/* The records.h visitor; ctx is the churn_live_pass. */
-void churn_live_pass_record(void *ctx, const churn_record *r);
+/* Applies a chunk of operations, in order. */
+void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops);
 
 #endif

@@ -241,28 +241,29 @@ int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap,
     }
     /* raw_bytes was capped at CHURN_SEGMENT_MAX_RAW by the scan, and the output buffer is
        exactly that large, so a lying frame cannot make the decompressor write more. */
-    churn_reserve(buf, cap, (size_t)s->raw_bytes + 1, 1);
+    churn_reserve(buf, cap, (size_t)s->raw_bytes + CHURN_RECORDS_PADDING, 1);
     size_t got = ZSTD_decompressDCtx(t->dctx, *buf, s->raw_bytes, payload, s->zstd_bytes);
     if (ZSTD_isError(got) || got != s->raw_bytes) {
         snprintf(why, whylen, "decompression failed (%s)",
                  ZSTD_isError(got) ? ZSTD_getErrorName(got) : "size differs from header");
         return -1;
     }
+    memset(*buf + got, 0, CHURN_RECORDS_PADDING);
     *len = got;
     return 0;
 }
 
 int churn_trace_decode(const churn_trace *t, size_t i, const uint8_t *raw, size_t len,
-                       churn_decoder *d, churn_record_fn fn, void *ctx, churn_warnings *w)
+                       churn_decoder *d, churn_record_fn fn, void *ctx, churn_live_sink *live,
+                       churn_warnings *w)
 {
     size_t bad_off;
     unsigned bad_tag;
-    if (churn_decode_records(d, raw, len, fn, ctx, &bad_off, &bad_tag) == 0)
+    if (churn_decode_records(d, raw, len, fn, ctx, live, &bad_off, &bad_tag) == 0)
         return 0;
-    if (w)
-        churn_warn(w,
-                   "segment %llu: malformed record (tag 0x%02x) at byte %zu of %zu; rest of "
-                   "the segment ignored",
-                   (unsigned long long)t->segs[i].seq, bad_tag, bad_off, len);
+    churn_warn(w,
+               "segment %llu: malformed record (tag 0x%02x) at byte %zu of %zu; rest of the "
+               "segment ignored",
+               (unsigned long long)t->segs[i].seq, bad_tag, bad_off, len);
     return -1;
 }

@@ -37,15 +37,18 @@ size_t churn_trace_segments(const churn_trace *t);
 const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i);
 
 /* Decompresses segment i (in sequence order) into *buf (capacity *cap, grown as needed) and
-   sets *len.  Returns 0, or -1 with the reason the segment is skipped in why.  Uses the
-   trace's one decompression context: one thread at a time. */
+   sets *len; the CHURN_RECORDS_PADDING bytes after it are zero.  Returns 0, or -1 with the
+   reason the segment is skipped in why.  Uses the trace's one decompression context: one
+   thread at a time. */
 int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap, size_t *len,
                            char *why, size_t whylen);
 
-/* Feeds the records of segment i, decompressed into raw[0, len), to fn, decoding with d (one
-   per thread; raw is only read).  Returns 0 when the whole segment decoded, -1 when it
-   stopped early; then a warning says why, when w is not NULL. */
+/* Feeds the records of segment i, decompressed into raw[0, len) and padded, to fn and the
+   live-set operations of its heap events to live, decoding with d (raw is only read).
+   Returns 0 when the whole segment decoded, -1 when it stopped early; then a warning says
+   why. */
 int churn_trace_decode(const churn_trace *t, size_t i, const uint8_t *raw, size_t len,
-                       churn_decoder *d, churn_record_fn fn, void *ctx, churn_warnings *w);
+                       churn_decoder *d, churn_record_fn fn, void *ctx, churn_live_sink *live,
+                       churn_warnings *w);
 
 #endif

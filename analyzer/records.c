@@ -6,40 +6,81 @@
 #include "churn/format.h"
 #include "util.h"
 
+/* A varint read: the value and where the next field starts, NULL when the varint is
+   truncated or overlong.  Returned by value so that the hot loop's position stays in a
+   register. */
+typedef struct vread {
+    const uint8_t *p;
+    uint64_t v;
+} vread;
+
+/* For events, in the padding's shelter (CHURN_RECORDS_PADDING): the caller checks that
+   the record ended before the end of the stream.  NULL for a varint longer than ten bytes
+   or past 64 bits, which churn_get_varint refuses too. */
+static inline vread read_v_padded(const uint8_t *p)
+{
+    if (p[0] < 0x80)
+        return (vread){p + 1, p[0]};
+    uint64_t v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
+    if (p[1] < 0x80)
+        return (vread){p + 2, v};
+    v |= (uint64_t)(p[2] & 0x7f) << 14;
+    if (p[2] < 0x80)
+        return (vread){p + 3, v};
+    /* explicit address codes: up to ten bytes, all inside the padding */
+    for (unsigned k = 3, shift = 21; k < CHURN_VARINT_MAX; k++, shift += 7) {
+        if (k == CHURN_VARINT_MAX - 1 && p[k] > 1)
+            break;
+        v |= (uint64_t)(p[k] & 0x7f) << shift;
+        if (p[k] < 0x80)
+            return (vread){p + k + 1, v};
+    }
+    return (vread){NULL, 0};
+}
+
+static vread read_v_slow(const uint8_t *p, const uint8_t *end)
+{
+    if (end - p >= CHURN_VARINT_MAX)
+        return read_v_padded(p);
+    vread r = {NULL, 0};
+    if (churn_get_varint(&p, end, &r.v))
+        r.p = p;
+    return r;
+}
+
+/* Most fields of event records are below 128: one byte; address codes and distances often
+   take two or three. */
+static inline vread read_v(const uint8_t *p, const uint8_t *end)
+{
+    if (__builtin_expect(end - p >= 3, 1)) {
+        if (p[0] < 0x80)
+            return (vread){p + 1, p[0]};
+        uint64_t v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
+        if (p[1] < 0x80)
+            return (vread){p + 2, v};
+        if (p[2] < 0x80)
+            return (vread){p + 3, v | (uint64_t)p[2] << 14};
+    }
+    return read_v_slow(p, end);
+}
+
+/* The other records are read through a cursor that remembers a failure: every caller
+   checks ok before relying on what it read. */
 typedef struct cursor {
     const uint8_t *p;
     const uint8_t *end;
     int ok;
 } cursor;
 
-static uint64_t get_v_slow(cursor *c)
+static uint64_t get_v(cursor *c)
 {
-    uint64_t v = 0;
-    const uint8_t *p = c->p;
-    if (!c->ok || !churn_get_varint(&p, c->end, &v)) {
+    vread r = c->ok ? read_v(c->p, c->end) : (vread){NULL, 0};
+    if (!r.p) {
         c->ok = 0;
         return 0;
     }
-    c->p = p;
-    return v;
-}
-
-/* Most fields of event records are below 128: one byte, no loop.  After a failure values
-   are still read but never used, as every caller checks ok before relying on them. */
-static inline uint64_t get_v(cursor *c)
-{
-    if (__builtin_expect(c->end - c->p >= 2, 1)) {
-        const uint8_t *p = c->p;
-        if (p[0] < 0x80) {
-            c->p = p + 1;
-            return p[0];
-        }
-        if (p[1] < 0x80) { /* addresses deltas and distances: often two bytes */
-            c->p = p + 2;
-            return (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-        }
-    }
-    return get_v_slow(c);
+    c->p = r.p;
+    return r.v;
 }
 
 /* A count of items that each take at least min_bytes cannot exceed what is left. */
@@ -97,7 +138,11 @@ static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
     churn_reserve(&d->ips, &d->ips_cap, depth, sizeof *d->ips);
     uint64_t ip = 0;
     for (size_t i = 0; i < depth; i++) {
-        ip += (uint64_t)churn_unzigzag(get_v(c));
+        vread delta = read_v(c->p, c->end);
+        if (!delta.p)
+            return c->ok = 0;
+        c->p = delta.p;
+        ip += (uint64_t)churn_unzigzag(delta.v);
         d->ips[i] = ip;
     }
     r->u.stack.depth = depth;
@@ -278,41 +323,296 @@ static uint64_t delta_addr(cursor *c, uint64_t prev)
 
 static int decode_alloc_info(churn_decoder *d, cursor *c)
 {
-    churn_alloc_info info;
+    churn_alloc_info info = {0};
     info.size = get_v(c);
-    info.slack = get_v(c);
+    info.usable = info.size + get_v(c);
     info.stack = get_v(c);
     if (!c->ok)
         return 0;
+    info.lifo = churn_coder_lifo(d->coder, info.usable);
     churn_reserve(&d->infos, &d->infos_cap, d->ninfos + 1, sizeof *d->infos);
     d->infos[d->ninfos++] = info;
     return 1;
 }
 
-static int decode_alloc(churn_decoder *d, cursor *c, const stream_state *st, churn_record *r)
+/* Hands the counted events of the current epoch over as CHURN_REC_COUNTS records. */
+static void hand_counts(churn_decoder *d, const stream_state *st, churn_record_fn fn,
+                        void *ctx)
 {
-    uint64_t index = get_v(c), code = get_v(c), addr;
-    if (!c->ok || index >= d->ninfos || r->kind >= CHURN_ALLOC_KINDS)
-        return 0;
-    const churn_alloc_info *info = &d->infos[index];
-    uint64_t usable = info->size + info->slack;
-    if (!churn_decode_alloc_addr(d->coder, code, usable, &addr))
-        return 0;
-    uint64_t number = churn_coder_allocated(d->coder, addr, usable, code);
-    churn_segment_alloc *slot = &d->recent[number % CHURN_RECENT_ALLOCS];
-    /* The slot was last written CHURN_RECENT_ALLOCS allocations ago in this segment, or in
-       an earlier segment when the number is lower, which it no longer concerns. */
-    if (number >= CHURN_RECENT_ALLOCS && slot->addr)
-        spill_add(d, number - CHURN_RECENT_ALLOCS, slot);
-    *slot = (churn_segment_alloc){addr, st->epoch, (uint32_t)index};
-    r->u.alloc.addr = addr;
-    r->u.alloc.size = info->size;
-    r->u.alloc.slack = info->slack;
-    r->u.alloc.stack = info->stack;
-    return 1;
+    churn_record r;
+    r.tag = CHURN_REC_COUNTS;
+    r.kind = 0;
+    r.tid = st->tid;
+    r.epoch = st->epoch;
+    for (size_t k = 0; k < d->ncounted; k++) {
+        churn_alloc_info *info = &d->infos[d->counted[k]];
+        r.u.counts.size = info->size;
+        r.u.counts.slack = info->usable - info->size;
+        r.u.counts.stack = info->stack;
+        r.u.counts.allocs = info->allocs;
+        r.u.counts.reallocs = info->reallocs;
+        r.u.counts.frees = info->frees;
+        info->allocs = info->reallocs = info->frees = 0;
+        fn(ctx, &r);
+    }
+    d->ncounted = 0;
 }
 
-static int decode_free(churn_decoder *d, cursor *c, churn_record *r)
+/* The first event of an info since the last hand-over puts it on the list to hand over. */
+static inline void count_info(churn_decoder *d, churn_alloc_info *info, uint32_t index)
+{
+    if (info->allocs | info->frees)
+        return;
+    churn_reserve(&d->counted, &d->counted_cap, d->ncounted + 1, sizeof *d->counted);
+    d->counted[d->ncounted++] = index;
+}
+
+static inline int live_applies(const churn_live_sink *s, uint64_t epoch)
+{
+    return !(s->has_last && epoch > s->last);
+}
+
+/* The chunk being filled, as the general paths append to it. */
+typedef struct out_chunk {
+    churn_object *objects;
+    uint8_t *kinds;
+    size_t len, cap;
+    uint32_t first;
+} out_chunk;
+
+static inline out_chunk out_open(const churn_live_sink *s)
+{
+    const churn_live_ops *o = s->chunk;
+    return (out_chunk){o->objects, o->kinds, o->len, o->cap, (uint32_t)o->first};
+}
+
+static inline void out_close(churn_live_sink *s, const out_chunk *out)
+{
+    s->chunk->len = out->len;
+}
+
+/* Appends an operation; returns the low bits of its serial number. */
+static inline uint32_t out_put(churn_live_sink *s, out_chunk *out, unsigned kind,
+                               uint64_t addr, uint64_t size, uint64_t stack, uint64_t epoch)
+{
+    if (__builtin_expect(out->len == out->cap, 0)) {
+        out_close(s, out);
+        s->full(s->ctx);
+        *out = out_open(s);
+    }
+    size_t at = out->len++;
+    out->objects[at] = (churn_object){addr, size, stack, epoch};
+    out->kinds[at] = (uint8_t)kind;
+    return out->first + (uint32_t)at;
+}
+
+/* One heap event, epoch or thread tag, in every case: returns where the next record
+   starts, p itself when the record is of another kind, or NULL after setting *bad when it
+   is malformed.
+
+   An allocation's address is decoded against the segment's coder (coding.h) and its
+   insertion goes to the live pass.  A short free of an object allocated in the current
+   epoch is counted; one of an older object goes to fn as a full free.  A short free's
+   removal cancels the allocation's insertion when that is still in the chunk being filled
+   (livepass.h). */
+static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uint8_t *end,
+                                   stream_state *st, churn_live_sink *live,
+                                   churn_record_fn fn, void *ctx, const uint8_t **bad)
+{
+    churn_coder *const coder = d->coder;
+    const uint8_t *start = p;
+    unsigned tag = *p++;
+    if ((tag & CHURN_REC_CLASS_MASK) == CHURN_REC_ALLOC) {
+        vread index = read_v(p, end);
+        if (!index.p)
+            goto malformed;
+        vread code = read_v(index.p, end);
+        if (!code.p || index.v >= d->ninfos || (tag & CHURN_REC_KIND_MASK) >= CHURN_ALLOC_KINDS)
+            goto malformed;
+        churn_alloc_info *info = &d->infos[index.v];
+        uint64_t addr;
+        if (!churn_decode_alloc_addr(coder, info->lifo, code.v, &addr))
+            goto malformed;
+        uint64_t number = churn_coder_allocated(coder, addr, info->usable, code.v);
+        churn_segment_alloc *slot = &d->recent[number % CHURN_RECENT_ALLOCS];
+        /* The slot was last written CHURN_RECENT_ALLOCS allocations ago in this segment, or
+           in an earlier segment when the number is lower, which it no longer concerns. */
+        if (number >= CHURN_RECENT_ALLOCS && slot->addr)
+            spill_add(d, number - CHURN_RECENT_ALLOCS, slot);
+        count_info(d, info, (uint32_t)index.v);
+        info->allocs++;
+        info->reallocs += tag == (CHURN_REC_ALLOC | CHURN_ALLOC_REALLOC);
+        out_chunk out = out_open(live);
+        uint32_t op = out_put(live, &out, CHURN_LIVE_INSERT, addr, info->size, info->stack,
+                              st->epoch);
+        out_close(live, &out);
+        *slot = (churn_segment_alloc){addr, st->epoch, (uint32_t)index.v, op};
+        return code.p;
+    }
+    if ((tag & CHURN_REC_CLASS_MASK) == CHURN_REC_FREE_SHORT) {
+        vread distance = read_v(p, end);
+        if (!distance.p || (tag & CHURN_REC_KIND_MASK) >= CHURN_FREE_KINDS ||
+            distance.v - 1 >= coder->allocs)
+            goto malformed;
+        /* The encoder writes a short free only for an allocation of this segment that its
+           live map still held; a stream naming one twice is damaged. */
+        uint64_t number = coder->allocs - distance.v;
+        churn_segment_alloc spilled, *e = &d->recent[number % CHURN_RECENT_ALLOCS];
+        if (distance.v > CHURN_RECENT_ALLOCS) {
+            if (!spill_take(d, number, &spilled))
+                goto malformed;
+            e = &spilled;
+        } else if (!e->addr) {
+            goto malformed;
+        }
+        uint64_t addr = e->addr, epoch = st->epoch, alloc_epoch = e->epoch;
+        e->addr = 0;
+        churn_alloc_info *info = &d->infos[e->info];
+        churn_coder_freed_to(coder, info->lifo, addr);
+        if (live_applies(live, epoch)) {
+            out_chunk out = out_open(live);
+            uint32_t at = e->op - out.first;
+            if (at < out.len && live_applies(live, alloc_epoch))
+                out.kinds[at] = CHURN_LIVE_VACATE;
+            else
+                out_put(live, &out, CHURN_LIVE_REMOVE, addr, info->size, info->stack,
+                        alloc_epoch < epoch ? alloc_epoch : epoch);
+            out_close(live, &out);
+        }
+        if (alloc_epoch >= epoch) {
+            /* an allocation drained after its free (another thread) would look younger than
+               zero: age 0 */
+            count_info(d, info, e->info);
+            info->frees++;
+            return distance.p;
+        }
+        churn_record r;
+        r.tag = CHURN_REC_FREE;
+        r.kind = tag & CHURN_REC_KIND_MASK;
+        r.tid = st->tid;
+        r.epoch = epoch;
+        r.u.free.addr = addr;
+        r.u.free.size = info->size;
+        r.u.free.slack = info->usable - info->size;
+        r.u.free.stack = info->stack;
+        r.u.free.age = epoch - alloc_epoch;
+        fn(ctx, &r);
+        return distance.p;
+    }
+    if (tag == CHURN_REC_EPOCH_TAG || tag == CHURN_REC_THREAD) {
+        vread v = read_v(p, end);
+        if (!v.p)
+            goto malformed;
+        if (tag == CHURN_REC_THREAD) {
+            st->tid = v.v;
+        } else if (v.v != st->epoch) {
+            hand_counts(d, st, fn, ctx);
+            st->epoch = v.v;
+        }
+        return v.p;
+    }
+    return start;
+malformed:
+    *bad = start;
+    return NULL;
+}
+
+/* The common case of decode_event, for runs of events: without a single call, so that the
+   loop's state stays in registers.  Returns where it stopped: at a record of another kind,
+   at the end, at an event it leaves to decode_event (an epoch tag, an allocation that
+   spills, a free of an older object or of one long ago, an info's first event since the
+   last hand-over, a full chunk), or NULL after setting *bad when a record is malformed.
+   Nothing of a record it leaves is applied. */
+__attribute__((noinline))
+static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const uint8_t *end,
+                                    stream_state *st, churn_live_sink *live,
+                                    const uint8_t **bad)
+{
+    churn_coder *const coder = d->coder;
+    churn_segment_alloc *const recent = d->recent;
+    churn_alloc_info *const infos = d->infos;
+    const uint64_t ninfos = d->ninfos, epoch = st->epoch;
+    if (live->has_last && epoch > live->last)
+        return p; /* frees not applied: decode_event */
+    const uint64_t vacate_max = live->has_last ? live->last : UINT64_MAX;
+    churn_live_ops *const o = live->chunk;
+    churn_object *const objects = o->objects;
+    uint8_t *const kinds = o->kinds;
+    const uint32_t first = (uint32_t)o->first;
+    size_t len = o->len;
+    /* Each record here takes two bytes or more and adds one operation at most: up to limit,
+       the chunk cannot fill. */
+    const uint8_t *limit = (size_t)(end - p) / 2 < o->cap - len ? end : p + 2 * (o->cap - len);
+    while (p < limit) {
+        unsigned tag = *p;
+        if ((tag & CHURN_REC_CLASS_MASK) == CHURN_REC_ALLOC) {
+            vread index = read_v_padded(p + 1);
+            if (!index.p)
+                break;
+            vread code = read_v_padded(index.p);
+            if (!code.p || code.p > end || index.v >= ninfos ||
+                (tag & CHURN_REC_KIND_MASK) >= CHURN_ALLOC_KINDS)
+                break;
+            churn_alloc_info *info = &infos[index.v];
+            uint64_t number = coder->allocs;
+            churn_segment_alloc *slot = &recent[number % CHURN_RECENT_ALLOCS];
+            if ((number >= CHURN_RECENT_ALLOCS && slot->addr) || !(info->allocs | info->frees))
+                break;
+            uint64_t addr;
+            if (!churn_decode_alloc_addr(coder, info->lifo, code.v, &addr)) {
+                o->len = len;
+                *bad = p;
+                return NULL;
+            }
+            churn_coder_allocated(coder, addr, info->usable, code.v);
+            info->allocs++;
+            info->reallocs += tag == (CHURN_REC_ALLOC | CHURN_ALLOC_REALLOC);
+            objects[len] = (churn_object){addr, info->size, info->stack, epoch};
+            kinds[len] = CHURN_LIVE_INSERT;
+            *slot = (churn_segment_alloc){addr, epoch, (uint32_t)index.v, first + (uint32_t)len};
+            len++;
+            p = code.p;
+        } else if ((tag & CHURN_REC_CLASS_MASK) == CHURN_REC_FREE_SHORT) {
+            vread distance = read_v_padded(p + 1);
+            if (!distance.p || distance.p > end ||
+                (tag & CHURN_REC_KIND_MASK) >= CHURN_FREE_KINDS ||
+                distance.v - 1 >= CHURN_RECENT_ALLOCS || distance.v > coder->allocs)
+                break;
+            churn_segment_alloc *e = &recent[(coder->allocs - distance.v) % CHURN_RECENT_ALLOCS];
+            if (!e->addr || e->epoch < epoch)
+                break;
+            churn_alloc_info *info = &infos[e->info];
+            if (!(info->allocs | info->frees))
+                break;
+            uint32_t at = e->op - first;
+            int vacate = at < len && e->epoch <= vacate_max;
+            uint64_t addr = e->addr;
+            e->addr = 0;
+            churn_coder_freed_to(coder, info->lifo, addr);
+            if (vacate) {
+                kinds[at] = CHURN_LIVE_VACATE;
+            } else {
+                objects[len] = (churn_object){addr, info->size, info->stack, epoch};
+                kinds[len++] = CHURN_LIVE_REMOVE;
+            }
+            info->frees++;
+            p = distance.p;
+        } else if (tag == CHURN_REC_THREAD) {
+            vread v = read_v_padded(p + 1);
+            if (!v.p || v.p > end)
+                break;
+            st->tid = v.v;
+            p = v.p;
+        } else {
+            break;
+        }
+    }
+    o->len = len;
+    return p; /* a record left to decode_event was not read past */
+}
+
+/* A full free: the live pass gets its removal. */
+static int decode_free(churn_decoder *d, cursor *c, churn_record *r, churn_live_sink *live)
 {
     r->u.free.addr = delta_addr(c, d->coder->prev_addr);
     r->u.free.size = get_v(c);
@@ -321,45 +621,22 @@ static int decode_free(churn_decoder *d, cursor *c, churn_record *r)
     r->u.free.age = get_v(c);
     if (!c->ok || r->kind >= CHURN_FREE_KINDS)
         return 0;
-    churn_coder_freed(d->coder, r->u.free.addr, r->u.free.size + r->u.free.slack);
-    return 1;
-}
-
-static int decode_free_short(churn_decoder *d, cursor *c, const stream_state *st,
-                             churn_record *r)
-{
-    uint64_t distance = get_v(c);
-    if (!c->ok || r->kind >= CHURN_FREE_KINDS || distance < 1 || distance > d->coder->allocs)
-        return 0;
-    /* The encoder writes a short free only for an allocation of this segment that its live
-       map still held; a stream naming one twice is damaged. */
-    uint64_t number = d->coder->allocs - distance;
-    churn_segment_alloc spilled, *e = &d->recent[number % CHURN_RECENT_ALLOCS];
-    if (distance > CHURN_RECENT_ALLOCS) {
-        if (!spill_take(d, number, &spilled))
-            return 0;
-        e = &spilled;
-    } else if (!e->addr) {
-        return 0;
+    churn_coder_freed_to(d->coder, churn_coder_lifo(d->coder, r->u.free.size + r->u.free.slack),
+                         r->u.free.addr);
+    if (r->u.free.addr && live_applies(live, r->epoch)) {
+        uint64_t age = r->u.free.age > r->epoch ? r->epoch : r->u.free.age;
+        out_chunk out = out_open(live);
+        out_put(live, &out, CHURN_LIVE_REMOVE, r->u.free.addr, r->u.free.size,
+                r->u.free.stack, r->epoch - age);
+        out_close(live, &out);
     }
-    uint64_t addr = e->addr;
-    e->addr = 0;
-    const churn_alloc_info *info = &d->infos[e->info];
-    r->tag = CHURN_REC_FREE;
-    r->u.free.addr = addr;
-    r->u.free.size = info->size;
-    r->u.free.slack = info->slack;
-    r->u.free.stack = info->stack;
-    /* an allocation drained after its free (another thread) would look younger than zero */
-    r->u.free.age = st->epoch >= e->epoch ? st->epoch - e->epoch : 0;
-    churn_coder_freed(d->coder, addr, info->size + info->slack);
     return 1;
 }
 
-/* Returns 1 with *r filled for a record the visitor sees, 0 for state-only records, -1 when
-   the record is malformed. */
-static int decode_one(churn_decoder *d, cursor *c, stream_state *st, unsigned tag,
-                      churn_record *r)
+/* Records other than those of decode_event.  Returns 1 with *r filled for a record
+   the visitor sees, 0 for state-only records, -1 when the record is malformed. */
+static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsigned tag,
+                      churn_record *r, churn_live_sink *live)
 {
     unsigned cls = tag & CHURN_REC_CLASS_MASK, kind = tag & CHURN_REC_KIND_MASK;
     r->tag = cls ? cls : tag;
@@ -387,12 +664,6 @@ static int decode_one(churn_decoder *d, cursor *c, stream_state *st, unsigned ta
     case CHURN_REC_STACK:
         ok = decode_stack(d, c, r);
         break;
-    case CHURN_REC_THREAD:
-        st->tid = get_v(c);
-        return c->ok ? 0 : -1;
-    case CHURN_REC_EPOCH_TAG:
-        st->epoch = get_v(c);
-        return c->ok ? 0 : -1;
     case CHURN_REC_ALLOCATOR:
         ok = decode_allocator(d, c, r);
         break;
@@ -411,14 +682,8 @@ static int decode_one(churn_decoder *d, cursor *c, stream_state *st, unsigned ta
         break;
     case CHURN_REC_ALLOC_INFO:
         return decode_alloc_info(d, c) ? 0 : -1;
-    case CHURN_REC_ALLOC:
-        ok = decode_alloc(d, c, st, r);
-        break;
     case CHURN_REC_FREE:
-        ok = decode_free(d, c, r);
-        break;
-    case CHURN_REC_FREE_SHORT:
-        ok = decode_free_short(d, c, st, r);
+        ok = decode_free(d, c, r, live);
         break;
     case CHURN_REC_FREE_UNKNOWN:
         r->u.free_unknown.addr = delta_addr(c, d->coder->prev_addr);
@@ -445,28 +710,56 @@ static int decode_one(churn_decoder *d, cursor *c, stream_state *st, unsigned ta
     return ok ? 1 : -1;
 }
 
-int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
-                         void *ctx, size_t *bad_offset, unsigned *bad_tag)
+
+/* Counts are handed over when the epoch changes, at the end, and before the records whose
+   handling reads what they change (see records.h). */
+static int hands_counts_before(unsigned tag)
 {
-    cursor c = {buf, buf + len, 1};
-    stream_state st = {0, 0};
+    return tag == CHURN_REC_SEGMENT_START || tag == CHURN_REC_CARRY ||
+           tag == CHURN_REC_DROPPED || tag == CHURN_REC_EXIT || tag == CHURN_REC_EPOCH_END;
+}
+
+int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
+                         void *ctx, churn_live_sink *live, size_t *bad_offset,
+                         unsigned *bad_tag)
+{
     if (!d->coder) {
         d->coder = churn_xmalloc(sizeof *d->coder);
         d->recent = churn_xmalloc(CHURN_RECENT_ALLOCS * sizeof *d->recent);
     }
     reset_segment_state(d);
-    churn_record r;
-    while (c.p < c.end) {
-        const uint8_t *start = c.p;
-        unsigned tag = *c.p++;
-        int res = decode_one(d, &c, &st, tag, &r);
+    stream_state st = {0, 0};
+    const uint8_t *p = buf, *end = buf + len, *bad = NULL;
+    while (p < end) {
+        p = decode_common(d, p, end, &st, live, &bad);
+        if (!p || p == end)
+            break;
+        const uint8_t *next = decode_event(d, p, end, &st, live, fn, ctx, &bad);
+        if (next != p) {
+            if (!next)
+                break;
+            p = next;
+            continue;
+        }
+        unsigned tag = *p;
+        if (hands_counts_before(tag))
+            hand_counts(d, &st, fn, ctx);
+        cursor c = {p + 1, end, 1};
+        churn_record r;
+        int res = decode_one(d, &c, &st, tag, &r, live);
         if (res < 0) {
-            *bad_offset = (size_t)(start - buf);
-            *bad_tag = tag;
-            return -1;
+            bad = p;
+            break;
         }
         if (res > 0)
             fn(ctx, &r);
+        p = c.p;
+    }
+    hand_counts(d, &st, fn, ctx);
+    if (bad) {
+        *bad_offset = (size_t)(bad - buf);
+        *bad_tag = *bad;
+        return -1;
     }
     return 0;
 }
@@ -475,6 +768,7 @@ void churn_decoder_free(churn_decoder *d)
 {
     free(d->coder);
     free(d->infos);
+    free(d->counted);
     free(d->recent);
     free(d->spilled);
     free(d->ips);

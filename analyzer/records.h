@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "churn/coding.h"
+#include "churn/format.h"
+#include "livepass.h"
 
 typedef struct churn_carry_entry {
     uint64_t stack, live_count, live_bytes;
@@ -35,8 +37,13 @@ typedef struct churn_epoch_summary {
 
 /* tag is the record class for events (CHURN_REC_ALLOC, ...; kind holds the low nibble) and the
    exact tag otherwise.  Events also carry the thread and epoch current in the stream.  The
-   event coding is undone here: allocations arrive with their size and stack, and a short free
-   (CHURN_REC_FREE_SHORT) arrives as a full CHURN_REC_FREE. */
+   event coding is undone here: a full free arrives with its fields and a free of unknown
+   address or a page-level call as itself.  Allocations and the short frees of objects
+   allocated in the same epoch are not handed over one by one but counted, per allocation
+   info, into CHURN_REC_COUNTS records (see there); a short free of an older object arrives
+   as a full CHURN_REC_FREE. */
+#define CHURN_REC_COUNTS 0x100 /* the decoder's own, never in a trace */
+
 typedef struct churn_record {
     unsigned tag;
     unsigned kind;
@@ -64,18 +71,27 @@ typedef struct churn_record {
         } carry;
         struct { uint64_t count, reason; } dropped;
         struct { uint64_t how, detail; } exit;
-        struct { uint64_t addr, size, slack, stack; } alloc;
         struct { uint64_t addr, size, slack, stack, age; } free;
         struct { uint64_t addr; } free_unknown;
         struct { uint64_t addr, length, a, b, stack; int internal; } map;
         churn_epoch_summary epoch_end;
+        /* Events of r->epoch with one allocation info (size, slack, stack): allocs
+           allocations, reallocs of them of kind realloc, and frees short frees of objects
+           allocated in that epoch.  Counting commutes inside an epoch, so the record may
+           come after other events of the epoch that followed the counted ones, and after
+           stacks, modules and allocator names; it comes before the next event of another
+           epoch and before any SEGMENT_START, CARRY, DROPPED, EXIT or EPOCH_END. */
+        struct { uint64_t size, slack, stack, allocs, reallocs, frees; } counts;
     } u;
 } churn_record;
 
 typedef void (*churn_record_fn)(void *ctx, const churn_record *r);
 
+/* An allocation info of the current segment, with its events not yet handed over. */
 typedef struct churn_alloc_info {
-    uint64_t size, slack, stack;
+    uint64_t size, usable, stack;
+    uint64_t *lifo;     /* its usable size's LIFO in the coder */
+    uint32_t allocs, reallocs, frees;
 } churn_alloc_info;
 
 /* An allocation of the current segment, by its number: what a short free names.  addr 0
@@ -83,6 +99,9 @@ typedef struct churn_alloc_info {
 typedef struct churn_segment_alloc {
     uint64_t addr, epoch;
     uint32_t info;
+    uint32_t op;        /* low bits of the serial number of its live-set insertion: a
+                           segment has far fewer than 2^32 operations, and only its own
+                           allocations are looked up */
 } churn_segment_alloc;
 
 /* An allocation that left the ring below while still live, keyed by its number + 1. */
@@ -94,13 +113,14 @@ typedef struct churn_spilled_alloc {
 /* The newest CHURN_RECENT_ALLOCS allocations of the segment sit in a ring by number; older
    ones that are still live move to a hash table.  Most short frees name a recent allocation,
    and memory stays proportional to the live objects, not to the segment's length. */
-#define CHURN_RECENT_ALLOCS 65536u
+#define CHURN_RECENT_ALLOCS 16384u
 
 /* Per-segment coding state and scratch arrays, reused across segments so decoding does not
    allocate per record. */
 typedef struct churn_decoder {
     churn_coder *coder;
     churn_alloc_info *infos; size_t ninfos, infos_cap;
+    uint32_t *counted; size_t ncounted, counted_cap; /* infos with events to hand over */
     churn_segment_alloc *recent; /* CHURN_RECENT_ALLOCS entries, by number modulo their count */
     churn_spilled_alloc *spilled; size_t spilled_mask, spilled_count;
     uint64_t *ips; size_t ips_cap;
@@ -113,11 +133,17 @@ typedef struct churn_decoder {
     char *text; size_t text_len, text_cap; /* the current record's strings */
 } churn_decoder;
 
-/* Decodes buf[0, len), a segment's record stream, which is only read.  Returns 0 when the
-   whole stream decoded; otherwise -1 with *bad_offset and *bad_tag telling where it
-   stopped. */
+/* The decoder reads varints of events ahead without checking for the end of the stream,
+   which must be followed by this many zero bytes: a record's tag and two varints. */
+#define CHURN_RECORDS_PADDING (1 + 2 * CHURN_VARINT_MAX)
+
+/* Decodes buf[0, len), a segment's record stream, which is only read, handing records to fn
+   and the live-set operations of its heap events to live.  Returns 0 when the whole stream
+   decoded; otherwise -1 with *bad_offset and *bad_tag telling where it stopped (what came
+   before was handed over). */
 int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
-                         void *ctx, size_t *bad_offset, unsigned *bad_tag);
+                         void *ctx, churn_live_sink *live, size_t *bad_offset,
+                         unsigned *bad_tag);
 
 void churn_decoder_free(churn_decoder *d);
 

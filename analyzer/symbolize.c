@@ -9,6 +9,12 @@
  * every call: tens of microseconds per ip in libc, far worse in a large C++ binary.  So the
  * first ip that falls into a compile unit walks that unit once into a sorted index of its
  * functions and inlined calls, and the symbol table is sorted once per module.
+ *
+ * Opening a module with debug info means inflating its compressed sections (tens of
+ * milliseconds for libc), so modules that recorded stacks run through are opened on a
+ * thread of their own while the trace is still being analyzed (churn_symbolizer_prefetch).
+ * Every other use of elfutils waits until that thread is done, and what it found is
+ * reported when the module is first used, as if it had been opened then.
  */
 #include "symbolize.h"
 
@@ -16,12 +22,16 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <uthash.h>
 
 /* From the C++ runtime (libstdc++), linked into churn-analyze for demangling. */
@@ -105,6 +115,8 @@ typedef struct module {
     size_t symbol_count;
     bool symbols_built;
     decl_name *decl_names;
+    bool prefetch;      /* queued for (or done by) the prefetch thread */
+    char *open_warning; /* what opening it on that thread found, to report on first use */
     UT_hash_handle hh;  /* by id */
 } module;
 
@@ -129,6 +141,14 @@ struct churn_symbolizer {
     cached_ip *cache;
     const char **warnings;
     size_t warning_count, warning_cap;
+    /* Modules to open ahead, in order; the thread has opened those before next_prefetch. */
+    module **prefetch;
+    size_t prefetch_count, prefetch_cap, next_prefetch;
+    bool prefetch_closed;
+    bool thread_running;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
 };
 
 static void *xmalloc(size_t n)
@@ -215,10 +235,14 @@ static void warn(churn_symbolizer *s, const char *fmt, ...)
     s->warnings[s->warning_count++] = text;
 }
 
+static void prefetch_finish(churn_symbolizer *s);
+
 churn_symbolizer *churn_symbolizer_new(void)
 {
     churn_symbolizer *s = xmalloc(sizeof *s);
     memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->changed, NULL);
     return s;
 }
 
@@ -251,6 +275,7 @@ static void module_close(module *m)
 static void module_free(module *m)
 {
     module_close(m);
+    free(m->open_warning);
     free(m->path);
     free(m->build_id);
     free(m);
@@ -271,6 +296,10 @@ void churn_symbolizer_free(churn_symbolizer *s)
 {
     if (!s)
         return;
+    prefetch_finish(s);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->changed);
+    free(s->prefetch);
     cache_clear_range(s, 0, UINT64_MAX);
     module *m, *tmp;
     HASH_ITER(hh, s->modules, m, tmp) {
@@ -311,6 +340,8 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
         return;
     if (m) {
         /* A reused id with new fields replaces the old module; ips it resolved are stale. */
+        if (m->prefetch)
+            prefetch_finish(s);
         HASH_DEL(s->modules, m);
         cache_clear_range(s, m->start, m->end);
         module_free(m);
@@ -401,48 +432,68 @@ static bool build_id_matches(const module *m)
     return len == (int)m->build_id_len && memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
 
-/* Opens a module's file the first time one of its ips is resolved, never again after. */
-static bool module_open(churn_symbolizer *s, module *m)
+/* Opens a module's file (on either thread), setting its state; returns NULL or a line to
+   report.  Nothing here touches the symbolizer. */
+__attribute__((format(printf, 1, 2)))
+static char *open_problem(const char *fmt, ...)
 {
-    if (m->state != MODULE_UNOPENED)
-        return m->state == MODULE_OPEN;
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char *copy = xmalloc(strlen(line) + 1);
+    strcpy(copy, line);
+    return copy;
+}
+
+static char *module_load(module *m)
+{
     m->state = MODULE_UNUSABLE;
     /* The vdso and anonymous executable mappings have no file to read. */
     if (m->path[0] != '/')
-        return false;
+        return NULL;
     struct stat st;
-    if (stat(m->path, &st) != 0) {
-        warn(s, "module %s: %s; not symbolized", m->path, strerror(errno));
-        return false;
-    }
+    if (stat(m->path, &st) != 0)
+        return open_problem("module %s: %s; not symbolized", m->path, strerror(errno));
     m->dwfl = dwfl_begin(&offline_callbacks);
-    if (!m->dwfl) {
-        warn(s, "module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
-        return false;
-    }
+    if (!m->dwfl)
+        return open_problem("module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
     dwfl_report_begin(m->dwfl);
     /* The recorded load bias is what dl_iterate_phdr calls dlpi_addr: the difference
        between run-time and link-time addresses, which is dwfl's base with add_p_vaddr. */
     m->dwmod = dwfl_report_elf(m->dwfl, m->name, m->path, -1, m->bias, true);
     dwfl_report_end(m->dwfl, NULL, NULL);
     if (!m->dwmod) {
-        warn(s, "module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
+        char *why = open_problem("module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
         module_close(m);
-        return false;
+        return why;
     }
     if (!build_id_matches(m)) {
-        warn(s, "module %s: build id differs from the traced binary (rebuilt?); "
-                "not symbolized", m->path);
         module_close(m);
-        return false;
+        return open_problem("module %s: build id differs from the traced binary (rebuilt?); "
+                            "not symbolized", m->path);
     }
     Dwarf_Addr dwarf_bias;
     m->dwarf = dwfl_module_getdwarf(m->dwmod, &dwarf_bias);
-    if (!m->dwarf)
-        warn(s, "module %s: no debug info; function names from its symbol table, "
-                "no file:line", m->path);
     m->state = MODULE_OPEN;
-    return true;
+    if (!m->dwarf)
+        return open_problem("module %s: no debug info; function names from its symbol table, "
+                            "no file:line", m->path);
+    return NULL;
+}
+
+/* Opens a module the first time one of its ips is resolved, never again after. */
+static bool module_open(churn_symbolizer *s, module *m)
+{
+    if (m->state == MODULE_UNOPENED && !m->prefetch)
+        m->open_warning = module_load(m);
+    if (m->open_warning) {
+        warn(s, "%s", m->open_warning);
+        free(m->open_warning);
+        m->open_warning = NULL;
+    }
+    return m->state == MODULE_OPEN;
 }
 
 static bool is_cplusplus(Dwarf_Die *die)
@@ -873,9 +924,71 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr)
     return c;
 }
 
+/* The analysis does not wait for this thread, and its other threads do: on a busy machine
+   they go first. */
+#define PREFETCH_NICE 5
+
+static void *prefetch_thread(void *arg)
+{
+    churn_symbolizer *s = arg;
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), PREFETCH_NICE);
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (s->next_prefetch == s->prefetch_count && !s->prefetch_closed)
+            pthread_cond_wait(&s->changed, &s->lock);
+        if (s->next_prefetch == s->prefetch_count)
+            break;
+        module *m = s->prefetch[s->next_prefetch];
+        pthread_mutex_unlock(&s->lock);
+        m->open_warning = module_load(m);
+        /* without DWARF, the symbol table names every function of the module */
+        if (m->state == MODULE_OPEN && !m->dwarf)
+            symbols_build(m);
+        pthread_mutex_lock(&s->lock);
+        s->next_prefetch++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id)
+{
+    module *m;
+    HASH_FIND(hh, s->modules, &id, sizeof id, m);
+    if (s->prefetch_closed || !m || m->prefetch || m->state != MODULE_UNOPENED)
+        return;
+    if (!s->thread_running) {
+        if (pthread_create(&s->thread, NULL, prefetch_thread, s) != 0)
+            return; /* the module is opened when first used, as without prefetching */
+        s->thread_running = true;
+    }
+    m->prefetch = true;
+    pthread_mutex_lock(&s->lock);
+    if (s->prefetch_count == s->prefetch_cap)
+        s->prefetch = grow(s->prefetch, &s->prefetch_cap, sizeof *s->prefetch);
+    s->prefetch[s->prefetch_count++] = m;
+    pthread_cond_signal(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Waits for the modules queued so far and ends prefetching: from here on one thread uses
+   elfutils. */
+static void prefetch_finish(churn_symbolizer *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->prefetch_closed = true;
+    pthread_cond_signal(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    if (s->thread_running)
+        pthread_join(s->thread, NULL);
+    s->thread_running = false;
+}
+
 size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
                                 churn_frame *out, size_t max)
 {
+    if (!s->prefetch_closed)
+        prefetch_finish(s);
     if (max == 0)
         return 0;
     /* A return address points after the call, possibly at the next line or function. */

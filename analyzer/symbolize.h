@@ -27,6 +27,11 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
                                  uint64_t bias, uint64_t start, uint64_t end,
                                  const uint8_t *build_id, size_t build_id_len);
 
+/* A hint that ips of module id (registered above) will be resolved: its file and debug info
+   are read on a background thread meanwhile.  Results and warnings are the same without
+   it.  Only until the first resolve, which waits for the modules already queued. */
+void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id);
+
 /* Resolves one recorded instruction pointer (a return address unless it is the innermost
    frame) into up to max frames, innermost inlined frame first; returns how many (>= 1 when
    max >= 1: an unknown ip still yields one frame with module and NULL function).  Returned

@@ -1,7 +1,8 @@
 #!/bin/sh
 # churn-analyze against heaptrack_print on the same Python run: both traces are produced
-# here, then each analyzer reads its own trace in 5 alternating runs; the median wall time
-# and peak RSS of each are printed side by side.  Usage: sh bench/analyzer.sh [ROUNDS]
+# here, then each analyzer reads its own trace in 9 alternating runs (the machine may be
+# shared: the median of more runs moves less); the median wall time and peak RSS of each are
+# printed side by side.  Usage: sh bench/analyzer.sh [ROUNDS]
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-40000}
@@ -38,7 +39,7 @@ def run(argv):
 tools = {"churn-analyze": ["build/churn-analyze", sys.argv[1]],
          "heaptrack_print": ["heaptrack_print", sys.argv[2]]}
 results = {name: [] for name in tools}
-for _ in range(5):
+for _ in range(9):
     for name, argv in tools.items():
         results[name].append(run(argv))
 print("%-16s %10s %12s" % ("analyzer", "wall s", "peak RSS MiB"))

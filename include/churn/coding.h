@@ -44,8 +44,9 @@ static inline void churn_coder_reset(churn_coder *c)
     memset(c, 0, sizeof *c);
 }
 
-/* The LIFO is four words: explicit loops, because a memmove of a variable few bytes is a real
-   library call on both sides' hottest path. */
+/* The LIFO is four words: moves written out, because a memmove of a variable few bytes is a
+   real library call on both sides' hottest path, and GCC turns a loop from slot k to the end
+   back into one. */
 static inline void churn_lifo_push(uint64_t *l, uint64_t addr)
 {
     for (unsigned i = CHURN_LIFO_DEPTH - 1; i > 0; i--)
@@ -55,9 +56,11 @@ static inline void churn_lifo_push(uint64_t *l, uint64_t addr)
 
 static inline void churn_lifo_take(uint64_t *l, unsigned k)
 {
-    for (unsigned i = k; i + 1 < CHURN_LIFO_DEPTH; i++)
-        l[i] = l[i + 1];
-    l[CHURN_LIFO_DEPTH - 1] = 0;
+    _Static_assert(CHURN_LIFO_DEPTH == 4, "churn_lifo_take moves four slots");
+    l[0] = k < 1 ? l[1] : l[0];
+    l[1] = k < 2 ? l[2] : l[1];
+    l[2] = k < 3 ? l[3] : l[2];
+    l[3] = 0;
 }
 
 static inline unsigned churn_lifo_bucket(uint64_t usable)
@@ -65,15 +68,26 @@ static inline unsigned churn_lifo_bucket(uint64_t usable)
     return (unsigned)(((uint32_t)usable * 2654435761u) >> 22) & (CHURN_LIFO_BUCKETS - 1);
 }
 
-/* After every free (short or full): its address becomes the newest of its bucket and of the
-   freed ring. */
-static inline void churn_coder_freed(churn_coder *c, uint64_t addr, uint64_t usable)
+/* The LIFO of a usable size.  A decoder may keep it per allocation info. */
+static inline uint64_t *churn_coder_lifo(churn_coder *c, uint64_t usable)
 {
-    uint64_t *l = c->lifo[churn_lifo_bucket(usable)];
-    churn_lifo_push(l, addr);
-    c->freed_cache[(addr * 0x9e3779b97f4a7c15u) >> 52] = c->freed_pos;
+    return c->lifo[churn_lifo_bucket(usable)];
+}
+
+/* What a free changes that decoding reads, with lifo = churn_coder_lifo(c, usable): its
+   address becomes the newest of its LIFO and of the freed ring. */
+static inline void churn_coder_freed_to(churn_coder *c, uint64_t *lifo, uint64_t addr)
+{
+    churn_lifo_push(lifo, addr);
     c->freed[c->freed_pos++ % CHURN_FREED] = addr;
     c->prev_addr = addr;
+}
+
+/* After every free (short or full), on both sides; freed_cache only serves the encoder. */
+static inline void churn_coder_freed(churn_coder *c, uint64_t addr, uint64_t usable)
+{
+    c->freed_cache[(addr * 0x9e3779b97f4a7c15u) >> 52] = c->freed_pos;
+    churn_coder_freed_to(c, churn_coder_lifo(c, usable), addr);
 }
 
 /* After every allocation, with its code.  Returns the allocation's number in this segment,
@@ -122,15 +136,15 @@ static inline uint64_t churn_encode_alloc_addr(churn_coder *c, uint64_t addr, ui
     return CHURN_ALLOC_EXPLICIT + churn_zz((int64_t)(addr - c->prev_addr));
 }
 
-/* Returns 0 on a code that names an empty slot (a corrupt stream). */
-static inline int churn_decode_alloc_addr(churn_coder *c, uint64_t code, uint64_t usable,
+/* With lifo = churn_coder_lifo(c, usable).  Returns 0 on a code that names an empty slot
+   (a corrupt stream). */
+static inline int churn_decode_alloc_addr(churn_coder *c, uint64_t *lifo, uint64_t code,
                                           uint64_t *addr)
 {
     const uint64_t adjacent = CHURN_LIFO_DEPTH + CHURN_FREED;
     if (code < CHURN_LIFO_DEPTH) {
-        uint64_t *l = c->lifo[churn_lifo_bucket(usable)];
-        *addr = l[code];
-        churn_lifo_take(l, (unsigned)code);
+        *addr = lifo[code];
+        churn_lifo_take(lifo, (unsigned)code);
     } else if (code < adjacent) {
         unsigned j = (unsigned)(code - CHURN_LIFO_DEPTH);
         *addr = c->freed[(c->freed_pos - 1 - j) % CHURN_FREED];

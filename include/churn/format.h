@@ -251,25 +251,39 @@ static inline int churn_get_varint(const uint8_t **p, const uint8_t *end, uint64
     return 0;
 }
 
-/* CRC-32 (IEEE, reflected), byte-wise with a 256-entry table built on first use: fast enough
-   for whole segments on both sides (about a byte per two cycles), no dependency. */
+/* CRC-32 (IEEE, reflected), eight bytes a step with eight 256-entry tables built on first
+   use (slicing-by-8): about a byte per cycle, so checking a whole trace on open stays small
+   next to decoding it, with no dependency. */
 static inline uint32_t churn_crc32(uint32_t crc, const void *data, size_t len)
 {
-    static uint32_t table[256];
+    static uint32_t table[8][256];
     static volatile int ready;
     if (!ready) {
         for (uint32_t i = 0; i < 256; i++) {
             uint32_t c = i;
             for (int k = 0; k < 8; k++)
                 c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-            table[i] = c;
+            table[0][i] = c;
         }
+        for (uint32_t i = 0; i < 256; i++)
+            for (int t = 1; t < 8; t++)
+                table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xffu];
         ready = 1;
     }
     const uint8_t *p = (const uint8_t *)data;
     crc = ~crc;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + 4, 4);
+        lo ^= crc; /* little-endian, as every header field */
+        crc = table[7][lo & 0xffu] ^ table[6][(lo >> 8) & 0xffu] ^
+              table[5][(lo >> 16) & 0xffu] ^ table[4][lo >> 24] ^
+              table[3][hi & 0xffu] ^ table[2][(hi >> 8) & 0xffu] ^
+              table[1][(hi >> 16) & 0xffu] ^ table[0][hi >> 24];
+    }
     for (size_t i = 0; i < len; i++)
-        crc = (crc >> 8) ^ table[(crc ^ p[i]) & 0xffu];
+        crc = (crc >> 8) ^ table[0][(crc ^ p[i]) & 0xffu];
     return ~crc;
 }
 
