@@ -131,10 +131,7 @@ static size_t stack_frames(churn_tree *t, const churn_frames_source *src, uint64
     const uint64_t *ips = churn_stacks_get(src->stacks, stack, &depth);
     char buf[1024];
     if (!ips) {
-        if (stack)
-            snprintf(buf, sizeof buf, "<stack %llu not in the trace>", (unsigned long long)stack);
-        else
-            snprintf(buf, sizeof buf, "<no stack recorded>");
+        churn_frames_missing(stack, buf, sizeof buf);
         push_frame(t, &n, intern(t, buf), 0);
         return n / 2;
     }

@@ -22,6 +22,14 @@ static void format_frame(const churn_frames_source *src, uint64_t ip, const chur
         snprintf(buf, len, "%s", where);
 }
 
+void churn_frames_missing(uint64_t stack, char *buf, size_t len)
+{
+    if (stack)
+        snprintf(buf, len, "<stack %llu not in the trace>", (unsigned long long)stack);
+    else
+        snprintf(buf, len, "<no stack recorded>");
+}
+
 size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t max,
                          churn_frame_fn fn, void *ctx)
 {
@@ -29,10 +37,7 @@ size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t 
     const uint64_t *ips = churn_stacks_get(src->stacks, stack, &depth);
     char buf[1024];
     if (!ips) {
-        if (stack)
-            snprintf(buf, sizeof buf, "<stack %llu not in the trace>", (unsigned long long)stack);
-        else
-            snprintf(buf, sizeof buf, "<no stack recorded>");
+        churn_frames_missing(stack, buf, sizeof buf);
         fn(ctx, buf);
         return 1;
     }

@@ -24,6 +24,9 @@ typedef struct churn_frames_source {
 
 /* Calls fn for the first `max` frames of stack id (all when max is 0); returns how many
    frames the whole stack has. */
+/* The label of a stack the trace does not define (or of "no stack"). */
+void churn_frames_missing(uint64_t stack, char *buf, size_t len);
+
 size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t max,
                          churn_frame_fn fn, void *ctx);
 
