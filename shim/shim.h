@@ -165,7 +165,6 @@ uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash)
 uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth);
 /* For the writer: the stack with this id, or NULL. */
 const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth);
-uint32_t churn_stack_count(void);
 void churn_stacks_lock(void);     /* fork */
 void churn_stacks_unlock(void);
 

@@ -169,10 +169,5 @@ const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth)
     return e->ips;
 }
 
-uint32_t churn_stack_count(void)
-{
-    return atomic_load_explicit(&count, memory_order_acquire);
-}
-
 void churn_stacks_lock(void) { churn_spin_lock(&insert_lock); }
 void churn_stacks_unlock(void) { churn_spin_unlock(&insert_lock); }
