@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "hash.h"
+
 void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last)
 {
     memset(p, 0, sizeof *p);
@@ -15,6 +17,17 @@ void churn_live_pass_free(churn_live_pass *p)
     churn_live_free(&p->live);
 }
 
+static void count_unmatched(churn_live_pass *p, const churn_object *freed)
+{
+    p->unmatched_frees++;
+    p->unmatched_bytes += freed->size;
+}
+
+static churn_object *early_slot(churn_live_pass *p, uint64_t addr)
+{
+    return &p->early[churn_hash64(addr) & (CHURN_EARLY_FREES - 1)];
+}
+
 static void on_free(churn_live_pass *p, const churn_object *freed)
 {
     churn_object removed;
@@ -25,11 +38,37 @@ static void on_free(churn_live_pass *p, const churn_object *freed)
     case CHURN_FREE_MISMATCHED:
         p->mismatched_frees++;
         break;
-    case CHURN_FREE_UNMATCHED:
-        p->unmatched_frees++;
-        p->unmatched_bytes += freed->size;
+    case CHURN_FREE_UNMATCHED: {
+        churn_object *e = early_slot(p, freed->addr);
+        if (e->addr)
+            count_unmatched(p, e);
+        else
+            p->early_count++;
+        *e = *freed;
         break;
     }
+    }
+}
+
+/* The allocation that a waiting free freed: the pair cancels. */
+static int cancels_early_free(churn_live_pass *p, const churn_object *o)
+{
+    churn_object *e = early_slot(p, o->addr);
+    if (e->addr != o->addr || e->size != o->size || e->stack != o->stack || e->epoch != o->epoch)
+        return 0;
+    e->addr = 0;
+    p->early_count--;
+    return 1;
+}
+
+void churn_live_pass_settle(churn_live_pass *p)
+{
+    for (size_t i = 0; p->early_count && i < CHURN_EARLY_FREES; i++)
+        if (p->early[i].addr) {
+            count_unmatched(p, &p->early[i]);
+            p->early[i].addr = 0;
+            p->early_count--;
+        }
 }
 
 /* The decoder leaves out frees after the window's end and frees of address 0, and vacates
@@ -40,8 +79,11 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
         const churn_object *o = &ops->objects[i];
         switch (ops->kinds[i]) {
         case CHURN_LIVE_INSERT:
-            if (!(p->has_last && o->epoch > p->last))
-                churn_live_insert(&p->live, o);
+            if (p->has_last && o->epoch > p->last)
+                break;
+            if (p->early_count && cancels_early_free(p, o))
+                break;
+            churn_live_insert(&p->live, o);
             break;
         case CHURN_LIVE_REMOVE:
             on_free(p, o);

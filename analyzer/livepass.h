@@ -44,12 +44,21 @@ typedef struct churn_live_sink {
     void *ctx;
 } churn_live_sink;
 
+/* A free may come before its own allocation in the stream: another thread allocated the
+   object in the same epoch, and the writer drained the freeing thread's ring first.  Such a
+   free waits here, by address, for its allocation, which it then cancels; what is still
+   waiting when the pass ends (or is pushed out by another address) freed an object from
+   before the trace. */
+#define CHURN_EARLY_FREES 8192u
+
 typedef struct churn_live_pass {
     int has_last;
     uint64_t last;
     churn_live live;
     uint64_t unmatched_frees, mismatched_frees;
     uint64_t unmatched_bytes;   /* of the unmatched frees: they reduce the carried state */
+    churn_object early[CHURN_EARLY_FREES]; /* direct-mapped by address; addr 0 = empty */
+    size_t early_count;
 } churn_live_pass;
 
 void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last);
@@ -57,5 +66,8 @@ void churn_live_pass_free(churn_live_pass *p);
 
 /* Applies a chunk of operations, in order. */
 void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops);
+
+/* After the last chunk: frees still waiting for their allocation count as unmatched. */
+void churn_live_pass_settle(churn_live_pass *p);
 
 #endif

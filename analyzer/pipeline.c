@@ -174,6 +174,7 @@ void churn_pipeline_run(churn_trace *t, churn_warnings *w, churn_record_fn fn, v
     pthread_cond_broadcast(&p->changed);
     pthread_mutex_unlock(&p->lock);
     pthread_join(thread, NULL);
+    churn_live_pass_settle(live);
     churn_decoder_free(&decoder);
     pipeline_free(p);
 }

@@ -31,6 +31,15 @@ recs += [["epoch", 3], ["alloc", 0, 0x7000, 8, 0, 3],
 open(os.path.join(T, "reorder"), "wb").write(mktrace.build(
     {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 3, "records": recs}]}))
 
+# The free of an object comes before its allocation: thread 2 freed what thread 1 allocated
+# in the same epoch, and thread 2's events were drained first.  No warning, nothing left live.
+R = 0x9000
+recs = mktrace.prelude(0, 0) + [["stack", 1, [0x10]], ["thread", 2], ["epoch", 0],
+        ["free", 0, R, 32, 0, 1, 0], ["thread", 1], ["epoch", 0], ["alloc", 0, R, 32, 0, 1],
+        ["exit", 1, 0]]
+open(os.path.join(T, "early"), "wb").write(mktrace.build(
+    {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 0, "records": recs}]}))
+
 # A free whose fields match nothing at a live address: removed, but reported.
 recs = mktrace.prelude(0, 0) + [["stack", 1, [0x10]], ["thread", 1], ["epoch", 0],
         ["alloc", 0, P, 40, 0, 1], ["free", 0, P, 48, 0, 1, 0], ["exit", 1, 0]]
@@ -38,7 +47,7 @@ open(os.path.join(T, "mismatch"), "wb").write(mktrace.build(
     {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 0, "records": recs}]}))
 PY
 
-for f in reorder mismatch; do
+for f in reorder mismatch early; do
     "$A" --json "$T/$f" >"$T/$f.json" 2>"$T/err" || { echo "t_analyzer_reorder: $f: analyzer failed: $(head -1 "$T/err")"; exit 1; }
 done
 python3 - "$T" <<'PY'
@@ -47,6 +56,11 @@ T = sys.argv[1]
 def fail(msg):
     print("t_analyzer_reorder: " + msg)
     sys.exit(1)
+d = json.load(open(os.path.join(T, "early.json")))
+if d["warnings"]:
+    fail("early: warnings when a free precedes its own allocation: %s" % d["warnings"])
+if d["leaked_at_exit"] != {"count": 0, "bytes": 0}:
+    fail("early: leaked_at_exit %s, the object was freed" % d["leaked_at_exit"])
 d = json.load(open(os.path.join(T, "reorder.json")))
 if d["warnings"]:
     fail("warnings on a consistent reordered trace: %s" % d["warnings"])
