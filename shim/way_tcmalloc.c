@@ -83,16 +83,39 @@ static void on_delete(const void *arg)
 }
 
 /* tcmalloc initialises itself in the executable's static constructors, which run after ours;
-   asking for a counter before main crashes in PageAllocator::stats (docs/workerd-notes.md). */
+   asking for a counter before main crashes in PageAllocator::stats (docs/workerd-notes.md).
+   Every counter read extracts tcmalloc's statistics anew, and workerd begins an epoch per
+   subrequest: the first counter (generic.current_allocated_bytes, the one the trace is checked
+   against) is read at every call, the others at most once a millisecond. */
+#define FULL_READ_NS 1000000u
+
+static churn_spinlock cache_lock;
+static uint64_t cache[sizeof counter_names / sizeof *counter_names];
+static uint64_t cache_ns;
+
+static uint64_t counter(size_t i)
+{
+    size_t v = 0;
+    return numeric_property(counter_names[i], strlen(counter_names[i]), &v) ? v : 0;
+}
+
 static void read_counters(uint64_t *values)
 {
-    for (size_t i = 0; i < sizeof counter_names / sizeof *counter_names; i++) {
-        size_t v = 0;
-        values[i] = churn_main_started() && numeric_property &&
-                            numeric_property(counter_names[i], strlen(counter_names[i]), &v)
-                        ? v
-                        : 0;
+    const size_t n = sizeof counter_names / sizeof *counter_names;
+    if (!churn_main_started() || !numeric_property) {
+        memset(values, 0, n * sizeof *values);
+        return;
     }
+    values[0] = counter(0);
+    uint64_t now = churn_now_ns();
+    churn_spin_lock(&cache_lock);
+    if (now - cache_ns >= FULL_READ_NS) {
+        for (size_t i = 1; i < n; i++)
+            cache[i] = counter(i);
+        cache_ns = now;
+    }
+    memcpy(values + 1, cache + 1, (n - 1) * sizeof *values);
+    churn_spin_unlock(&cache_lock);
 }
 
 static int tcmalloc_applies(void)
