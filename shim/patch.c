@@ -507,6 +507,18 @@ static int write_entry(const plan *p, uintptr_t to, const char **why)
     return 0;
 }
 
+/* The trampoline first, then the jump to it at the entry: the function is never sent to code
+   that is not there yet. */
+static int install(const plan *p, uintptr_t at, const uint8_t *code, size_t len,
+                   const char **why)
+{
+    if (write_code(at, code, len)) {
+        *why = "the trampoline cannot be written (mprotect refused)";
+        return -1;
+    }
+    return write_entry(p, at, why);
+}
+
 /* ---- the two kinds of patch ---- */
 
 static churn_spinlock patch_lock;
@@ -534,11 +546,7 @@ int churn_patch_redirect(void *fn, void *replacement, void **original, const cha
     size_t len = relocate(&p, code + 20, at + 20, why);
     if (!len)
         goto out;
-    if (write_code(at, code, 20 + len)) {
-        *why = "the trampoline cannot be written (mprotect refused)";
-        goto out;
-    }
-    if (write_entry(&p, at, why))
+    if (install(&p, at, code, 20 + len, why))
         goto out;
     *original = (void *)(at + 16);
     rc = 0;
@@ -608,11 +616,7 @@ int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why)
     size_t len = relocate(&p, code + call, at + call, why);
     if (!len)
         goto out;
-    if (write_code(at, code, call + len)) {
-        *why = "the trampoline cannot be written (mprotect refused)";
-        goto out;
-    }
-    if (write_entry(&p, at, why))
+    if (install(&p, at, code, call + len, why))
         goto out;
     rc = 0;
 out:
