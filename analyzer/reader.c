@@ -40,9 +40,10 @@ static int check_file_header(churn_trace *t, char *err, size_t errlen)
         set_err(err, errlen, "not a churn trace (bad magic)");
         return -1;
     }
-    if (h.version != CHURN_FORMAT_VERSION) {
-        snprintf(err, errlen, "unsupported trace format version %u (this analyzer reads %u)",
-                 h.version, CHURN_FORMAT_VERSION);
+    if (h.version < CHURN_FORMAT_VERSION_MIN || h.version > CHURN_FORMAT_VERSION) {
+        snprintf(err, errlen,
+                 "unsupported trace format version %u (this analyzer reads %u to %u)",
+                 h.version, CHURN_FORMAT_VERSION_MIN, CHURN_FORMAT_VERSION);
         return -1;
     }
     if (h.frame_size != sizeof h - 8 || churn_file_header_crc(&h) != h.header_crc) {
@@ -68,7 +69,7 @@ static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info
     if (h.frame_size != sizeof h - 8 || h.magic != CHURN_SEGMENT_MAGIC ||
         churn_segment_header_crc(&h) != h.header_crc)
         return 0;
-    if (h.version != CHURN_FORMAT_VERSION || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
+    if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
         h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h)
         return -1;
     const uint8_t *payload = t->map + off + sizeof h;
@@ -251,6 +252,25 @@ int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap,
     memset(*buf + got, 0, CHURN_RECORDS_PADDING);
     *len = got;
     return 0;
+}
+
+size_t churn_trace_peek(churn_trace *t, size_t i, uint8_t *buf, size_t cap)
+{
+    const churn_segment_info *s = &t->segs[i];
+    if (cap <= CHURN_RECORDS_PADDING)
+        return 0;
+    ZSTD_inBuffer in = {t->map + s->offset + sizeof(churn_segment_header), s->zstd_bytes, 0};
+    ZSTD_outBuffer out = {buf, cap - CHURN_RECORDS_PADDING, 0};
+    ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
+    while (out.pos < out.size) {
+        size_t before_in = in.pos, before_out = out.pos;
+        size_t r = ZSTD_decompressStream(t->dctx, &out, &in);
+        if (ZSTD_isError(r) || r == 0 || (in.pos == before_in && out.pos == before_out))
+            break;
+    }
+    ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
+    memset(buf + out.pos, 0, CHURN_RECORDS_PADDING);
+    return out.pos;
 }
 
 int churn_trace_decode(const churn_trace *t, size_t i, const uint8_t *raw, size_t len,

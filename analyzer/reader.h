@@ -43,6 +43,11 @@ const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i);
 int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap, size_t *len,
                            char *why, size_t whylen);
 
+/* The first bytes of segment i's record stream, for a look before the full pass: up to
+   cap - CHURN_RECORDS_PADDING bytes into buf, then the padding.  Returns how many (0 when the
+   segment does not decompress). */
+size_t churn_trace_peek(churn_trace *t, size_t i, uint8_t *buf, size_t cap);
+
 /* Feeds the records of segment i, decompressed into raw[0, len) and padded, to fn and the
    live-set operations of its heap events to live, decoding with d (raw is only read).
    Returns 0 when the whole segment decoded, -1 when it stopped early; then a warning says

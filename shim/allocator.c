@@ -72,6 +72,17 @@ void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uin
     way_counters = counters;
 }
 
+/* Asked once the program runs: allocators set themselves up in the executable's own
+   constructors, after ours. */
+const churn_size_classes *churn_allocator_classes(void)
+{
+    static churn_size_classes classes;
+    static int state; /* 0 not asked yet, 1 known, -1 unavailable */
+    if (state == 0 && info.load_classes && churn_main_started())
+        state = info.load_classes(&classes) ? 1 : -1;
+    return state == 1 ? &classes : NULL;
+}
+
 /* Called by the writer only: these functions may take the allocator's own locks. */
 void churn_allocator_counters(uint64_t *values)
 {

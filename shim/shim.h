@@ -250,18 +250,30 @@ extern uintptr_t churn_self_lo, churn_self_hi;
 void churn_modules_find_self(void);
 
 /* ---- allocator.c: which allocator answers, and its own counters ---- */
+/* The allocator's own size classes (CHURN_REC_SIZE_CLASSES), when a way in can ask it. */
+#define CHURN_MAX_SIZE_CLASSES 128
+typedef struct churn_size_classes {
+    size_t n;
+    uint32_t size[CHURN_MAX_SIZE_CLASSES];
+    uint32_t span_bytes[CHURN_MAX_SIZE_CLASSES];
+} churn_size_classes;
+
 typedef struct churn_allocator_info {
     const char *name;
     uint32_t page_size;
     int counters_at_tick;    /* cheap and safe to read on the program's threads at a tick */
     size_t ncounters;
     const char *counter_names[CHURN_MAX_COUNTERS];
+    /* Fills the classes once the allocator can be asked; returns 0 when it cannot (yet). */
+    int (*load_classes)(churn_size_classes *out);
 } churn_allocator_info;
 void churn_allocator_detect(void);
 /* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
 void churn_allocator_counters(uint64_t *values);
+/* Called by the writer only: the size classes, or NULL while they are not known. */
+const churn_size_classes *churn_allocator_classes(void);
 
 /* ---- writer.c: the writer thread ---- */
 int churn_writer_start(void);

@@ -11,7 +11,9 @@
  */
 #include <dlfcn.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "elfsyms.h"
 #include "shim.h"
@@ -22,6 +24,7 @@
 #define NUMERIC_PROPERTY "MallocExtension_Internal_GetNumericProperty"
 #define SET_PROFILE_SAMPLING "MallocExtension_Internal_SetProfileSamplingInterval"
 #define SET_GUARDED_SAMPLING "MallocExtension_Internal_SetGuardedSamplingInterval"
+#define GET_STATS "TCMalloc_Internal_GetStats"
 
 /* tcmalloc::MallocHook::NewInfo and DeleteInfo (tcmalloc/malloc_hook.h), as laid out by the
    compiler: DeleteInfo's std::optional<size_t> is a value followed by its engaged flag. */
@@ -46,6 +49,7 @@ typedef bool (*add_hook_fn)(void (*)(const void *));
 typedef bool (*numeric_property_fn)(const char *name, size_t len, size_t *value);
 
 static numeric_property_fn numeric_property;
+static size_t (*get_stats)(char *buf, size_t len);
 
 static const char *const counter_names[] = {
     "generic.current_allocated_bytes", "generic.heap_size", "generic.physical_memory_used",
@@ -118,6 +122,57 @@ static void read_counters(uint64_t *values)
     churn_spin_unlock(&cache_lock);
 }
 
+/* The size classes come from tcmalloc's stats text, the only ABI-free account of them:
+   lines "class N [ S bytes ] : ... K objs/span;".  The table repeats for other partitions;
+   the first line of a size wins.  A span holds K objects rounded up to whole pages. */
+static const char *parse_class(const char *line, const char *end, churn_size_classes *out)
+{
+    const char *nl = memchr(line, '\n', (size_t)(end - line));
+    if (!nl)
+        nl = end;
+    unsigned long size = 0, objs = 0;
+    const char *bracket = memchr(line, '[', (size_t)(nl - line));
+    const char *per = memmem(line, (size_t)(nl - line), " objs/span", 10);
+    if (bracket && per && !strncmp(line, "class", 5)) {
+        size = strtoul(bracket + 1, NULL, 10);
+        const char *q = per;
+        while (q > line && q[-1] >= '0' && q[-1] <= '9')
+            q--;
+        objs = strtoul(q, NULL, 10);
+    }
+    if (size && objs && out->n < CHURN_MAX_SIZE_CLASSES) {
+        int seen = 0;
+        for (size_t i = 0; i < out->n; i++)
+            seen |= out->size[i] == size;
+        uint64_t span = ((uint64_t)size * objs + 8191) / 8192 * 8192;
+        if (!seen && size <= UINT32_MAX && span <= UINT32_MAX) {
+            out->size[out->n] = (uint32_t)size;
+            out->span_bytes[out->n++] = (uint32_t)span;
+        }
+    }
+    return nl < end ? nl + 1 : end;
+}
+
+/* Runs on the writer thread once main has started (asking earlier crashes, see above); the
+   text goes to pages of our own, never to the heap we trace. */
+static int load_classes(churn_size_classes *out)
+{
+    if (!get_stats)
+        return 0;
+    size_t cap = 4u << 20;
+    char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        return 0;
+    size_t len = get_stats(buf, cap);
+    if (len > cap)
+        len = cap;
+    out->n = 0;
+    for (const char *p = buf, *end = buf + len; p < end && *p;)
+        p = parse_class(p, end, out);
+    munmap(buf, cap);
+    return out->n > 0;
+}
+
 static int tcmalloc_applies(void)
 {
     return churn_malloc_is_ahead() && churn_exe_symbol(ADD_NEW_HOOK) &&
@@ -152,6 +207,7 @@ static int tcmalloc_install(void)
     add_hook_fn add_new = (add_hook_fn)churn_exe_symbol(ADD_NEW_HOOK);
     add_hook_fn add_delete = (add_hook_fn)churn_exe_symbol(ADD_DELETE_HOOK);
     numeric_property = (numeric_property_fn)churn_exe_symbol(NUMERIC_PROPERTY);
+    get_stats = (size_t (*)(char *, size_t))churn_exe_symbol(GET_STATS);
     use_executable_allocator();
     /* tcmalloc keeps its code in sections of its own; its frames between our hook and the
        program's call are dropped from stacks like libchurn's own. */
@@ -161,7 +217,8 @@ static int tcmalloc_install(void)
         if (churn_exe_section(sections[i], &lo, &hi))
             churn_unwind_skip_allocator(i, lo, hi);
     }
-    static churn_allocator_info info = {"tcmalloc (Google, in the executable)", 8192, 1, 0, {0}};
+    static churn_allocator_info info = {"tcmalloc (Google, in the executable)", 8192, 1, 0, {0},
+                                        load_classes};
     info.ncounters = numeric_property ? sizeof counter_names / sizeof *counter_names : 0;
     for (size_t i = 0; i < info.ncounters; i++)
         info.counter_names[i] = counter_names[i];

@@ -79,6 +79,7 @@ static struct {
     size_t ndirty, dirty_cap;
     uint64_t last_end_ns, last_cpu_ns;
     uint64_t counters[CHURN_MAX_COUNTERS], counters_ns;
+    uint32_t classes_in;      /* w.segments when the size classes were last written */
 } w;
 
 /* ---- the writer lock: held for a pass, for the final flush and across fork ---- */
@@ -215,6 +216,21 @@ static void emit_allocator(void)
         put_bytes(a->counter_names[i], strlen(a->counter_names[i]));
 }
 
+/* Sent as soon as the allocator can be asked, and again in every later segment. */
+static void emit_size_classes(void)
+{
+    const churn_size_classes *c = churn_allocator_classes();
+    if (!c || w.classes_in == w.segments || !room(1 + (1 + 2 * c->n) * CHURN_VARINT_MAX))
+        return;
+    put_tag(CHURN_REC_SIZE_CLASSES);
+    put_u(c->n);
+    for (size_t i = 0; i < c->n; i++) {
+        put_u(c->size[i]);
+        put_u(c->span_bytes[i]);
+    }
+    w.classes_in = w.segments;
+}
+
 /* Self-contained segments: who is live per callsite when the segment opens, with those
    stacks' definitions, so a reader that starts here can carry on. */
 static void emit_carry(void)
@@ -303,6 +319,7 @@ static void segment_open(void)
     w.seg_open_ns = churn_now_ns();
     put_u(w.seg_open_ns);
     emit_allocator();
+    emit_size_classes();
     emit_modules();
     emit_carry();
     /* A segment's fixed preamble grows with the stack table; keep it a small share. */
@@ -550,6 +567,7 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     else
         sample_counters(churn_now_ns());
     segment_check();
+    emit_size_classes();
     size_t nclasses = 0;
     for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
         nclasses += w.class_dirty[c];

@@ -22,7 +22,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define CHURN_FORMAT_VERSION 1u
+/* Version 2 added CHURN_REC_SIZE_CLASSES; readers take 1 and 2. */
+#define CHURN_FORMAT_VERSION 2u
+#define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
 #define CHURN_SKIPPABLE_MAGIC 0x184D2A5Cu
@@ -94,6 +96,12 @@ enum churn_record_tag {
     /* V how (CHURN_EXIT_*), V detail (exit status or signal number): the process ended
        here; written last, in the final segment.  A trace without it was cut short. */
     CHURN_REC_EXIT = 0x09,
+    /* V n, then n x (V object size, V span bytes): the allocator's size classes as it
+       reports them itself, each with the bytes of one span (a run of pages holding objects
+       of that class only).  Sent after CHURN_REC_ALLOCATOR, or as soon as the allocator can
+       be asked, by ways in that can ask (Google tcmalloc's stats text); the analyzer's
+       fragmentation model (docs/fragmentation.md) uses it over its built-in rules. */
+    CHURN_REC_SIZE_CLASSES = 0x0b,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */

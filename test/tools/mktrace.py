@@ -32,6 +32,7 @@ absolute instruction pointers innermost first:
   ["stack", id, [ip, ...]]
   ["thread", tid]              ["epoch", epoch]
   ["allocator", name, page_size, [counter names]]
+  ["size_classes", [[object size, span bytes], ...]]
   ["carry", live_count, live_bytes, [[stack, count, bytes], ...]]
   ["dropped", count, reason]   ["exit", how, detail]
   ["alloc", kind, addr, size, slack, stack]
@@ -62,7 +63,8 @@ SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_hea
 
 TAGS = {
     "segment_start": 0x01, "module": 0x02, "stack": 0x03, "thread": 0x04, "epoch": 0x05,
-    "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "alloc": 0x10,
+    "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
+    "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
 }
 
@@ -139,7 +141,7 @@ class Coder:
             gap = addr - end
             if end and 0 <= gap < 8 * ADJACENT and gap % 8 == 0:
                 return LIFO_DEPTH + FREED + n * ADJACENT + gap // 8
-        return ALLOC_EXPLICIT + zigzag(addr - self.prev_addr)
+        return (ALLOC_EXPLICIT + zigzag(addr - self.prev_addr)) % (1 << 64)  # as C wraps
 
 
 class Encoder:
@@ -218,6 +220,11 @@ class Encoder:
             body += string(aname) + varint(page) + varint(len(counters))
             for c in counters:
                 body += string(c)
+        elif name == "size_classes":
+            (pairs,) = args
+            body += varint(len(pairs))
+            for size, span in pairs:
+                body += varint(size) + varint(span)
         elif name == "carry":
             count, nbytes, entries = args
             body += varint(count) + varint(nbytes) + varint(len(entries))
@@ -273,7 +280,7 @@ def segment_bytes(seg):
     raw = bytes(enc.out)
     payload = bytes.fromhex(seg["payload_hex"]) if "payload_hex" in seg else zstd_compress(raw)
     fields = [SKIPPABLE_MAGIC, SEGMENT_HEADER.size - 8, seg.get("magic", SEGMENT_MAGIC),
-              seg.get("version", 1), seg["seq"], seg.get("first_epoch", 0),
+              seg.get("version", 2), seg["seq"], seg.get("first_epoch", 0),
               seg.get("last_epoch", 0), seg.get("raw_bytes", len(raw)), len(payload),
               seg.get("payload_crc", crc32(payload)), 0]
     fields[-1] = seg.get("header_crc", crc32(SEGMENT_HEADER.pack(*fields)))
@@ -282,7 +289,7 @@ def segment_bytes(seg):
 
 def file_header(h, body_len):
     magic = h.get("magic", "CHURNTRC").encode()
-    fields = [SKIPPABLE_MAGIC, FILE_HEADER.size - 8, magic, h.get("version", 1),
+    fields = [SKIPPABLE_MAGIC, FILE_HEADER.size - 8, magic, h.get("version", 2),
               h.get("flags", 1), h.get("ring_bytes", FILE_HEADER.size + body_len),
               h.get("pid", 4242), h.get("start_realtime_ns", 0), h.get("page_size", 4096), 0]
     fields[-1] = h.get("header_crc", crc32(FILE_HEADER.pack(*fields)))
