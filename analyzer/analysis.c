@@ -30,6 +30,9 @@ void churn_analysis_free(churn_analysis *a)
     for (size_t i = 0; i < a->n_counter_names; i++)
         free(a->counter_names[i]);
     free(a->counter_names);
+    free(a->class_sizes);
+    free(a->class_spans);
+    churn_fragment_free(&a->frag);
 }
 
 void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s)
@@ -269,6 +272,21 @@ static void on_allocator(churn_analysis *a, const churn_record *r)
     a->allocator_changed |= !same;
 }
 
+/* The newest table wins: the allocator states the same one in every segment. */
+static void on_size_classes(churn_analysis *a, const churn_record *r)
+{
+    size_t n = r->u.size_classes.n;
+    free(a->class_sizes);
+    free(a->class_spans);
+    a->class_sizes = churn_xcalloc(n ? n : 1, sizeof *a->class_sizes);
+    a->class_spans = churn_xcalloc(n ? n : 1, sizeof *a->class_spans);
+    if (n) {
+        memcpy(a->class_sizes, r->u.size_classes.sizes, n * sizeof *a->class_sizes);
+        memcpy(a->class_spans, r->u.size_classes.span_bytes, n * sizeof *a->class_spans);
+    }
+    a->n_classes = n;
+}
+
 static void on_module(churn_analysis *a, const churn_record *r)
 {
     if (churn_modules_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
@@ -317,6 +335,9 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         break;
     case CHURN_REC_ALLOCATOR:
         on_allocator(a, r);
+        break;
+    case CHURN_REC_SIZE_CLASSES:
+        on_size_classes(a, r);
         break;
     case CHURN_REC_CARRY:
         on_carry(a, r);

@@ -14,6 +14,7 @@
 
 #include "churn/format.h"
 #include "epochs.h"
+#include "fragment.h"
 #include "growth.h"
 #include "lifetime.h"
 #include "livepass.h"
@@ -71,6 +72,9 @@ typedef struct churn_analysis {
     char *allocator;
     char **counter_names;
     size_t n_counter_names;
+    uint64_t *class_sizes, *class_spans; /* the allocator's own, when recorded */
+    size_t n_classes;
+    churn_fragmentation frag;            /* filled by churn_fragment_build after finish */
     int has_exit;
     uint64_t exit_how, exit_detail;
 

@@ -69,6 +69,8 @@ static void displace(churn_live *l, const churn_object *o)
         idx = l->displaced_head;
         l->displaced_head = (l->displaced_head + 1) % CHURN_DISPLACED_MAX;
         l->displaced_evicted++;
+        if (l->evicted)
+            l->evicted(l->evicted_ctx, &l->displaced[idx]);
     } else {
         idx = (l->displaced_head + l->displaced_count++) % CHURN_DISPLACED_MAX;
     }

@@ -14,10 +14,17 @@
 
 typedef struct churn_object {
     uint64_t addr;   /* 0: empty slot (a null pointer is never a live object) */
-    uint64_t size;
-    uint64_t stack;
+    uint64_t size;   /* requested */
+    uint32_t stack;  /* the decoder rejects stack ids above 32 bits */
+    uint32_t slack;  /* usable - requested, saturated (only fragmentation estimates read it) */
     uint64_t epoch;  /* of the allocation */
 } churn_object;
+
+/* The slack field of an object (usable - requested), saturated to fit. */
+static inline uint32_t churn_slack32(uint64_t slack)
+{
+    return slack > UINT32_MAX ? UINT32_MAX : (uint32_t)slack;
+}
 
 #define CHURN_DISPLACED_MAX 4096
 
@@ -30,6 +37,10 @@ typedef struct churn_live {
     churn_object displaced[CHURN_DISPLACED_MAX]; /* a ring, oldest evicted first */
     size_t displaced_head, displaced_count;
     uint64_t displaced_evicted;
+    /* told of an object that leaves the set without a free (evicted from the displaced
+       table), when set */
+    void (*evicted)(void *ctx, const churn_object *o);
+    void *evicted_ctx;
 } churn_live;
 
 enum churn_free_match {

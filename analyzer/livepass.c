@@ -4,12 +4,22 @@
 
 #include "hash.h"
 
-void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last)
+static void evicted(void *ctx, const churn_object *o)
+{
+    churn_spans_remove(ctx, o);
+}
+
+void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn_spans *spans)
 {
     memset(p, 0, sizeof *p);
     p->has_last = has_last;
     p->last = last;
+    p->spans = spans;
     churn_live_init(&p->live);
+    if (spans) {
+        p->live.evicted = evicted;
+        p->live.evicted_ctx = spans;
+    }
 }
 
 void churn_live_pass_free(churn_live_pass *p)
@@ -34,9 +44,13 @@ static void on_free(churn_live_pass *p, const churn_object *freed)
     switch (churn_live_remove(&p->live, freed, &removed)) {
     case CHURN_FREE_MATCHED:
     case CHURN_FREE_DISPLACED:
+        if (p->spans)
+            churn_spans_remove(p->spans, &removed);
         break;
     case CHURN_FREE_MISMATCHED:
         p->mismatched_frees++;
+        if (p->spans)
+            churn_spans_remove(p->spans, &removed);
         break;
     case CHURN_FREE_UNMATCHED: {
         churn_object *e = early_slot(p, freed->addr);
@@ -84,12 +98,18 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
             if (p->early_count && cancels_early_free(p, o))
                 break;
             churn_live_insert(&p->live, o);
+            if (p->spans)
+                churn_spans_add(p->spans, o);
             break;
         case CHURN_LIVE_REMOVE:
             on_free(p, o);
             break;
         case CHURN_LIVE_VACATE:
             churn_live_vacate(&p->live, o->addr);
+            break;
+        case CHURN_LIVE_EPOCH:
+            if (p->spans && !(p->has_last && o->epoch > p->last))
+                churn_spans_snapshot(p->spans, o->epoch);
             break;
         }
     }

@@ -19,11 +19,13 @@
 #include <stdint.h>
 
 #include "live.h"
+#include "spans.h"
 
 enum churn_live_op_kind {
     CHURN_LIVE_INSERT = 0,  /* the object is allocated (skipped after the window's end) */
     CHURN_LIVE_REMOVE = 1,  /* a free with these fields (the allocation's epoch) */
     CHURN_LIVE_VACATE = 2,  /* an object live at this address is displaced */
+    CHURN_LIVE_EPOCH = 3,   /* the epoch in the object's epoch field ended here */
 };
 
 /* Operations in stream order: objects[i] with kinds[i]. */
@@ -40,6 +42,8 @@ typedef struct churn_live_sink {
     churn_live_ops *chunk;
     int has_last;
     uint64_t last;          /* events of later epochs are not applied, as by the analysis */
+    int epoch_marks;        /* mark the end of every epoch (CHURN_LIVE_EPOCH) */
+    uint32_t fence;         /* low bits of the serial number after the last mark */
     void (*full)(void *ctx);
     void *ctx;
 } churn_live_sink;
@@ -59,9 +63,11 @@ typedef struct churn_live_pass {
     uint64_t unmatched_bytes;   /* of the unmatched frees: they reduce the carried state */
     churn_object early[CHURN_EARLY_FREES]; /* direct-mapped by address; addr 0 = empty */
     size_t early_count;
+    churn_spans *spans;         /* with an allocator model: span occupancy, per epoch */
 } churn_live_pass;
 
-void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last);
+/* spans (may be NULL) follows the live set from here on; it stays the caller's. */
+void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn_spans *spans);
 void churn_live_pass_free(churn_live_pass *p);
 
 /* Applies a chunk of operations, in order. */

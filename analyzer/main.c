@@ -33,6 +33,7 @@ typedef struct options {
     const churn_metric *metric; /* --folded, --svg */
     churn_window window, base;
     int has_base;
+    const char *model;  /* --model; NULL = the trace's allocator */
     size_t top;
     const char *output; /* -o; NULL = stdout */
 } options;
@@ -41,7 +42,8 @@ static void usage(FILE *out)
 {
     fputs("usage: churn-analyze [--json | --folded[=METRIC] | --svg[=METRIC] | --html | "
           "--pprof]\n"
-          "                     [--epochs A:B] [--base A:B] [--top N] [-o FILE] TRACE\n"
+          "                     [--epochs A:B] [--base A:B] [--model NAME] [--top N] [-o FILE]\n"
+          "                     TRACE\n"
           "  --json             one JSON object (schema: docs/analyzer.md)\n"
           "  --folded[=METRIC]  collapsed stacks for flame graph tools (docs/flamegraphs.md)\n"
           "  --svg[=METRIC]     an interactive flame graph, one self-contained SVG file\n"
@@ -49,6 +51,9 @@ static void usage(FILE *out)
           "  --pprof            a gzipped pprof profile (allocations, bytes, live bytes)\n"
           "  --epochs A:B       only epochs A..B inclusive; either end may be left empty\n"
           "  --base A:B         with --folded or --svg: compare with window A:B (differential)\n"
+          "  --model NAME       allocator model for the fragmentation estimate, instead of the\n"
+          "                     trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
+          "                     jemalloc[:PAGE] (docs/fragmentation.md)\n"
           "  --top N            callsites shown (text default 10, HTML 20, JSON all)\n"
           "  -o FILE            write to FILE instead of stdout\n"
           "  METRIC: alloc_bytes, allocs, live_bytes (default), live_count, growth, leaked\n",
@@ -106,17 +111,27 @@ static void segment_edge(void *ctx, size_t i, int after)
 
 /* One pass over the trace for one window; with ew, also what the exports need from the
    live set before it is freed. */
-static void analyze_window(churn_trace *t, churn_window window, churn_warnings *warnings,
+static void analyze_window(churn_trace *t, churn_window window, const churn_model *model,
+                           int model_from_option, churn_warnings *warnings,
                            churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
                            churn_export_window *ew)
 {
     churn_analysis_init(a, churn_trace_info_of(t), window,
                         churn_trace_segment(t, 0)->first_epoch, warnings, sym);
+    /* Span occupancy needs addresses: traces with events only. */
+    int spans_on = model->kind != CHURN_MODEL_NONE &&
+                   (churn_trace_info_of(t)->flags & CHURN_FILE_EVENTS);
+    churn_spans spans;
+    if (spans_on)
+        churn_spans_init(&spans, model);
     churn_live_pass live;
-    churn_live_pass_init(&live, window.has_last, window.last);
+    churn_live_pass_init(&live, window.has_last, window.last, spans_on ? &spans : NULL);
     run r = {t, a, progress};
     churn_pipeline_run(t, warnings, churn_analysis_record, a, segment_edge, &r, &live);
     churn_analysis_finish(a, &live);
+    churn_fragment_build(&a->frag, model, model_from_option, spans_on ? &spans : NULL, &live, a);
+    if (spans_on)
+        churn_spans_free(&spans);
     if (ew)
         churn_export_window_init(ew, a, &live);
     churn_live_pass_free(&live);
@@ -182,6 +197,14 @@ static int analyze(const char *path, const options *o)
         churn_warnings_free(&warnings);
         return 1;
     }
+    churn_model model;
+    int model_from_option;
+    if (!churn_fragment_model(t, o->model, &model, &model_from_option, err, sizeof err)) {
+        fprintf(stderr, "churn-analyze: %s\n", err);
+        churn_trace_close(t);
+        churn_warnings_free(&warnings);
+        return 2;
+    }
     int exporting = o->form != FORM_TEXT && o->form != FORM_JSON;
     churn_symbolizer *sym = churn_symbolizer_new();
     churn_progress progress;
@@ -190,8 +213,10 @@ static int analyze(const char *path, const options *o)
     churn_export_window ew, base_ew;
     churn_warnings base_warnings = {0};
     if (o->has_base)
-        analyze_window(t, o->base, &base_warnings, sym, &progress, &base, &base_ew);
-    analyze_window(t, o->window, &warnings, sym, &progress, &a, exporting ? &ew : NULL);
+        analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym, &progress,
+                       &base, &base_ew);
+    analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress, &a,
+                   exporting ? &ew : NULL);
     churn_progress_done(&progress);
 
     int status = write_report(out, o, path, &a, exporting ? &ew : NULL,
@@ -228,7 +253,7 @@ static int set_form(options *o, output_form form, const char *metric)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE };
+    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"folded", optional_argument, NULL, OPT_FOLDED},
@@ -237,6 +262,7 @@ int main(int argc, char **argv)
         {"pprof", no_argument, NULL, OPT_PPROF},
         {"epochs", required_argument, NULL, 'e'},
         {"base", required_argument, NULL, OPT_BASE},
+        {"model", required_argument, NULL, OPT_MODEL},
         {"top", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
@@ -275,6 +301,15 @@ int main(int argc, char **argv)
                                    optarg);
             o.has_base = 1;
             break;
+        case OPT_MODEL: {
+            churn_model m;
+            if (!churn_model_parse(optarg, &m))
+                return usage_error("--model wants none, page[:BYTES], glibc, gperftools, "
+                                   "tcmalloc or jemalloc[:PAGE]",
+                                   optarg);
+            o.model = optarg;
+            break;
+        }
         case 't': {
             char *end;
             errno = 0;

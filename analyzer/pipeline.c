@@ -121,7 +121,9 @@ static void pipeline_init(pipeline *p, churn_trace *t, churn_live_pass *live)
         if (k)
             p->empty[p->empty_count++] = c;
     }
-    p->sink = (churn_live_sink){&p->chunks[0], live->has_last, live->last, hand_chunk, p};
+    p->sink = (churn_live_sink){.chunk = &p->chunks[0], .has_last = live->has_last,
+                                .last = live->last, .epoch_marks = live->spans != NULL,
+                                .full = hand_chunk, .ctx = p};
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->changed, NULL);
 }

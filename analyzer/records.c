@@ -172,6 +172,22 @@ static int decode_allocator(churn_decoder *d, cursor *c, churn_record *r)
     return c->ok;
 }
 
+static int decode_size_classes(churn_decoder *d, cursor *c, churn_record *r)
+{
+    size_t n = get_count(c, 2);
+    if (!c->ok)
+        return 0;
+    churn_reserve(&d->pairs, &d->pairs_cap, 2 * n, sizeof *d->pairs);
+    for (size_t i = 0; i < n; i++) {
+        d->pairs[i] = get_v(c);
+        d->pairs[n + i] = get_v(c);
+    }
+    r->u.size_classes.n = n;
+    r->u.size_classes.sizes = d->pairs;
+    r->u.size_classes.span_bytes = d->pairs + n;
+    return c->ok;
+}
+
 static int decode_carry(churn_decoder *d, cursor *c, churn_record *r)
 {
     r->u.carry.live_count = get_v(c);
@@ -327,8 +343,9 @@ static int decode_alloc_info(churn_decoder *d, cursor *c)
     info.size = get_v(c);
     info.usable = info.size + get_v(c);
     info.stack = get_v(c);
-    if (!c->ok)
+    if (!c->ok || info.stack > UINT32_MAX)
         return 0;
+    info.slack = churn_slack32(info.usable - info.size);
     info.lifo = churn_coder_lifo(d->coder, info.usable);
     churn_reserve(&d->infos, &d->infos_cap, d->ninfos + 1, sizeof *d->infos);
     d->infos[d->ninfos++] = info;
@@ -393,7 +410,8 @@ static inline void out_close(churn_live_sink *s, const out_chunk *out)
 
 /* Appends an operation; returns the low bits of its serial number. */
 static inline uint32_t out_put(churn_live_sink *s, out_chunk *out, unsigned kind,
-                               uint64_t addr, uint64_t size, uint64_t stack, uint64_t epoch)
+                               uint64_t addr, uint64_t size, uint32_t stack, uint32_t slack,
+                               uint64_t epoch)
 {
     if (__builtin_expect(out->len == out->cap, 0)) {
         out_close(s, out);
@@ -401,9 +419,16 @@ static inline uint32_t out_put(churn_live_sink *s, out_chunk *out, unsigned kind
         *out = out_open(s);
     }
     size_t at = out->len++;
-    out->objects[at] = (churn_object){addr, size, stack, epoch};
+    out->objects[at] = (churn_object){addr, size, stack, slack, epoch};
     out->kinds[at] = (uint8_t)kind;
     return out->first + (uint32_t)at;
+}
+
+/* A short free may cancel its allocation's insertion only when no epoch's end was marked in
+   between: the live pass snapshots the set there (livepass.h). */
+static inline int after_fence(const churn_live_sink *s, uint32_t op)
+{
+    return !s->epoch_marks || (int32_t)(op - s->fence) >= 0;
 }
 
 /* One heap event, epoch or thread tag, in every case: returns where the next record
@@ -443,8 +468,8 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
         info->allocs++;
         info->reallocs += tag == (CHURN_REC_ALLOC | CHURN_ALLOC_REALLOC);
         out_chunk out = out_open(live);
-        uint32_t op = out_put(live, &out, CHURN_LIVE_INSERT, addr, info->size, info->stack,
-                              st->epoch);
+        uint32_t op = out_put(live, &out, CHURN_LIVE_INSERT, addr, info->size,
+                              (uint32_t)info->stack, info->slack, st->epoch);
         out_close(live, &out);
         *slot = (churn_segment_alloc){addr, st->epoch, (uint32_t)index.v, op};
         return code.p;
@@ -472,11 +497,11 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
         if (live_applies(live, epoch)) {
             out_chunk out = out_open(live);
             uint32_t at = e->op - out.first;
-            if (at < out.len && live_applies(live, alloc_epoch))
+            if (at < out.len && live_applies(live, alloc_epoch) && after_fence(live, e->op))
                 out.kinds[at] = CHURN_LIVE_VACATE;
             else
-                out_put(live, &out, CHURN_LIVE_REMOVE, addr, info->size, info->stack,
-                        alloc_epoch < epoch ? alloc_epoch : epoch);
+                out_put(live, &out, CHURN_LIVE_REMOVE, addr, info->size, (uint32_t)info->stack,
+                        info->slack, alloc_epoch < epoch ? alloc_epoch : epoch);
             out_close(live, &out);
         }
         if (alloc_epoch >= epoch) {
@@ -567,7 +592,8 @@ static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const ui
             churn_coder_allocated(coder, addr, info->usable, code.v);
             info->allocs++;
             info->reallocs += tag == (CHURN_REC_ALLOC | CHURN_ALLOC_REALLOC);
-            objects[len] = (churn_object){addr, info->size, info->stack, epoch};
+            objects[len] = (churn_object){addr, info->size, (uint32_t)info->stack, info->slack,
+                                          epoch};
             kinds[len] = CHURN_LIVE_INSERT;
             *slot = (churn_segment_alloc){addr, epoch, (uint32_t)index.v, first + (uint32_t)len};
             len++;
@@ -585,14 +611,15 @@ static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const ui
             if (!(info->allocs | info->frees))
                 break;
             uint32_t at = e->op - first;
-            int vacate = at < len && e->epoch <= vacate_max;
+            int vacate = at < len && e->epoch <= vacate_max && after_fence(live, e->op);
             uint64_t addr = e->addr;
             e->addr = 0;
             churn_coder_freed_to(coder, info->lifo, addr);
             if (vacate) {
                 kinds[at] = CHURN_LIVE_VACATE;
             } else {
-                objects[len] = (churn_object){addr, info->size, info->stack, epoch};
+                objects[len] = (churn_object){addr, info->size, (uint32_t)info->stack,
+                                              info->slack, epoch};
                 kinds[len++] = CHURN_LIVE_REMOVE;
             }
             info->frees++;
@@ -619,7 +646,7 @@ static int decode_free(churn_decoder *d, cursor *c, churn_record *r, churn_live_
     r->u.free.slack = get_v(c);
     r->u.free.stack = get_v(c);
     r->u.free.age = get_v(c);
-    if (!c->ok || r->kind >= CHURN_FREE_KINDS)
+    if (!c->ok || r->kind >= CHURN_FREE_KINDS || r->u.free.stack > UINT32_MAX)
         return 0;
     churn_coder_freed_to(d->coder, churn_coder_lifo(d->coder, r->u.free.size + r->u.free.slack),
                          r->u.free.addr);
@@ -627,7 +654,7 @@ static int decode_free(churn_decoder *d, cursor *c, churn_record *r, churn_live_
         uint64_t age = r->u.free.age > r->epoch ? r->epoch : r->u.free.age;
         out_chunk out = out_open(live);
         out_put(live, &out, CHURN_LIVE_REMOVE, r->u.free.addr, r->u.free.size,
-                r->u.free.stack, r->epoch - age);
+                (uint32_t)r->u.free.stack, churn_slack32(r->u.free.slack), r->epoch - age);
         out_close(live, &out);
     }
     return 1;
@@ -666,6 +693,9 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         break;
     case CHURN_REC_ALLOCATOR:
         ok = decode_allocator(d, c, r);
+        break;
+    case CHURN_REC_SIZE_CLASSES:
+        ok = decode_size_classes(d, c, r);
         break;
     case CHURN_REC_CARRY:
         ok = decode_carry(d, c, r);
@@ -753,6 +783,12 @@ int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn
         }
         if (res > 0)
             fn(ctx, &r);
+        if (tag == CHURN_REC_EPOCH_END && live->epoch_marks) {
+            out_chunk out = out_open(live);
+            uint32_t op = out_put(live, &out, CHURN_LIVE_EPOCH, 0, 0, 0, 0, r.u.epoch_end.epoch);
+            out_close(live, &out);
+            live->fence = op + 1;
+        }
         p = c.p;
     }
     hand_counts(d, &st, fn, ctx);
@@ -778,6 +814,7 @@ void churn_decoder_free(churn_decoder *d)
     free(d->counters);
     free(d->names);
     free(d->offsets);
+    free(d->pairs);
     free(d->text);
     *d = (churn_decoder){0};
 }

@@ -69,6 +69,7 @@ typedef struct churn_record {
             size_t n;
             const churn_carry_entry *entries;
         } carry;
+        struct { size_t n; const uint64_t *sizes, *span_bytes; } size_classes;
         struct { uint64_t count, reason; } dropped;
         struct { uint64_t how, detail; } exit;
         struct { uint64_t addr, size, slack, stack, age; } free;
@@ -90,6 +91,7 @@ typedef void (*churn_record_fn)(void *ctx, const churn_record *r);
 /* An allocation info of the current segment, with its events not yet handed over. */
 typedef struct churn_alloc_info {
     uint64_t size, usable, stack;
+    uint32_t slack;     /* churn_slack32(usable - size) */
     uint64_t *lifo;     /* its usable size's LIFO in the coder */
     uint32_t allocs, reallocs, frees;
 } churn_alloc_info;
@@ -130,6 +132,7 @@ typedef struct churn_decoder {
     uint64_t *counters; size_t counters_cap;
     const char **names; size_t names_cap;
     size_t *offsets; size_t offsets_cap;
+    uint64_t *pairs; size_t pairs_cap; /* size classes: sizes, then span bytes */
     char *text; size_t text_len, text_cap; /* the current record's strings */
 } churn_decoder;
 

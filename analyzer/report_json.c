@@ -213,6 +213,99 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
     free(sites);
 }
 
+static void opt_i64(FILE *out, const char *key, int known, long long v)
+{
+    if (known)
+        i64(out, key, v, 1);
+    else
+        fprintf(out, "\"%s\": null, ", key);
+}
+
+static void fragmentation_rows(FILE *out, const churn_analysis *a)
+{
+    const churn_fragmentation *f = &a->frag;
+    fputs("\"fragmentation\": [", out);
+    for (size_t i = 0; i < f->nrows; i++) {
+        const churn_frag_row *r = &f->rows[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "epoch", r->epoch, 1);
+        u64(out, "live_count", r->live_count, 1);
+        u64(out, "live_bytes", r->live_bytes, 1);
+        u64(out, "slack_bytes", r->slack_bytes, 1);
+        i64(out, "pinned_bytes", r->pinned_bytes, 1);
+        u64(out, "span_bytes", r->span_bytes, 1);
+        u64(out, "spans", r->spans, 1);
+        opt_i64(out, "free_resident_bytes", r->has_books, (long long)r->free_resident_bytes);
+        opt_i64(out, "heap_bytes", r->row != NULL, (long long)r->heap_bytes);
+        opt_i64(out, "outside_heap_bytes", r->has_rss, r->outside_heap_bytes);
+        opt_i64(out, "rss_bytes", r->has_rss, (long long)r->rss_bytes);
+        opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);
+        if (r->row)
+            counters(out, a, r->row);
+        else
+            fputs("\"counters\": {}", out);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
+static void frag_part(FILE *out, const churn_frag_part *p)
+{
+    u64(out, "live_count", p->count, 1);
+    u64(out, "live_bytes", p->live_bytes, 1);
+    u64(out, "usable_bytes", p->usable_bytes, 1);
+    fputs("\"span_bytes\": ", out);
+    json_double(out, p->span_share);
+    fputs(", \"pinned_bytes\": ", out);
+    json_double(out, churn_frag_pinned(p));
+    fputs(", \"pinned_per_live_byte\": ", out);
+    json_double(out, p->live_bytes ? churn_frag_pinned(p) / (double)p->live_bytes : 0.0);
+}
+
+static void fragmentation(FILE *out, const churn_analysis *a, const churn_report_options *o)
+{
+    const churn_fragmentation *f = &a->frag;
+    static const char *const books[] = {NULL, "glibc", "gperftools", "tcmalloc", "jemalloc"};
+    fputs("\"fragmentation_model\": {\"model\": ", out);
+    json_string(out, churn_model_name(&f->model));
+    fprintf(out, ", \"source\": \"%s\", \"page_bytes\": %llu, \"books\": ",
+            f->from_option ? "option" : "trace", (unsigned long long)f->model.page);
+    if (books[f->books])
+        json_string(out, books[f->books]);
+    else
+        fputs("null", out);
+    fputs(", \"recorded_classes\": [", out);
+    for (size_t i = 0; i < f->model.nclasses; i++)
+        fprintf(out, "%s[%llu, %llu]", i ? ", " : "",
+                (unsigned long long)f->model.class_size[i],
+                (unsigned long long)f->model.class_span[i]);
+    fputs("]},\n", out);
+    fragmentation_rows(out, a);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    size_t n = o->top && o->top < f->nsites ? o->top : f->nsites;
+    fputs(",\n\"fragmentation_callsites\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_frag_part *p = &f->sites[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "stack_id", p->key, 1);
+        fputs("\"stack\": [", out);
+        frame_list l = {out, 1};
+        churn_frames_each(&src, p->key, 0, frame_json, &l);
+        fputs("], ", out);
+        frag_part(out, p);
+        fputs("}", out);
+    }
+    fputs("],\n\"fragmentation_size_classes\": [", out);
+    for (size_t i = 0; i < f->nclasses; i++) {
+        const churn_frag_part *p = &f->classes[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "usable_size", p->key, 1);
+        frag_part(out, p);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
 static void trends(FILE *out, const churn_analysis *a)
 {
     churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
@@ -264,6 +357,8 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     size_classes(out, a);
     fputs(",\n", out);
     growth(out, a, o);
+    fputs(",\n", out);
+    fragmentation(out, a, o);
     fputs(",\n", out);
     trends(out, a);
     fputs(",\n", out);

@@ -143,6 +143,64 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
     free(sites);
 }
 
+static const char *signed_human(int known, double v, char *buf, size_t len)
+{
+    return known ? human(v, buf, len) : "-";
+}
+
+static void frag_row(FILE *out, const char *label, const churn_frag_row *r)
+{
+    char b[8][32];
+    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s\n", label,
+            (unsigned long long)r->epoch, signed_human(r->has_rss, (double)r->rss_bytes, b[0], 32),
+            human((double)r->live_bytes, b[1], 32), human((double)r->slack_bytes, b[2], 32),
+            human((double)r->pinned_bytes, b[3], 32),
+            signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
+            signed_human(r->has_rss, (double)r->outside_heap_bytes, b[5], 32),
+            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32));
+}
+
+/* First, peak and last epochs: the peak by RSS, or by span bytes without RSS. */
+static void fragmentation(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    const churn_fragmentation *f = &a->frag;
+    if (!f->nrows)
+        return;
+    static const char *const books[] = {"none recorded", "glibc mallinfo2",
+                                        "gperftools MallocExtension", "tcmalloc counters",
+                                        "jemalloc stats"};
+    fprintf(out, "\nLive vs fragmented (model %s from the %s, page %llu B; books: %s):\n",
+            churn_model_name(&f->model), f->from_option ? "--model option" : "trace",
+            (unsigned long long)f->model.page, books[f->books]);
+    fprintf(out, "  %-5s %8s %9s %9s %9s %9s %9s %9s %9s\n", "", "epoch", "rss", "live",
+            "slack", "pinned", "free-res", "outside", "residual");
+    size_t peak = 0;
+    for (size_t i = 1; i < f->nrows; i++) {
+        const churn_frag_row *r = &f->rows[i], *p = &f->rows[peak];
+        if (r->has_rss ? r->rss_bytes > p->rss_bytes : r->span_bytes > p->span_bytes)
+            peak = i;
+    }
+    frag_row(out, "first", &f->rows[0]);
+    frag_row(out, "peak", &f->rows[peak]);
+    frag_row(out, "last", &f->rows[f->nrows - 1]);
+    size_t n = o->top && o->top < f->nsites ? o->top : f->nsites;
+    if (!n)
+        return;
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fputs("Callsites whose survivors pin the most span bytes (at the last epoch):\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_frag_part *p = &f->sites[i];
+        char b1[32], b2[32];
+        double pinned = churn_frag_pinned(p);
+        fprintf(out, "  #%zu pinned %sB for %sB live in %llu objects (%.2f pinned B per live B)\n",
+                i + 1, human(pinned, b1, sizeof b1), human((double)p->live_bytes, b2, sizeof b2),
+                (unsigned long long)p->count, p->live_bytes ? pinned / (double)p->live_bytes : 0.0);
+        size_t total = churn_frames_each(&src, p->key, 3, frame_text, out);
+        if (total > 3)
+            fprintf(out, "        ... %zu more frame(s)\n", total - 3);
+    }
+}
+
 static void trends(FILE *out, const churn_analysis *a)
 {
     churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
@@ -175,6 +233,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     totals(out, a);
     epochs(out, a);
     callsites(out, a, o);
+    fragmentation(out, a, o);
     fputs("\nLifetimes in epochs (all callsites):", out);
     lifetime_line(out, a->lifetime);
     trends(out, a);

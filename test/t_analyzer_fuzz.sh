@@ -36,6 +36,8 @@ def random_record():
         return [name, rng.randrange(0, 5), [val() for _ in range(rng.randrange(0, 5))]]
     if name == "allocator":
         return [name, "a", val(), ["c%d" % i for i in range(rng.randrange(0, 3))]]
+    if name == "size_classes":
+        return [name, [[val(), val()] for _ in range(rng.randrange(0, 4))]]
     if name == "carry":
         return [name, val(), val(), [[rng.randrange(0, 5), val(), val()] for _ in range(rng.randrange(0, 3))]]
     if name == "alloc":

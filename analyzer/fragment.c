@@ -1,0 +1,296 @@
+#include "fragment.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "util.h"
+
+/* ---- choosing the model ---- */
+
+typedef struct peek_state {
+    int found;
+    char name[128];
+    uint64_t page;
+} peek_state;
+
+static void peek_record(void *ctx, const churn_record *r)
+{
+    peek_state *s = ctx;
+    if (r->tag != CHURN_REC_ALLOCATOR || s->found)
+        return;
+    s->found = 1;
+    snprintf(s->name, sizeof s->name, "%s", r->u.allocator.name);
+    s->page = r->u.allocator.page_size;
+}
+
+static void discard_ops(void *ctx)
+{
+    ((churn_live_ops *)ctx)->len = 0;
+}
+
+/* Every segment opens with its allocator record, so the first few KiB of the first one tell
+   the model before the pass that needs it begins. */
+#define PEEK_BYTES 16384
+
+int churn_fragment_model(churn_trace *t, const char *option, churn_model *m, int *from_option,
+                         char *err, size_t errlen)
+{
+    *from_option = option != NULL;
+    if (option) {
+        if (churn_model_parse(option, m))
+            return 1;
+        snprintf(err, errlen,
+                 "--model: unknown allocator model '%s' (none, page[:BYTES], glibc, gperftools, "
+                 "tcmalloc, jemalloc[:PAGE])",
+                 option);
+        return 0;
+    }
+    memset(m, 0, sizeof *m);
+    if (!churn_trace_segments(t))
+        return 1;
+    uint8_t *buf = churn_xmalloc(PEEK_BYTES);
+    size_t len = churn_trace_peek(t, 0, buf, PEEK_BYTES);
+    churn_object objects[256];
+    uint8_t kinds[256];
+    churn_live_ops ops = {objects, kinds, 0, 256, 0};
+    churn_live_sink sink = {.chunk = &ops, .full = discard_ops, .ctx = &ops};
+    churn_decoder d = {0};
+    peek_state s = {0};
+    size_t bad_off;
+    unsigned bad_tag;
+    /* the stream is cut short here: what matters is that the allocator record came first */
+    churn_decode_records(&d, buf, len, peek_record, &s, &sink, &bad_off, &bad_tag);
+    churn_decoder_free(&d);
+    free(buf);
+    if (s.found)
+        churn_model_for_allocator(s.name, s.page, m);
+    return 1;
+}
+
+/* ---- the allocator's books ---- */
+
+typedef struct books {
+    enum churn_books kind;
+    int idx[4];  /* counter indices, meaning per kind (see read_books) */
+} books;
+
+static int counter_index(char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return (int)i;
+    return -1;
+}
+
+/* The counters each allocator's books are read from, in the order read_books uses. */
+static const struct {
+    enum churn_books kind;
+    const char *names[4];
+} book_names[] = {
+    {CHURN_BOOKS_GLIBC, {"mallinfo2.arena", "mallinfo2.hblkhd", "mallinfo2.fordblks", NULL}},
+    {CHURN_BOOKS_GPERFTOOLS,
+     {"generic.total_physical_bytes", "tcmalloc.pageheap_free_bytes", NULL, NULL}},
+    {CHURN_BOOKS_TCMALLOC,
+     {"generic.physical_memory_used", "tcmalloc.page_heap_free", NULL, NULL}},
+    {CHURN_BOOKS_JEMALLOC, {"stats.resident", "stats.active", "stats.metadata", NULL}},
+};
+
+static books find_books(char *const *names, size_t n)
+{
+    for (size_t b = 0; b < sizeof book_names / sizeof *book_names; b++) {
+        books k = {book_names[b].kind, {-1, -1, -1, -1}};
+        int all = 1;
+        for (int i = 0; i < 4 && book_names[b].names[i]; i++)
+            all &= (k.idx[i] = counter_index(names, n, book_names[b].names[i])) >= 0;
+        if (all)
+            return k;
+    }
+    return (books){CHURN_BOOKS_NONE, {-1, -1, -1, -1}};
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : 0;
+}
+
+/* heap: what the allocator holds in memory; free: what of it is free but resident.
+   glibc has no resident figure: its mapped heap stands in, and its free chunk bytes outside
+   the pages that hold live objects are the free part (docs/fragmentation.md). */
+static int read_books(const books *k, const uint64_t *v, size_t n, const churn_frag_row *f,
+                      uint64_t *heap, uint64_t *free_resident)
+{
+    for (int i = 0; i < 4; i++)
+        if (k->idx[i] >= (int)n)
+            return 0;
+    switch (k->kind) {
+    case CHURN_BOOKS_NONE:
+        return 0;
+    case CHURN_BOOKS_GLIBC:
+        *heap = v[k->idx[0]] + v[k->idx[1]];
+        *free_resident = sub0(v[k->idx[2]], f->pinned_bytes > 0 ? (uint64_t)f->pinned_bytes : 0);
+        return 1;
+    case CHURN_BOOKS_GPERFTOOLS:
+    case CHURN_BOOKS_TCMALLOC:
+        *heap = v[k->idx[0]];
+        *free_resident = v[k->idx[1]];
+        return 1;
+    case CHURN_BOOKS_JEMALLOC:
+        *heap = v[k->idx[0]];
+        *free_resident = sub0(v[k->idx[0]], v[k->idx[1]] + v[k->idx[2]]);
+        return 1;
+    }
+    return 0;
+}
+
+static const churn_epoch_row *epoch_row(const churn_epochs *t, uint64_t epoch)
+{
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->rows[mid].epoch < epoch)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->count && t->rows[lo].epoch == epoch ? &t->rows[lo] : NULL;
+}
+
+static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const churn_epochs *t,
+                     const books *k)
+{
+    memset(f, 0, sizeof *f);
+    f->epoch = s->epoch;
+    f->live_count = s->live_count;
+    f->live_bytes = s->live_bytes;
+    f->slack_bytes = s->live_usable - s->live_bytes;
+    f->pinned_bytes = (int64_t)(s->span_bytes - s->live_usable);
+    f->span_bytes = s->span_bytes;
+    f->spans = s->spans;
+    const churn_epoch_row *row = epoch_row(t, s->epoch);
+    if (!row || !row->has_summary)
+        return;
+    f->row = row;
+    f->has_rss = row->rss_bytes != 0;
+    f->rss_bytes = row->rss_bytes;
+    f->has_books = read_books(k, t->counters + row->counters_first, row->n_counters, f,
+                              &f->heap_bytes, &f->free_resident_bytes);
+    if (!f->has_books) /* without books the heap is what the live set occupies */
+        f->heap_bytes = s->span_bytes;
+    f->outside_heap_bytes = (int64_t)(f->rss_bytes - f->heap_bytes);
+    f->residual_bytes = (int64_t)(f->heap_bytes - s->span_bytes - f->free_resident_bytes);
+}
+
+/* ---- survivors per callsite and per size ---- */
+
+typedef struct parts {
+    churn_frag_part *items;
+    size_t count, cap;
+    size_t *slots; /* open addressing: index + 1 */
+    size_t mask;
+} parts;
+
+static churn_frag_part *part_of(parts *p, uint64_t key)
+{
+    if ((p->count + 1) * 2 > p->mask + 1) {
+        size_t n = p->mask ? (p->mask + 1) * 2 : 256;
+        free(p->slots);
+        p->slots = churn_xcalloc(n, sizeof *p->slots);
+        p->mask = n - 1;
+        for (size_t i = 0; i < p->count; i++) {
+            size_t h = (size_t)(p->items[i].key * 0x9e3779b97f4a7c15u) & p->mask;
+            while (p->slots[h])
+                h = (h + 1) & p->mask;
+            p->slots[h] = i + 1;
+        }
+    }
+    size_t h = (size_t)(key * 0x9e3779b97f4a7c15u) & p->mask;
+    while (p->slots[h] && p->items[p->slots[h] - 1].key != key)
+        h = (h + 1) & p->mask;
+    if (!p->slots[h]) {
+        churn_reserve(&p->items, &p->cap, p->count + 1, sizeof *p->items);
+        p->items[p->count] = (churn_frag_part){.key = key};
+        p->slots[h] = ++p->count;
+    }
+    return &p->items[p->slots[h] - 1];
+}
+
+typedef struct survivors {
+    const churn_spans *spans;
+    parts sites, classes;
+} survivors;
+
+static void add_part(churn_frag_part *p, const churn_object *o, double share)
+{
+    p->count++;
+    p->live_bytes += o->size;
+    p->usable_bytes += o->size + o->slack;
+    p->span_share += share;
+}
+
+static void survivor(void *ctx, const churn_object *o)
+{
+    survivors *s = ctx;
+    double share = churn_spans_share(s->spans, o);
+    add_part(part_of(&s->sites, o->stack), o, share);
+    add_part(part_of(&s->classes, o->size + o->slack), o, share);
+}
+
+static int by_pinned(const void *x, const void *y)
+{
+    const churn_frag_part *a = x, *b = y;
+    double pa = churn_frag_pinned(a), pb = churn_frag_pinned(b);
+    if (pa != pb)
+        return pa > pb ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* The displaced table's objects are live too: they sit in spans like the others. */
+static void displaced_survivors(const churn_live *l, survivors *s)
+{
+    for (size_t k = 0; k < l->displaced_count; k++)
+        survivor(s, &l->displaced[(l->displaced_head + k) % CHURN_DISPLACED_MAX]);
+}
+
+void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from_option,
+                          const churn_spans *spans, const churn_live_pass *p,
+                          const churn_analysis *a)
+{
+    memset(f, 0, sizeof *f);
+    f->model = *m;
+    f->from_option = from_option;
+    churn_model_set_classes(&f->model, a->class_sizes, a->class_spans, a->n_classes);
+    if (!spans)
+        return;
+    books k = find_books(a->counter_names, a->n_counter_names);
+    f->books = k.kind;
+    f->rows = churn_xcalloc(spans->nsnaps ? spans->nsnaps : 1, sizeof *f->rows);
+    for (size_t i = 0; i < spans->nsnaps; i++) {
+        const churn_span_snapshot *s = &spans->snaps[i];
+        if (a->window.has_first && s->epoch < a->window.first)
+            continue;
+        fill_row(&f->rows[f->nrows++], s, &a->epochs, &k);
+    }
+    survivors s = {spans, {0}, {0}};
+    churn_live_foreach(&p->live, survivor, &s);
+    displaced_survivors(&p->live, &s);
+    if (s.sites.count) {
+        qsort(s.sites.items, s.sites.count, sizeof *s.sites.items, by_pinned);
+        qsort(s.classes.items, s.classes.count, sizeof *s.classes.items, by_pinned);
+    }
+    f->sites = s.sites.items;
+    f->nsites = s.sites.count;
+    f->classes = s.classes.items;
+    f->nclasses = s.classes.count;
+    free(s.sites.slots);
+    free(s.classes.slots);
+}
+
+void churn_fragment_free(churn_fragmentation *f)
+{
+    free(f->rows);
+    free(f->sites);
+    free(f->classes);
+    memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,80 @@
+/*
+ * Live vs fragmented: per epoch, how the process's resident memory divides into live
+ * requested bytes, allocator slack, bytes pinned in partly used spans, free-but-resident
+ * memory the allocator keeps, and memory outside the allocator; and which callsites' and
+ * size classes' survivors pin the most span bytes.  Definitions and the per-allocator
+ * counters used: docs/fragmentation.md.
+ */
+#ifndef CHURN_FRAGMENT_H
+#define CHURN_FRAGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "epochs.h"
+#include "livepass.h"
+#include "model.h"
+#include "reader.h"
+#include "spans.h"
+
+/* How the allocator's own counters are read (chosen by the names the trace lists). */
+enum churn_books {
+    CHURN_BOOKS_NONE = 0,
+    CHURN_BOOKS_GLIBC,
+    CHURN_BOOKS_GPERFTOOLS,
+    CHURN_BOOKS_TCMALLOC,
+    CHURN_BOOKS_JEMALLOC,
+};
+
+typedef struct churn_frag_row {
+    uint64_t epoch;
+    uint64_t live_count, live_bytes, slack_bytes;
+    int64_t pinned_bytes;        /* span bytes of occupied units - live usable bytes */
+    uint64_t span_bytes, spans;
+    int has_rss, has_books;
+    uint64_t rss_bytes;
+    uint64_t heap_bytes;         /* the allocator's resident memory by its counters */
+    uint64_t free_resident_bytes;
+    int64_t outside_heap_bytes;  /* rss - heap */
+    int64_t residual_bytes;      /* heap - live - slack - pinned - free resident */
+    const churn_epoch_row *row;  /* counters as recorded, when the epoch has a summary */
+} churn_frag_row;
+
+/* A callsite's (key = stack id) or a usable size's (key = bytes) survivors at the end. */
+typedef struct churn_frag_part {
+    uint64_t key;
+    uint64_t count, live_bytes, usable_bytes;
+    double span_share;           /* their shares of the units they sit in */
+} churn_frag_part;
+
+typedef struct churn_fragmentation {
+    churn_model model;           /* with the allocator's own classes when recorded */
+    int from_option;             /* --model chose it, not the trace */
+    enum churn_books books;
+    churn_frag_row *rows;
+    size_t nrows;
+    churn_frag_part *sites, *classes; /* sorted by pinned bytes, descending */
+    size_t nsites, nclasses;
+} churn_fragmentation;
+
+/* The model for a trace: --model's when given (option may be NULL), else the one its first
+   segment's allocator record names.  Returns 0 and a one-line reason for a bad option. */
+int churn_fragment_model(churn_trace *t, const char *option, churn_model *m, int *from_option,
+                         char *err, size_t errlen);
+
+struct churn_analysis;
+
+/* Builds the table from the span snapshots, the analysis's epoch rows and allocator
+   counters, and the live set the pass ended with. */
+void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from_option,
+                          const churn_spans *spans, const churn_live_pass *p,
+                          const struct churn_analysis *a);
+
+static inline double churn_frag_pinned(const churn_frag_part *p)
+{
+    return p->span_share - (double)p->usable_bytes;
+}
+
+void churn_fragment_free(churn_fragmentation *f);
+
+#endif
