@@ -6,9 +6,12 @@
  * A name is a mangled symbol or its prefix (_ZN7workerd9IoContextC), a plain C name, or a
  * qualified C++ name (workerd::IoContext::IoContext, ns::Class::~Class, ns::function), which
  * is turned into the mangled prefix it must start with, so no demangler runs in the traced
- * process.  Names are looked up in the executable's .symtab and .dynsym; each matching address
- * gets an entry hook from the patching engine.  A name that matches nothing is an error.
+ * process.  Names are looked up in the executable's .symtab and .dynsym, then, for an exact
+ * name the executable lacks, among the symbols its shared libraries export (Debian's node
+ * keeps its code in libnode.so); each matching address gets an entry hook from the patching
+ * engine.  A name that matches nothing is an error.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,7 +75,9 @@ static int resolve(const char *name, found_t *found)
     char prefix[4096];
     if (!strncmp(name, "_Z", 2) || !strchr(name, ':')) {
         uintptr_t exact = churn_exe_symbol(name);
-        if (exact) {
+        if (!exact)
+            exact = (uintptr_t)dlsym(RTLD_DEFAULT, name);
+        if (exact && !(exact >= churn_self_lo && exact < churn_self_hi)) {
             collect(name, exact, found);
             return 0;
         }
@@ -98,7 +103,8 @@ int churn_epoch_at_install(const char *list)
             return -1;
         }
         if (!found.n) {
-            churn_log("CHURN_EPOCH_AT: no function \"%s\" in the executable; not tracing", name);
+            churn_log("CHURN_EPOCH_AT: no function \"%s\" in the executable or its libraries; "
+                      "not tracing", name);
             return -1;
         }
         for (size_t i = 0; i < found.n; i++) {

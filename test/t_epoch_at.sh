@@ -31,3 +31,21 @@ echo "$out" | grep -q "3 deliveries" || fail "the program's output changed: $out
 grep -q 'CHURN_EPOCH_AT: no function "no_such_function"' "$WORK/err" ||
     fail "no clear error for an unknown name: $(cat "$WORK/err")"
 echo "unknown name reported: $(cat "$WORK/err")"
+
+# A function of a shared library: each of its 30 calls begins an epoch holding its own
+# allocation and its free of the previous one.
+gcc $PROG_CFLAGS -std=gnu11 -shared -fPIC -DLIBRARY -o "$WORK/libepochlib.so" \
+    test/programs/epoch_at_lib.c || fail "cannot build libepochlib.so"
+build_c epoch_at_lib test/programs/epoch_at_lib.c -L"$WORK" -lepochlib -Wl,-rpath,"$WORK"
+CHURN_EPOCH_AT=lib_request traced "$WORK/lib.zst" "$WORK/lib.out" "$WORK/epoch_at_lib" 30
+analyze "$WORK/lib.zst" "$WORK/lib.json"
+check "$WORK/lib.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+expect("epochs begun by 30 calls of a library function", field(report, "metadata", "last_epoch"), 30)
+for e in field(report, "epochs"):
+    if 2 <= e["epoch"] <= 29:
+        expect("allocs, frees in epoch %d" % e["epoch"], (e["allocs"], e["frees"]), (1, 1))
+print("30 calls of lib_request in libepochlib.so began 30 epochs")
+PY
