@@ -103,10 +103,41 @@ top = [g for g in growth[:5] if g["bytes_per_epoch"] > 0 and g["r2"] > 0.9 and
 if not top:
     fail("no per-subrequest growth in workerd:: frames among the top callsites: %s" %
          [(g["bytes_per_epoch"], g["stack"][:1]) for g in growth[:5]])
+# Live vs fragmented (docs/fragmentation.md): the tcmalloc model from the trace, with the
+# classes tcmalloc stated; every row adds up to RSS; and the bytes the model finds pinned in
+# spans that hold live objects are the free objects of those spans, which tcmalloc keeps in
+# its central free lists (all of them there) and its transfer, thread and per-CPU caches (some
+# of those): central <= pinned <= central + caches, within 5 % + 64 KiB for counters read up
+# to a millisecond before the tick (held in every epoch of 2,000- and 20,000-subrequest runs).
+model = field(report, "fragmentation_model")
+expect("fragmentation model", (model["model"], model["source"], model["books"]),
+       ("tcmalloc", "trace", "tcmalloc"))
+if not any(size == 48 and span == 8192 for size, span in model["recorded_classes"]):
+    fail("tcmalloc's size classes were not recorded: %s" % model["recorded_classes"][:5])
+rows = field(report, "fragmentation")
+for r in rows:
+    if r["rss_bytes"] is None:
+        continue
+    parts = (r["live_bytes"] + r["slack_bytes"] + r["pinned_bytes"] + r["free_resident_bytes"]
+             + r["outside_heap_bytes"] + r["residual_bytes"])
+    expect("epoch %d: parts add up to RSS" % r["epoch"], parts, r["rss_bytes"])
+books = []
+for r in rows:
+    c = r["counters"]
+    if "tcmalloc.central_cache_free" not in c:
+        continue
+    central = c["tcmalloc.central_cache_free"]
+    caches = central + c["tcmalloc.transfer_cache_free"] + c["tcmalloc.thread_cache_free"] + c["tcmalloc.cpu_free"]
+    books.append((r["epoch"], central * 0.95 - 65536 <= r["pinned_bytes"] <= caches * 1.05 + 65536))
+within = [e for e, ok in books if ok]
+if len(books) < 0.99 * len(rows) or len(within) < 0.97 * len(books):
+    fail("pinned bytes within tcmalloc's free lists in %d of %d epochs (%d rows); first outside: %s"
+         % (len(within), len(books), len(rows), [e for e, ok in books if not ok][:5]))
 print("workerd: %d epochs for %d requests served, %d allocations, top growth +%.0f B/epoch at %s;"
-      " tcmalloc's current_allocated_bytes = trace live usable + %d B in %d of %d epochs"
+      " tcmalloc's current_allocated_bytes = trace live usable + %d B in %d of %d epochs;"
+      " pinned bytes within tcmalloc's free lists in %d of %d epochs"
       % (ended, served, totals["allocs"], top[0]["bytes_per_epoch"], top[0]["stack"][0][:80],
-         baseline, len(exact), len(diffs)))
+         baseline, len(exact), len(diffs), len(within), len(books)))
 PY
 }
 
