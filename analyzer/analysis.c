@@ -33,6 +33,7 @@ void churn_analysis_free(churn_analysis *a)
     free(a->class_sizes);
     free(a->class_spans);
     churn_fragment_free(&a->frag);
+    churn_regions_free(&a->regions);
 }
 
 void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s)
@@ -169,8 +170,31 @@ static void on_free(churn_analysis *a, const churn_record *r)
     c->free_bytes += size;
 }
 
+/* Mappings are state, followed through every epoch: a window starts with what was mapped. */
+static void track_map(churn_analysis *a, const churn_record *r)
+{
+    const uint64_t addr = r->u.map.addr, len = r->u.map.length;
+    switch (r->kind) {
+    case CHURN_MAP_MMAP:
+        if (r->u.map.internal) /* the allocator's own: its heap */
+            churn_regions_unmap(&a->regions, addr, len);
+        else
+            churn_regions_map(&a->regions, addr, len);
+        break;
+    case CHURN_MAP_MUNMAP:
+        churn_regions_unmap(&a->regions, addr, len);
+        break;
+    case CHURN_MAP_MREMAP: /* a = new length, b = new address */
+        if (churn_regions_unmap(&a->regions, addr, len))
+            churn_regions_map(&a->regions, r->u.map.b, r->u.map.a);
+        break;
+    }
+}
+
 static void on_other_event(churn_analysis *a, const churn_record *r)
 {
+    if (r->tag == CHURN_REC_MAP)
+        track_map(a, r);
     if (past_window(a, r->epoch))
         return;
     advance_clock(a, r->epoch);
@@ -218,8 +242,10 @@ static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
         a->duplicate_summaries++;
         return;
     }
-    if (a->events)
+    if (a->events) {
+        churn_epochs_row(&a->epochs, s->epoch)->mapped_bytes = a->regions.bytes;
         return;
+    }
     /* Without events the summaries are the only source of every figure. */
     churn_epoch_row *row = churn_epochs_row(&a->epochs, s->epoch);
     row->allocs = s->allocs;

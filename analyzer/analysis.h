@@ -19,6 +19,7 @@
 #include "lifetime.h"
 #include "livepass.h"
 #include "modules.h"
+#include "regions.h"
 #include "reader.h"
 #include "records.h"
 #include "stacks.h"
@@ -75,6 +76,7 @@ typedef struct churn_analysis {
     uint64_t *class_sizes, *class_spans; /* the allocator's own, when recorded */
     size_t n_classes;
     churn_fragmentation frag;            /* filled by churn_fragment_build after finish */
+    churn_regions regions;               /* the program's own mappings, from MAP events */
     int has_exit;
     uint64_t exit_how, exit_detail;
 

@@ -172,6 +172,7 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
     if (!row || !row->has_summary)
         return;
     f->row = row;
+    f->mapped_bytes = row->mapped_bytes;
     f->has_rss = row->rss_bytes != 0;
     f->rss_bytes = row->rss_bytes;
     f->has_books = read_books(k, t->counters + row->counters_first, row->n_counters, f,

@@ -37,6 +37,7 @@ typedef struct churn_frag_row {
     uint64_t free_resident_bytes;
     int64_t outside_heap_bytes;  /* rss - heap */
     int64_t residual_bytes;      /* heap - live - slack - pinned - free resident */
+    uint64_t mapped_bytes;       /* the program's own mappings (virtual), when has_rss */
     const churn_epoch_row *row;  /* counters as recorded, when the epoch has a summary */
 } churn_frag_row;
 

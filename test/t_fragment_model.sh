@@ -2,8 +2,8 @@
 # The allocator models of the fragmentation estimate, to the byte, on traces written by the
 # independent encoder (test/tools/mktrace.py): jemalloc slab starts found from addresses,
 # glibc objects straddling pages and owning whole ones, the parts of RSS per epoch, snapshots
-# at epoch ends even when a short free of an object follows in the next epoch, recorded size
-# classes, --model overriding the trace, and a bad --model name refused in one line.
+# at epoch ends even when a short free of an object follows in the next epoch, the program's
+# own mappings (not the allocator's) through mmap, munmap and mremap, recorded size classes, --model overriding the trace, and a bad --model name refused in one line.
 . test/lib.sh
 
 python3 - "$WORK" <<'PY'
@@ -38,6 +38,13 @@ gl = ("glibc", 4096, ["mallinfo2.arena", "mallinfo2.hblkhd", "mallinfo2.uordblks
 trace("glibc", gl, stacks + [
     ["thread", 1], ["epoch", 0],
     ["alloc", 0, D, 40, 0, 1], ["alloc", 0, E, 24, 0, 2], ["alloc", 0, F, 12288, 0, 3],
+    # the program maps 1 MiB and unmaps 256 KiB from its middle; the allocator maps 2 MiB of
+    # its own (internal: heap, not the program's); a 64 KiB mapping moves and doubles
+    ["map", 0, 0x7f0000000000, 1 << 20, 3, 0, 1, False],
+    ["map", 1, 0x7f0000040000, 1 << 18, 0, 0, 1, False],
+    ["map", 0, 0x7f1000000000, 2 << 20, 3, 0, 1, True],
+    ["map", 0, 0x7f2000000000, 1 << 16, 3, 0, 1, False],
+    ["map", 2, 0x7f2000000000, 1 << 16, 1 << 17, 0x7f3000000000, 1, False],
     ["epoch_end", {"epoch": 0, "rss": 500000, "counters": [135168, 0, 20000, 115168, 0]}],
     ["exit", 1, 0]])
 
@@ -83,6 +90,8 @@ expect("glibc span bytes: D's two pages shared with E, F's four", (gl["span_byte
        (6 * 4096, 4))
 expect("glibc free resident: free chunk bytes not inside occupied pages", gl["free_resident_bytes"],
        max(0, 115168 - (6 * 4096 - (40 + 24 + 12288))))
+expect("glibc program_mapped_bytes (1 MiB - 256 KiB + 128 KiB moved)", gl["program_mapped_bytes"],
+       (1 << 20) - (1 << 18) + (1 << 17))
 pg = rows("page")[0]
 expect("page:8192 span bytes (D and E in one page, F in two)", (pg["span_bytes"], pg["spans"]),
        (3 * 8192, 3))
