@@ -27,6 +27,13 @@ void churn_export_window_init(churn_export_window *w, churn_analysis *a,
     size_t n = a->growth.count ? a->growth.count : 1;
     w->leaked_bytes = churn_xcalloc(n, sizeof *w->leaked_bytes);
     w->leaked_count = churn_xcalloc(n, sizeof *w->leaked_count);
+    w->pinned_bytes = churn_xcalloc(n, sizeof *w->pinned_bytes);
+    for (size_t k = 0; k < a->frag.nsites; k++) {
+        const churn_frag_part *f = &a->frag.sites[k];
+        size_t i = (size_t)(churn_growth_site(&a->growth, f->key) - a->growth.sites);
+        double v = churn_frag_pinned(f);
+        w->pinned_bytes[i] = v > 0 && v < 9e18 ? (int64_t)llround(v) : 0;
+    }
     if (!a->events) {
         /* Summaries only: what the last summary left live is all there is. */
         for (size_t i = 0; i < a->growth.count; i++) {
@@ -45,6 +52,7 @@ void churn_export_window_free(churn_export_window *w)
 {
     free(w->leaked_bytes);
     free(w->leaked_count);
+    free(w->pinned_bytes);
     memset(w, 0, sizeof *w);
 }
 
@@ -95,7 +103,11 @@ static int64_t leaked_rest(const churn_export_window *w)
     return w->rest_leaked_bytes;
 }
 
-/* Span bytes pinned by survivors (fragmentation) joins as one more row. */
+static int64_t pinned(const churn_export_window *w, size_t i)
+{
+    return w->pinned_bytes[i];
+}
+
 const churn_metric churn_metrics[] = {
     {"alloc_bytes", "allocated bytes", "bytes", "alloc_space", alloc_bytes, NULL},
     {"allocs", "allocations", "objects", "alloc_objects", allocs, NULL},
@@ -105,6 +117,8 @@ const churn_metric churn_metrics[] = {
      NULL},
     {"leaked", "leaked at exit (allocated in the window, live at its end)", "bytes",
      "leaked_space", leaked, leaked_rest},
+    {"pinned", "span bytes pinned by survivors at the end (fragmentation)", "bytes",
+     "pinned_space", pinned, NULL},
 };
 const size_t churn_metrics_count = sizeof churn_metrics / sizeof churn_metrics[0];
 

@@ -21,7 +21,7 @@ folded() {
     "$ANALYZE" "$@" >"$out" 2>"$out.err" || status=$?
     [ "$status" -eq 0 ] || fail "churn-analyze $* exited with $status: $(tail -n 1 "$out.err")"
 }
-for m in alloc_bytes allocs live_bytes live_count growth leaked; do
+for m in alloc_bytes allocs live_bytes live_count growth leaked pinned; do
     folded "$WORK/demo.$m" --folded=$m "$WORK/demo.zst"
 done
 folded "$WORK/demo.default" --folded "$WORK/demo.zst"
@@ -68,6 +68,10 @@ expect("allocs sum", total(parse("demo.allocs")), t["allocs"])
 expect("live_bytes sum", total(parse("demo.live_bytes")), last["live_bytes"])
 expect("live_count sum", total(parse("demo.live_count")), last["live_count"])
 expect("leaked sum", total(parse("demo.leaked")), field(report, "leaked_at_exit")["bytes"])
+pinned = [c for c in field(report, "fragmentation_callsites") if c["pinned_bytes"] > 0]
+if not pinned:
+    fail("the demo's survivors pin no span bytes")
+expect("pinned sum", total(parse("demo.pinned")), sum(round(c["pinned_bytes"]) for c in pinned))
 expect("default metric (live_bytes)", parse("demo.default"), parse("demo.live_bytes"))
 expect("windowed alloc_bytes sum", total(parse("window.alloc_bytes")),
        field(window, "totals")["alloc_bytes"])
