@@ -37,6 +37,8 @@ RESULTS = os.path.join(ROOT, "bench", "results", "latest.md")
 PYTHON = "/usr/bin/python3"
 LIBCHURN = os.path.join(BUILD, "libchurn.so")
 ANALYZER = os.path.join(BUILD, "churn-analyze")
+# The pinned node from test/node/install.sh, which bench/run.sh runs.
+NODE = os.environ.get("BENCH_NODE", "")
 MAXRSS_PRELOAD = os.path.join(BUILD, "bench", "libmaxrss.so")
 THREADS = os.path.join(BUILD, "bench", "threads")
 DETACH = os.path.join(BUILD, "bench", "detach")
@@ -72,7 +74,7 @@ def workloads(quick):
              size="2 x %d ops" % thread_ops, ops=2 * thread_ops),
         dict(name="sqlite", argv=[shutil.which("sqlite3") or "sqlite3", ":memory:"], stdin=sql,
              env={}, size="%d rows" % sql_rows),
-        dict(name="node", argv=[shutil.which("node") or "node",
+        dict(name="node", argv=[NODE,
                                 os.path.join(ROOT, "bench", "node_churn.js"), str(node_rounds)],
              stdin=None, env={}, size="%d rounds" % node_rounds),
     ]
@@ -333,10 +335,12 @@ def main():
     if runs_env is not None and (not runs_env.isdigit() or int(runs_env) < 1):
         fail("BENCH_RUNS must be a positive integer, got %r" % runs_env)
     runs = int(runs_env) if runs_env else (2 if quick else 5)
-    for path in (LIBCHURN, ANALYZER, MAXRSS_PRELOAD, THREADS, DETACH, PYTHON):
+    if not NODE:
+        fail("BENCH_NODE is not set: the pinned node comes from test/node/install.sh (run through `make bench`)")
+    for path in (LIBCHURN, ANALYZER, MAXRSS_PRELOAD, THREADS, DETACH, PYTHON, NODE):
         if not os.path.exists(path):
             fail("missing %s (run through `make bench`)" % path)
-    for tool in ("heaptrack", "heaptrack_print", "sqlite3", "node", "zstd"):
+    for tool in ("heaptrack", "heaptrack_print", "sqlite3", "zstd"):
         if not shutil.which(tool):
             fail("missing %s on PATH (run through `make bench`, which installs it)" % tool)
     become_subreaper()

@@ -8,12 +8,16 @@ set -eu
 cd "$(dirname "$0")/.."
 CC=${CC:-gcc}
 mkdir -p build/bench
-for tool in heaptrack heaptrack_print sqlite3 node zstd /usr/bin/python3; do
+for tool in heaptrack heaptrack_print sqlite3 zstd /usr/bin/python3; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "bench: $tool is not installed (make bench installs the test packages)" >&2
         exit 1
     fi
 done
+# The pinned nodejs.org build the node test uses, not whatever `node` is on PATH, so that the
+# node figures are of the same executable on every machine.
+BENCH_NODE=$(test/node/install.sh)
+export BENCH_NODE
 # Frame pointers kept so that libchurn's stack capture sees the benchmark's own frames.
 $CC -O2 -g -Wall -Wextra -std=gnu11 -fno-omit-frame-pointer -pthread \
     -o build/bench/threads bench/threads.c

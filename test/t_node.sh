@@ -1,6 +1,7 @@
 #!/bin/sh
-# End to end against node (V8): `LD_PRELOAD=libchurn.so node test/node/server.js` under a
-# bounded loopback load (test/node/drive.py: one keep-alive connection, one request at a time),
+# End to end against node (V8, the pinned nodejs.org build from test/node/install.sh):
+# `LD_PRELOAD=libchurn.so node test/node/server.js` under a bounded loopback load
+# (test/node/drive.py: one keep-alive connection, one request at a time),
 # one epoch per request: CHURN_EPOCH_AT=llhttp__on_message_begin, which node's HTTP parser
 # calls at the start of every message it parses.  A handler that keeps a 16 KiB Buffer per
 # request (its bytes outside V8's heap, from node's ArrayBuffer allocator) must grow by that
@@ -13,12 +14,12 @@ REQUESTS=2000
 BUFFER=16384    # test/node/server.js's Buffer size
 EPOCH_FUNCTION=llhttp__on_message_begin
 
-NODE=$(command -v node) || fail "node is not installed (the NodeSource or nodejs.org build of node 18 or later)"
-# nodejs.org and NodeSource builds link node's own code into the executable, with its symbol
-# table; Debian's nodejs keeps it in libnode.so, where CHURN_EPOCH_AT does not look.
+# The pinned nodejs.org build (test/node/install.sh), whatever `node` the machine has.
+NODE=$(test/node/install.sh 2>"$WORK/install.err") || fail "$(tail -n 1 "$WORK/install.err")"
+# That build links node's own code into the executable with its symbol table: the epoch
+# function must be there, and addr2line names V8's frames from it.
 nm "$NODE" 2>/dev/null | grep -q " T $EPOCH_FUNCTION\$" ||
-    nm -D "$NODE" 2>/dev/null | grep -q " T $EPOCH_FUNCTION\$" ||
-    fail "$NODE ($("$NODE" --version)) does not define $EPOCH_FUNCTION in its executable (a build with node in a shared libnode?): CHURN_EPOCH_AT cannot begin an epoch per request"
+    fail "$NODE ($("$NODE" --version)) does not define $EPOCH_FUNCTION in its symbol table (stripped?): CHURN_EPOCH_AT cannot begin an epoch per request"
 
 # drive NAME MODE: node under the shim serves $REQUESTS requests and leaves through /exit.
 drive() {
