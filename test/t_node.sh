@@ -118,6 +118,17 @@ for name in ("leak", "clean"):
         fail("%s: V8's heap pages are not in the trace as mmap records: %s"
              % (name, [(hex(r["address"]), r["length"], r["epoch"]) for r in pages][:8]))
     net = sum(r["length"] if r["kind"] == 0 else -r["length"] for r in v8 if r["kind"] in (0, 1))
+    # V8's pages are outside the allocator: the breakdown's program_mapped_bytes holds at least
+    # what V8 mapped and kept, and its outside_heap_bytes is most of RSS (V8's heap, code).
+    frag = {r["epoch"]: r for r in field(report, "fragmentation")}
+    last = frag.get(len(answers))
+    if not last or last["program_mapped_bytes"] is None:
+        fail("%s: no fragmentation row for the last request (epoch %d)" % (name, len(answers)))
+    if last["program_mapped_bytes"] < net:
+        fail("%s: program_mapped_bytes %d at the last request, V8 alone kept %d B mapped"
+             % (name, last["program_mapped_bytes"], net))
+    if not last["outside_heap_bytes"] > last["rss_bytes"] / 2:
+        fail("%s: outside the allocator %d of %d B RSS" % (name, last["outside_heap_bytes"], last["rss_bytes"]))
     runs[name] = {"sites": sites, "traced": traced, "own": own, "window": window,
                   "pages": pages, "v8_net": net, "answers": answers}
 
