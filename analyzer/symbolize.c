@@ -15,8 +15,13 @@
  * thread of their own while the trace is still being analyzed (churn_symbolizer_prefetch).
  * Every other use of elfutils waits until that thread is done, and what it found is
  * reported when the module is first used, as if it had been opened then.
+ *
+ * What modules with debug info resolve to is kept across runs (symcache.h): a module whose
+ * build id has a cache file is not prefetched, its ips come from the file, and it is opened
+ * only for an ip the file lacks.
  */
 #include "symbolize.h"
+#include "symcache.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -116,6 +121,10 @@ typedef struct module {
     bool symbols_built;
     decl_name *decl_names;
     bool prefetch;      /* queued for (or done by) the prefetch thread */
+    bool cache_read;    /* its symbol cache file was looked for */
+    bool cache_dirty;   /* ips resolved with DWARF that the file lacks */
+    uint64_t *cached;   /* addresses of its ips to keep in the file */
+    size_t cached_count, cached_cap;
     char *open_warning; /* what opening it on that thread found, to report on first use */
     UT_hash_handle hh;  /* by id */
 } module;
@@ -128,6 +137,7 @@ typedef struct cached_ip {
 } cached_ip;
 
 struct churn_symbolizer {
+    char *cache_dir;    /* NULL: no symbol cache */
     arena_block *arena;
     interned *strings;
     module *modules;
@@ -236,11 +246,13 @@ static void warn(churn_symbolizer *s, const char *fmt, ...)
 }
 
 static void prefetch_finish(churn_symbolizer *s);
+static void cache_save(churn_symbolizer *s, module *m);
 
 churn_symbolizer *churn_symbolizer_new(void)
 {
     churn_symbolizer *s = xmalloc(sizeof *s);
     memset(s, 0, sizeof *s);
+    s->cache_dir = churn_symcache_dir();
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
     return s;
@@ -275,6 +287,7 @@ static void module_close(module *m)
 static void module_free(module *m)
 {
     module_close(m);
+    free(m->cached);
     free(m->open_warning);
     free(m->path);
     free(m->build_id);
@@ -300,8 +313,12 @@ void churn_symbolizer_free(churn_symbolizer *s)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
     free(s->prefetch);
-    cache_clear_range(s, 0, UINT64_MAX);
     module *m, *tmp;
+    HASH_ITER(hh, s->modules, m, tmp) {
+        if (m->cache_dirty)
+            cache_save(s, m);
+    }
+    cache_clear_range(s, 0, UINT64_MAX);
     HASH_ITER(hh, s->modules, m, tmp) {
         HASH_DEL(s->modules, m);
         module_free(m);
@@ -315,6 +332,7 @@ void churn_symbolizer_free(churn_symbolizer *s)
     free(s->by_start);
     free(s->max_end);
     free(s->warnings);
+    free(s->cache_dir);
     free(s);
 }
 
@@ -893,6 +911,64 @@ static void symtab_frame(churn_symbolizer *s, module *m, uint64_t addr, churn_fr
     f->line = line > 0 ? (unsigned)line : 0;
 }
 
+static void cache_remember(module *m, uint64_t addr)
+{
+    if (m->cached_count == m->cached_cap)
+        m->cached = grow(m->cached, &m->cached_cap, sizeof *m->cached);
+    m->cached[m->cached_count++] = addr;
+}
+
+typedef struct cache_loading {
+    churn_symbolizer *s;
+    module *m;
+} cache_loading;
+
+static void cache_entry(void *ctx, uint64_t offset, const churn_frame *frames, size_t n)
+{
+    cache_loading *l = ctx;
+    module *m = l->m;
+    uint64_t addr = offset + m->bias;
+    cached_ip *c;
+    HASH_FIND(hh, l->s->cache, &addr, sizeof addr, c);
+    if (c || addr < m->start || addr >= m->end)
+        return;
+    c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
+    c->addr = addr;
+    c->count = n;
+    for (size_t i = 0; i < n; i++) {
+        c->frames[i] = frames[i];
+        c->frames[i].function = frames[i].function ? intern(l->s, frames[i].function) : NULL;
+        c->frames[i].file = frames[i].file ? intern(l->s, frames[i].file) : NULL;
+        c->frames[i].module = m->name;
+    }
+    HASH_ADD(hh, l->s->cache, addr, sizeof c->addr, c);
+    cache_remember(m, addr);
+}
+
+/* Once per module: what earlier runs resolved in a binary of this build id. */
+static void cache_read(churn_symbolizer *s, module *m)
+{
+    m->cache_read = true;
+    if (!s->cache_dir || !m->build_id_len)
+        return;
+    cache_loading l = {s, m};
+    churn_symcache_load(s->cache_dir, m->build_id, m->build_id_len, cache_entry, &l);
+}
+
+static void cache_save(churn_symbolizer *s, module *m)
+{
+    churn_symcache_item *items = xmalloc((m->cached_count ? m->cached_count : 1) * sizeof *items);
+    size_t n = 0;
+    for (size_t i = 0; i < m->cached_count; i++) {
+        cached_ip *c;
+        HASH_FIND(hh, s->cache, &m->cached[i], sizeof m->cached[i], c);
+        if (c)
+            items[n++] = (churn_symcache_item){c->addr - m->bias, c->frames, c->count};
+    }
+    churn_symcache_save(s->cache_dir, m->build_id, m->build_id_len, items, n);
+    free(items);
+}
+
 static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr)
 {
     churn_frame frames[MAX_INLINE_FRAMES];
@@ -921,6 +997,10 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr)
     c->count = n;
     memcpy(c->frames, frames, n * sizeof frames[0]);
     HASH_ADD(hh, s->cache, addr, sizeof c->addr, c);
+    if (m && m->dwarf && s->cache_dir && m->build_id_len) {
+        cache_remember(m, addr);
+        m->cache_dirty = true;
+    }
     return c;
 }
 
@@ -957,6 +1037,10 @@ void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id)
     HASH_FIND(hh, s->modules, &id, sizeof id, m);
     if (s->prefetch_closed || !m || m->prefetch || m->state != MODULE_UNOPENED)
         return;
+    if (!m->cache_read)
+        cache_read(s, m);
+    if (m->cached_count)
+        return; /* opened only if the cache lacks an ip */
     if (!s->thread_running) {
         if (pthread_create(&s->thread, NULL, prefetch_thread, s) != 0)
             return; /* the module is opened when first used, as without prefetching */
@@ -995,6 +1079,13 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
     uint64_t addr = is_return_address && ip ? ip - 1 : ip;
     cached_ip *c;
     HASH_FIND(hh, s->cache, &addr, sizeof addr, c);
+    if (!c) {
+        module *m = module_at(s, addr);
+        if (m && !m->cache_read) {
+            cache_read(s, m);
+            HASH_FIND(hh, s->cache, &addr, sizeof addr, c);
+        }
+    }
     if (!c)
         c = resolve_uncached(s, addr);
     size_t n = c->count < max ? c->count : max;

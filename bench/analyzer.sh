@@ -2,7 +2,9 @@
 # churn-analyze against heaptrack_print on the same Python run: both traces are produced
 # here, then each analyzer reads its own trace in 9 alternating runs (the machine may be
 # shared: the median of more runs moves less); the median wall time and peak RSS of each are
-# printed side by side.  Usage: sh bench/analyzer.sh [ROUNDS]
+# printed side by side.  churn-analyze runs twice per round: cold (symbol cache off: libc's
+# debug info is read every time) and warm (a symbol cache filled by an earlier run; heaptrack
+# resolves symbols while tracing, so its printer reads none).  Usage: sh bench/analyzer.sh [ROUNDS]
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-40000}
@@ -36,17 +38,21 @@ def run(argv):
         sys.exit("%s failed (status %d)" % (argv[0], status))
     return wall, usage.ru_maxrss / 1024.0
 
-tools = {"churn-analyze": ["build/churn-analyze", sys.argv[1]],
+cache = os.path.join(os.path.dirname(sys.argv[1]), "symbol-cache")
+tools = {"churn-analyze cold": ["env", "CHURN_SYMBOL_CACHE=off", "build/churn-analyze", sys.argv[1]],
+         "churn-analyze warm": ["env", "CHURN_SYMBOL_CACHE=" + cache, "build/churn-analyze", sys.argv[1]],
          "heaptrack_print": ["heaptrack_print", sys.argv[2]]}
+run(tools["churn-analyze warm"])  # fills the cache
 results = {name: [] for name in tools}
 for _ in range(9):
     for name, argv in tools.items():
         results[name].append(run(argv))
-print("%-16s %10s %12s" % ("analyzer", "wall s", "peak RSS MiB"))
+print("%-20s %10s %12s" % ("analyzer", "wall s", "peak RSS MiB"))
 med = {}
 for name, rs in results.items():
     med[name] = (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
-    print("%-16s %10.3f %12.1f" % (name, med[name][0], med[name][1]))
-print("speed ratio (heaptrack_print / churn-analyze): %.2fx" %
-      (med["heaptrack_print"][0] / med["churn-analyze"][0]))
+    print("%-20s %10.3f %12.1f" % (name, med[name][0], med[name][1]))
+for mode in ("cold", "warm"):
+    print("speed ratio (heaptrack_print / churn-analyze %s): %.2fx" %
+          (mode, med["heaptrack_print"][0] / med["churn-analyze " + mode][0]))
 PY

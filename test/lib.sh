@@ -74,5 +74,7 @@ check() {
 }
 
 require_built
+# Each test symbolizes from debug info, never from an earlier run's symbol cache.
+export CHURN_SYMBOL_CACHE="$WORK/symbol-cache"
 rm -rf "$WORK"
 mkdir -p "$WORK"

@@ -2,23 +2,23 @@
 # Offline symbolization (analyzer/symbolize.c) against real processes: a PIE program, a
 # library dlopened mid-run whose debug info is reached by .gnu_debuglink, libc through its
 # build id under /usr/lib/debug, C++ inlined frames, then the same maps against a binary
-# whose debug info is stripped, a rebuilt binary and a deleted library.
+# whose debug info is stripped, a rebuilt binary and a deleted library.  Then the persistent
+# symbol cache (analyzer/symcache.c): a warm run answers exactly as a cold one, and by build
+# id, so stripping the binary afterwards changes nothing.
 set -eu
 cd "$(dirname "$0")/.."
+# the checks below are about reading debug info: no cache unless a check asks for one
+export CHURN_SYMBOL_CACHE=off
 
 B=build/test/symbolize
 fail() { echo "t_symbolize: $*"; exit 1; }
 
 CFLAGS_ANALYZER="-O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils"
-if [ ! -f build/analyzer/symbolize.o ] || [ analyzer/symbolize.c -nt build/analyzer/symbolize.o ] ||
-   [ analyzer/symbolize.h -nt build/analyzer/symbolize.o ]; then
-    mkdir -p build/analyzer
-    gcc $CFLAGS_ANALYZER -c analyzer/symbolize.c -o build/analyzer/symbolize.o ||
-        fail "analyzer/symbolize.c does not compile"
-fi
+OBJS="build/analyzer/symbolize.o build/analyzer/symcache.o build/analyzer/util.o"
+make -s $OBJS >/dev/null || fail "the symbolizer's objects do not build"
 rm -rf "$B"
 mkdir -p "$B"
-gcc $CFLAGS_ANALYZER -Ianalyzer test/tools/symtest.c build/analyzer/symbolize.o \
+gcc $CFLAGS_ANALYZER -Ianalyzer test/tools/symtest.c $OBJS \
     -o "$B/symtest" -ldw -lelf -lstdc++ || fail "cannot build the symtest driver"
 
 build_pie() {
@@ -114,8 +114,34 @@ expect "$B/inline.out" anon 2 0 'shop::Cart::checkout(long) const' sym_inline.cp
 frames "$B/inline.out" anon 3
 [ "$(warnings "$B/inline.out")" = 0 ] || fail "warnings on a clean run: $(grep '^warning' "$B/inline.out")"
 
+# The symbol cache: a cold run fills it (private files, one per module with debug info), a
+# warm run answers the same without reading debug info.
+for map in pie inline; do
+    for run in cold warm; do
+        CHURN_SYMBOL_CACHE=$PWD/$B/cache "$B/symtest" "$B/$map.map" > "$B/$map.$run.out" ||
+            fail "symtest failed on $map.map with the cache ($run)"
+        cmp -s "$B/$map.out" "$B/$map.$run.out" ||
+            fail "$map.map symbolized differently with the cache ($run): $(diff "$B/$map.out" "$B/$map.$run.out" | head -3)"
+    done
+done
+[ "$(stat -c %a "$B/cache")" = 700 ] || fail "the cache directory is not private"
+[ -z "$(find "$B/cache" -type f ! -perm 600)" ] || fail "a cache file is not private"
+[ "$(find "$B/cache" -type f | wc -l)" -ge 3 ] || fail "expected cache files for sym_pie, libsymlib.so, libc"
+# A damaged file is ignored and written anew.
+rm -rf "$B/cache"
+CHURN_SYMBOL_CACHE=$PWD/$B/cache "$B/symtest" "$B/pie.map" > /dev/null || fail "symtest failed (cache)"
+for f in "$B"/cache/*; do printf 'churn-symbols 1\nzz 1\n' > "$f"; done
+CHURN_SYMBOL_CACHE=$PWD/$B/cache "$B/symtest" "$B/pie.map" > "$B/pie.damaged.out" ||
+    fail "symtest failed on a damaged cache"
+cmp -s "$B/pie.out" "$B/pie.damaged.out" || fail "a damaged cache changed the answers"
+! grep -q '^zz' "$B"/cache/* || fail "a damaged cache file was not rewritten"
+
 # Same build id, debug info stripped: names from the symbol table, no file:line.
 objcopy --strip-debug "$B/sym_pie" || fail "cannot strip sym_pie"
+# ... unless the cache already knows that build id.
+CHURN_SYMBOL_CACHE=$PWD/$B/cache "$B/symtest" "$B/pie.map" > "$B/pie.cached.out" ||
+    fail "symtest failed on the stripped binary with the cache"
+cmp -s "$B/pie.out" "$B/pie.cached.out" || fail "the cache did not answer for the stripped binary's build id"
 "$B/symtest" "$B/pie.map" > "$B/stripped.out" || fail "symtest failed on the stripped binary"
 expect "$B/stripped.out" parse 0 0 parse_request '?' 0 sym_pie
 expect_warning "$B/stripped.out" \
