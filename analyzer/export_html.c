@@ -158,6 +158,110 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
     fputs("\"/></svg>\n", out);
 }
 
+/* The parts of RSS over the epochs, stacked (docs/fragmentation.md).  A part below zero
+   (glibc's books after a trim, a negative residual) is drawn as zero; the legend gives the
+   last epoch's figures as they are. */
+#define FRAG_W 780
+#define FRAG_H 220
+#define FRAG_PARTS 6
+
+static void frag_parts(const churn_frag_row *r, double *v)
+{
+    double parts[FRAG_PARTS] = {(double)r->live_bytes, (double)r->slack_bytes,
+                                (double)r->pinned_bytes, (double)r->free_resident_bytes,
+                                (double)r->residual_bytes, (double)r->outside_heap_bytes};
+    for (int k = 0; k < FRAG_PARTS; k++)
+        v[k] = parts[k] > 0 ? parts[k] : 0;
+}
+
+static void fragmentation(FILE *out, const churn_analysis *a)
+{
+    const churn_fragmentation *f = &a->frag;
+    size_t n = 0, first = 0;
+    for (size_t i = 0; i < f->nrows; i++)
+        if (f->rows[i].has_rss && n++ == 0)
+            first = i;
+    if (n < 2)
+        return;
+    static const char *const names[FRAG_PARTS] = {"live", "slack", "pinned in spans",
+                                                  "free, resident", "residual",
+                                                  "outside the allocator"};
+    static const char *const colors[FRAG_PARTS] = {"#c0392b", "#e67e22", "#8e44ad",
+                                                   "#2980b9", "#95a5a6", "#27ae60"};
+    const double left = 64, right = 10, top = 12, bottom = 22;
+    const double pw = FRAG_W - left - right, ph = FRAG_H - top - bottom;
+    double hi = 1;
+    uint64_t e0 = f->rows[first].epoch, e1 = e0;
+    for (size_t i = first; i < f->nrows; i++) {
+        if (!f->rows[i].has_rss)
+            continue;
+        double v[FRAG_PARTS], sum = 0;
+        frag_parts(&f->rows[i], v);
+        for (int k = 0; k < FRAG_PARTS; k++)
+            sum += v[k];
+        hi = fmax(hi, sum);
+        e1 = f->rows[i].epoch;
+    }
+    double span = e1 > e0 ? (double)(e1 - e0) : 1;
+    size_t per = n > CHART_POINTS ? (n + CHART_POINTS - 1) / CHART_POINTS : 1;
+    char b[32];
+    fprintf(out, "<h2>Live vs fragmented (model %s)</h2>\n<svg class=\"chart\" width=\"%d\" "
+                 "height=\"%d\" viewBox=\"0 0 %d %d\"><g font-size=\"10\" fill=\"#555\">"
+                 "<text x=\"%g\" y=\"%g\" text-anchor=\"end\">%s</text><text x=\"%g\" "
+                 "y=\"%g\" text-anchor=\"end\">0</text><text x=\"%g\" y=\"%d\">epoch %llu"
+                 "</text><text x=\"%g\" y=\"%d\" text-anchor=\"end\">%llu</text></g>",
+            churn_model_name(&f->model), FRAG_W, FRAG_H, FRAG_W, FRAG_H, left - 4, top + 8,
+            human(hi, "B", b, sizeof b), left - 4, top + ph, left, FRAG_H - 6,
+            (unsigned long long)e0, FRAG_W - right, FRAG_H - 6, (unsigned long long)e1);
+    /* One polygon per part: its upper edge left to right, then the lower edge back. */
+    for (int k = FRAG_PARTS - 1; k >= 0; k--) {
+        fprintf(out, "<polygon fill=\"%s\" fill-opacity=\"0.85\" points=\"", colors[k]);
+        for (int edge = 0; edge < 2; edge++) {
+            size_t seen = 0;
+            for (size_t j = 0; j < f->nrows; j++) {
+                size_t i = edge ? f->nrows - 1 - j : j;
+                if (!f->rows[i].has_rss || (seen++ % per && seen != n))
+                    continue;
+                double v[FRAG_PARTS], below = 0;
+                frag_parts(&f->rows[i], v);
+                for (int q = 0; q < k; q++)
+                    below += v[q];
+                double y = edge ? below : below + v[k];
+                fprintf(out, "%.1f,%.1f ", left + pw * (double)(f->rows[i].epoch - e0) / span,
+                        top + ph * (1 - y / hi));
+            }
+        }
+        fputs("\"/>", out);
+    }
+    /* the first, peak (by RSS) and last epochs, as the text report shows them */
+    const churn_frag_row *shown[3] = {&f->rows[first], &f->rows[first], &f->rows[f->nrows - 1]};
+    for (size_t i = first; i < f->nrows; i++)
+        if (f->rows[i].has_rss && f->rows[i].rss_bytes > shown[1]->rss_bytes)
+            shown[1] = &f->rows[i];
+    fputs("</svg>\n<table><tr><th class=\"stack\">part</th>", out);
+    static const char *const label[3] = {"first", "peak RSS", "last"};
+    for (int c = 0; c < 3; c++)
+        fprintf(out, "<th>%s (epoch %llu)</th>", label[c], (unsigned long long)shown[c]->epoch);
+    fputs("</tr>\n", out);
+    for (int k = 0; k <= FRAG_PARTS; k++) {
+        if (k < FRAG_PARTS)
+            fprintf(out, "<tr><td class=\"stack\"><span style=\"color:%s\">&#9632;</span> %s"
+                         "</td>", colors[k], names[k]);
+        else
+            fputs("<tr><td class=\"stack\">RSS</td>", out);
+        for (int c = 0; c < 3; c++) {
+            const churn_frag_row *r = shown[c];
+            long long v[FRAG_PARTS + 1] = {(long long)r->live_bytes, (long long)r->slack_bytes,
+                                           r->pinned_bytes, (long long)r->free_resident_bytes,
+                                           r->residual_bytes, r->outside_heap_bytes,
+                                           (long long)r->rss_bytes};
+            fprintf(out, "<td>%s</td>", human((double)v[k], "B", b, sizeof b));
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
 static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)
 {
     char window[64];
@@ -339,6 +443,7 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
         chart(out, &a->epochs, &charts[i]);
     fputs("</div>\n", out);
+    fragmentation(out, a);
     callsites(out, a, o);
     lifetimes(out, a->lifetime);
     flames(out, w);

@@ -22,14 +22,20 @@ b = Browser(1280, 900)
 try:
     b.load(os.path.join(work, "report.html"))
     heads = b.eval("Array.from(document.querySelectorAll('h2')).map(h => h.textContent)")
-    for want in ("Summary", "Over the epochs", "Top callsites by retained growth",
-                 "Lifetimes in epochs", "Flame graphs"):
+    for want in ("Summary", "Over the epochs", "Live vs fragmented (model glibc)",
+                 "Top callsites by retained growth", "Lifetimes in epochs", "Flame graphs"):
         if want not in heads:
             fail("report.html has no section %r (has %s)" % (want, heads))
     lines = b.eval("Array.from(document.querySelectorAll('svg.chart polyline')).map(p => p.getAttribute('points').trim().split(' ').length)")
     if len(lines) != 3 or min(lines) < 100:
         fail("expected 3 charts with a point per epoch, got %s" % lines)
-    first = b.eval("document.querySelector('table tr:nth-child(2) td.stack').textContent")
+    parts = b.eval("document.querySelectorAll('svg.chart polygon').length")
+    if parts != 6:
+        fail("the live-vs-fragmented chart has %d parts, expected 6" % parts)
+    first = b.eval("(function(){var h=Array.from(document.querySelectorAll('h2')).find(h=>"
+                   "h.textContent.startsWith('Top callsites')); var t=h.nextElementSibling;"
+                   " while(t && t.tagName!='TABLE') t=t.nextElementSibling;"
+                   " return t.querySelector('tr:nth-child(2) td.stack').textContent})()")
     if "remember_session (test/programs/request_loop.c:" not in first:
         fail("the first growth row is not remember_session with file:line: %r" % first[:120])
     bars = b.eval("document.querySelectorAll('h2 + svg.chart rect').length")
