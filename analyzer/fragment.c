@@ -56,7 +56,7 @@ int churn_fragment_model(churn_trace *t, const char *option, churn_model *m, int
     uint8_t kinds[256];
     churn_live_ops ops = {objects, kinds, 0, 256, 0};
     churn_live_sink sink = {.chunk = &ops, .full = discard_ops, .ctx = &ops};
-    churn_decoder d = {0};
+    churn_decoder d = {.version = churn_trace_info_of(t)->version};
     peek_state s = {0};
     size_t bad_off;
     unsigned bad_tag;

@@ -279,6 +279,7 @@ int churn_trace_decode(const churn_trace *t, size_t i, const uint8_t *raw, size_
 {
     size_t bad_off;
     unsigned bad_tag;
+    d->version = t->info.version;
     if (churn_decode_records(d, raw, len, fn, ctx, live, &bad_off, &bad_tag) == 0)
         return 0;
     churn_warn(w,

@@ -129,21 +129,58 @@ static int get_module_path(churn_decoder *d, cursor *c, churn_record *r)
     return c->ok;
 }
 
+/* The stack named as a STACK record's ref, among the segment's latest definitions. */
+static const churn_recent_stack *recent_stack(const churn_decoder *d, uint64_t id)
+{
+    size_t n = d->recent_stack_count < CHURN_STACK_REFS ? d->recent_stack_count : CHURN_STACK_REFS;
+    for (size_t k = 0; k < n; k++) {
+        const churn_recent_stack *s =
+            &d->recent_stacks[(d->recent_stack_count - 1 - k) % CHURN_STACK_REFS];
+        if (s->id == id)
+            return s;
+    }
+    return NULL;
+}
+
 static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
 {
+    int v1 = d->version == 1;
     r->u.stack.id = get_v(c);
-    size_t depth = get_count(c, 1);
+    size_t depth = v1 ? get_count(c, 1) : (size_t)get_v(c), shared = 0;
+    const churn_recent_stack *ref = NULL;
+    if (!v1) {
+        uint64_t ref_id = get_v(c);
+        if (ref_id) {
+            shared = (size_t)get_v(c);
+            ref = recent_stack(d, ref_id);
+            if (!ref || shared == 0 || shared > depth || shared > ref->depth)
+                return c->ok = 0;
+        }
+        if (depth > CHURN_STACK_MAX_DEPTH || depth - shared > (size_t)(c->end - c->p))
+            return c->ok = 0;
+    }
     if (!c->ok)
         return 0;
     churn_reserve(&d->ips, &d->ips_cap, depth, sizeof *d->ips);
     uint64_t ip = 0;
-    for (size_t i = 0; i < depth; i++) {
+    for (size_t i = 0; i < depth - shared; i++) {
         vread delta = read_v(c->p, c->end);
         if (!delta.p)
             return c->ok = 0;
         c->p = delta.p;
         ip += (uint64_t)churn_unzigzag(delta.v);
         d->ips[i] = ip;
+    }
+    if (shared)
+        memcpy(d->ips + depth - shared, ref->ips + ref->depth - shared, shared * sizeof *d->ips);
+    if (!v1) {
+        if (!d->recent_stacks)
+            d->recent_stacks = churn_xmalloc(CHURN_STACK_REFS * sizeof *d->recent_stacks);
+        churn_recent_stack *s = &d->recent_stacks[d->recent_stack_count++ % CHURN_STACK_REFS];
+        s->id = r->u.stack.id;
+        s->depth = depth;
+        if (depth)
+            memcpy(s->ips, d->ips, depth * sizeof *d->ips);
     }
     r->u.stack.depth = depth;
     r->u.stack.ips = d->ips;
@@ -267,6 +304,7 @@ static void reset_segment_state(churn_decoder *d)
 {
     churn_coder_reset(d->coder);
     d->ninfos = 0;
+    d->recent_stack_count = 0;
     if (d->spilled_count)
         memset(d->spilled, 0, (d->spilled_mask + 1) * sizeof *d->spilled);
     d->spilled_count = 0;
@@ -815,6 +853,7 @@ void churn_decoder_free(churn_decoder *d)
     free(d->names);
     free(d->offsets);
     free(d->pairs);
+    free(d->recent_stacks);
     free(d->text);
     *d = (churn_decoder){0};
 }

@@ -117,9 +117,19 @@ typedef struct churn_spilled_alloc {
    and memory stays proportional to the live objects, not to the segment's length. */
 #define CHURN_RECENT_ALLOCS 16384u
 
+/* A stack defined lately in the segment, which a STACK record may share frames with. */
+typedef struct churn_recent_stack {
+    uint64_t id;
+    size_t depth;
+    uint64_t ips[CHURN_STACK_MAX_DEPTH];
+} churn_recent_stack;
+
 /* Per-segment coding state and scratch arrays, reused across segments so decoding does not
    allocate per record. */
 typedef struct churn_decoder {
+    uint32_t version;   /* of the trace (CHURN_FORMAT_VERSION when left 0) */
+    churn_recent_stack *recent_stacks; /* CHURN_STACK_REFS, a ring */
+    size_t recent_stack_count;
     churn_coder *coder;
     churn_alloc_info *infos; size_t ninfos, infos_cap;
     uint32_t *counted; size_t ncounted, counted_cap; /* infos with events to hand over */

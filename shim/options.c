@@ -37,7 +37,7 @@ static const opt_row table[] = {
      "every call begins a new epoch"},
     {"CHURN_EPOCH_MS", OPT_UINT, "0", 0, 86400000,
      "begin a new epoch every N milliseconds; 0 = only on churn_epoch() or the signal"},
-    {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, 256, "frames kept per stack"},
+    {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, CHURN_STACK_MAX_DEPTH, "frames kept per stack"},
     {"CHURN_UNWIND", OPT_UNWIND, "cfi", 0, 0,
      "cfi (cached DWARF CFI, libunwind where it cannot), libunwind, fp (frame pointers: "
      "needs them), verify (test mode: cfi and libunwind on every stack, abort if they differ)"},

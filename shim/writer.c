@@ -80,6 +80,8 @@ static struct {
     uint64_t last_end_ns, last_cpu_ns;
     uint64_t counters[CHURN_MAX_COUNTERS], counters_ns;
     uint32_t classes_in;      /* w.segments when the size classes were last written */
+    uint32_t recent_stacks[CHURN_STACK_REFS]; /* defined last in this segment, a ring */
+    unsigned recent_count;
 } w;
 
 /* ---- the writer lock: held for a pass, for the final flush and across fork ---- */
@@ -170,17 +172,41 @@ static void emit_stack(uint32_t id)
         return;
     unsigned depth;
     const uintptr_t *ips = churn_stack_get(id, &depth);
-    if (!ips || !room(1 + 2 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
+    if (!ips || !room(1 + 4 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
         return;
+    /* Stacks of one program share their outer frames (main, the event loop, the
+       interpreter): the recent definition sharing the most is named instead of repeated. */
+    uint32_t ref = 0;
+    unsigned shared = 0;
+    unsigned n = w.recent_count < CHURN_STACK_REFS ? w.recent_count : CHURN_STACK_REFS;
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t cand = w.recent_stacks[(w.recent_count - 1 - k) % CHURN_STACK_REFS];
+        unsigned cdepth;
+        const uintptr_t *cips = churn_stack_get(cand, &cdepth);
+        unsigned same = 0;
+        while (cips && same < depth && same < cdepth &&
+               ips[depth - 1 - same] == cips[cdepth - 1 - same])
+            same++;
+        if (same > shared) {
+            shared = same;
+            ref = cand;
+        }
+    }
+    if (shared < 2)
+        ref = 0, shared = 0;
     put_tag(CHURN_REC_STACK);
     put_u(id);
     put_u(depth);
+    put_u(ref);
+    if (ref)
+        put_u(shared);
     uintptr_t prev = 0;
-    for (unsigned i = 0; i < depth; i++) {
+    for (unsigned i = 0; i < depth - shared; i++) {
         put_z((int64_t)(ips[i] - prev));
         prev = ips[i];
     }
     s->emitted_in = w.segments;
+    w.recent_stacks[w.recent_count++ % CHURN_STACK_REFS] = id;
 }
 
 static void emit_modules(void)
@@ -310,6 +336,7 @@ static void segment_open(void)
     w.packed.len = 0;
     w.fed = 0;
     w.seg_failed = 0;
+    w.recent_count = 0;
     ZSTD_CCtx_reset(w.zstd, ZSTD_reset_session_only);
     if (!room(1 + 3 * CHURN_VARINT_MAX))
         return;

@@ -125,6 +125,7 @@ def segment_headers(path, limit=None):
                     end = pos + SEGMENT_HEADER.size + fields[8]
                     found.append({"offset": pos, "seq": fields[4], "first_epoch": fields[5],
                                   "last_epoch": fields[6], "raw_bytes": fields[7],
+                                  "version": fields[3],
                                   "zstd_bytes": fields[8], "end": end,
                                   "complete": end <= limit,
                                   "payload": data[pos + SEGMENT_HEADER.size:end]})
@@ -174,14 +175,20 @@ def records(path):
         raw = subprocess.run(["zstd", "-dcq"], input=seg["payload"], stdout=subprocess.PIPE,
                              check=True).stdout
         try:
-            out.extend(decode(raw, seg["seq"]))
+            out.extend(decode(raw, seg["seq"], seg["version"]))
         except IndexError:
             fail("segment %d of %s ends inside a record" % (seg["seq"], path))
     return out
 
 
-def decode(raw, seq):
+STACK_REFS = 16
+
+
+def decode(raw, seq, version=2):
+    """A segment's records.  A STACK's "ips" are deltas (first against 0) of the whole stack,
+    its frames shared with an earlier definition (version 2) filled in."""
     r = Reader(raw)
+    recent = []  # (id, absolute ips) of the latest STACK_REFS definitions
     previous_map = 0
     thread = 0
     epoch_tag = 0
@@ -199,7 +206,22 @@ def decode(raw, seq):
                        path=r.bytes())
         elif tag == 0x03:
             rec["id"] = r.v()
-            rec["ips"] = [r.z() for _ in range(r.v())]
+            depth = r.v()
+            ref = r.v() if version >= 2 else 0
+            shared = r.v() if ref else 0
+            ips, ip = [], 0
+            for _ in range(depth - shared):
+                ip += r.z()
+                ips.append(ip)
+            if ref:
+                outer = [s for i, s in recent if i == ref]
+                if not outer or not 0 < shared <= min(depth, len(outer[-1])):
+                    raise IndexError("STACK %d names %d, not one of the last %d stacks"
+                                     % (rec["id"], ref, STACK_REFS))
+                ips += outer[-1][len(outer[-1]) - shared:]
+            if version >= 2:
+                recent = (recent + [(rec["id"], ips)])[-STACK_REFS:]
+            rec["ips"] = [b - a for a, b in zip([0] + ips[:-1], ips)]
         elif tag == 0x04:
             thread = rec["tid"] = r.v()
         elif tag == 0x05:

@@ -46,6 +46,11 @@ bad_tag = segment(2, extra=[["raw", "ee0102"]])
 write("malformed", {"segments": [segment(0), segment(1), bad_tag]})
 huge = segment(2, extra=[["raw", "03" "05" "ffffffffffffffff7f"]])   # stack depth 2^63-1
 write("hugecount", {"segments": [segment(0), segment(1), huge]})
+# a stack sharing frames with one never defined, and one sharing more frames than it has
+noref = segment(2, extra=[["stack_ref", 6, 3, 77, 2, [0x2000]]])
+write("stackref", {"segments": [segment(0), segment(1), noref]})
+deep = segment(2, extra=[["stack_ref", 6, 4, 5, 3, [0x2000]]])
+write("stackshared", {"segments": [segment(0), segment(1), deep]})
 liar = segment(2)
 liar["raw_bytes"] = 1 << 20                                          # header says more than there is
 write("rawliar", {"segments": [segment(0), segment(1), liar]})
@@ -107,6 +112,8 @@ usable flipped_middle 1 3 "older segment.*not used"
 usable garbage 3 9 ""
 usable malformed 3 9 "segment 2: malformed record \\(tag 0xee\\)"
 usable hugecount 3 9 "segment 2: malformed record \\(tag 0x03\\)"
+usable stackref 3 9 "segment 2: malformed record \\(tag 0x03\\)"
+usable stackshared 3 9 "segment 2: malformed record \\(tag 0x03\\)"
 usable rawliar 3 6 "segment 2: decompression failed"
 usable rawcap 2 6 "damaged segment"
 

@@ -22,7 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Version 2 added CHURN_REC_SIZE_CLASSES; readers take 1 and 2. */
+/* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK; readers
+   take 1 and 2. */
 #define CHURN_FORMAT_VERSION 2u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
@@ -62,6 +63,11 @@ typedef struct churn_segment_header {
     uint32_t header_crc;     /* crc32 of this struct with header_crc = 0 */
 } churn_segment_header;
 
+/* How many of a segment's latest stack definitions a STACK record may share frames with. */
+#define CHURN_STACK_REFS 16u
+/* The deepest stack a record may describe (CHURN_STACK_DEPTH's bound). */
+#define CHURN_STACK_MAX_DEPTH 256u
+
 /* A segment's decompressed size is capped so a reader never allocates on a liar's word. */
 #define CHURN_SEGMENT_MAX_RAW (64u << 20)
 
@@ -77,8 +83,13 @@ enum churn_record_tag {
     /* V module id, V load bias, V start, V end (executable address range, absolute),
        bytes build id, string path.  Re-sent in every segment and whenever the map changes. */
     CHURN_REC_MODULE = 0x02,
-    /* V stack id, V depth, then depth x Z (ip - previous ip, first against 0); innermost
-       frame first.  Stack id 0 is "no stack" and is never defined. */
+    /* V stack id, V depth, V ref, with ref != 0 V shared, then (depth - shared) x
+       Z (ip - previous ip, first against 0), innermost frame first.  ref 0: no frame is
+       shared (shared is absent and 0).  Otherwise ref is one of the CHURN_STACK_REFS stacks
+       defined last in this segment, and this stack's outermost `shared` frames (1 <= shared
+       <= depth and <= ref's depth) are ref's outermost ones: deep stacks that differ only in
+       their innermost frames cost only those.  Stack id 0 is "no stack" and is never
+       defined.  (Version 1: V stack id, V depth, depth x Z, nothing shared.) */
     CHURN_REC_STACK = 0x03,
     /* V tid: the following events happened on this thread */
     CHURN_REC_THREAD = 0x04,

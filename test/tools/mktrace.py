@@ -30,6 +30,7 @@ absolute instruction pointers innermost first:
   ["segment_start", seq, epoch, ns]
   ["module", id, bias, start, end, build_id_hex, path]
   ["stack", id, [ip, ...]]
+  ["stack_ref", id, depth, ref, shared, [ip, ...]]   frames shared with stack ref, as given
   ["thread", tid]              ["epoch", epoch]
   ["allocator", name, page_size, [counter names]]
   ["size_classes", [[object size, span bytes], ...]]
@@ -62,7 +63,7 @@ FILE_HEADER = struct.Struct("<II8sIIQQQII")     # 56 bytes, as churn_file_header
 SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_header
 
 TAGS = {
-    "segment_start": 0x01, "module": 0x02, "stack": 0x03, "thread": 0x04, "epoch": 0x05,
+    "segment_start": 0x01, "module": 0x02, "stack": 0x03, "stack_ref": 0x03, "thread": 0x04, "epoch": 0x05,
     "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
@@ -150,8 +151,9 @@ class Encoder:
     A "free" of an object this segment allocated, with matching fields, becomes FREE_SHORT;
     "free_full" always writes the self-describing FREE."""
 
-    def __init__(self):
+    def __init__(self, version=2):
         self.out = bytearray()
+        self.version = version
         self.reset()
 
     def reset(self):
@@ -209,8 +211,9 @@ class Encoder:
             body += varint(mid) + varint(bias) + varint(start) + varint(end)
             body += string(bytes.fromhex(build_id)) + string(path)
         elif name == "stack":
+            # written whole (ref 0), as version 1 did without the field
             sid, ips = args
-            body += varint(sid) + varint(len(ips))
+            body += varint(sid) + varint(len(ips)) + (varint(0) if self.version >= 2 else b"")
             prev = 0
             for ip in ips:
                 body += varint(zigzag(ip - prev))
@@ -220,6 +223,13 @@ class Encoder:
             body += string(aname) + varint(page) + varint(len(counters))
             for c in counters:
                 body += string(c)
+        elif name == "stack_ref":
+            sid, depth, ref, shared, ips = args
+            body += varint(sid) + varint(depth) + varint(ref) + (varint(shared) if ref else b"")
+            prev = 0
+            for ip in ips:
+                body += varint(zigzag(ip - prev))
+                prev = ip
         elif name == "size_classes":
             (pairs,) = args
             body += varint(len(pairs))
@@ -274,7 +284,7 @@ def crc32(b):
 
 
 def segment_bytes(seg):
-    enc = Encoder()
+    enc = Encoder(seg.get("version", 2))
     for rec in seg.get("records", []):
         enc.record(rec)
     raw = bytes(enc.out)
