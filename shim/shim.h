@@ -200,6 +200,10 @@ typedef struct churn_thread {
     char pad0[56];
     _Atomic uint64_t tail;          /* events consumed by the writer */
     char pad1[56];
+    /* Owner only: tail as last read, and the head at which to read it again.  The writer
+       stores tail as it drains, so reading it on every push would pull its cache line over
+       from the writer's core each time. */
+    uint64_t tail_seen, tail_check;
     struct churn_thread *next;      /* registry list, guarded by the registry lock */
     _Atomic int exited;             /* owner is gone; recycle once drained */
     pid_t tid;
