@@ -637,6 +637,7 @@ typedef struct {
     const uintptr_t *load;
     uintptr_t value;
     uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */
+    uint64_t chain;         /* churn_chain_step over the frames from the outermost to here */
 } memo_frame;
 
 typedef struct {
@@ -672,6 +673,7 @@ static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t
     f->sp = sp;
     f->bp = bp;
     f->ip = ip;
+    f->chain = churn_chain_step(outer->chain, ip);
     /* The saved rbp is checked only where the walk outside reads it. */
     f->load = &zero_word;
     f->value = 0;
@@ -708,8 +710,10 @@ void churn_cfi_skip_frames_of(uintptr_t lo, uintptr_t hi)
    __builtin_frame_address forces one), so the caller's registers at the moment it resumes are
    exact: rsp just above our return address, rbp as we saved it. */
 __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
-                                                  uintptr_t stack_lo, uintptr_t stack_hi)
+                                                  uintptr_t stack_lo, uintptr_t stack_hi,
+                                                  uint64_t *chain)
 {
+    *chain = 0;
     const uintptr_t *frame = __builtin_frame_address(0);
     uintptr_t sp = (uintptr_t)(frame + 2), bp = frame[0], ip = frame[1];
     unsigned n = 0;
@@ -815,6 +819,7 @@ reuse: {
         for (unsigned i = n; i-- > 0;)
             memo_put((unsigned)q + n - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = (uint32_t)(q + 1) + n;
+        *chain = memo.f[memo.n].chain;
         return (int)(n + take);
     }
 remember:
@@ -822,12 +827,14 @@ remember:
        after the last step when that step found a zero return address. */
     if (n <= MEMO_FRAMES) {
         if (RULE_KIND(own[n - 1].rule) == KIND_STEP)
-            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0};
+            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0, CHURN_CHAIN_SEED};
         else
-            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0};
+            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0,
+                                     CHURN_CHAIN_SEED};
         for (unsigned i = n; i-- > 0;)
             memo_put(n - 1 - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = n;
+        *chain = memo.f[n].chain;
     }
     return (int)n;
 }

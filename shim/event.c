@@ -12,8 +12,8 @@ _Atomic uint32_t churn_writer_wake;
 static uint32_t stack_id(churn_thread *t)
 {
     uintptr_t ips[256 + 8];
-    unsigned depth = churn_unwind(ips, churn_opt.stack_depth);
-    uint64_t hash = churn_stack_hash(ips, depth);
+    uint64_t hash;
+    unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &hash);
     unsigned slot = (unsigned)(hash ^ (hash >> 17)) & 255u;
     if (t->cache_hash[slot] == hash)
         return t->cache_id[slot];

@@ -154,8 +154,9 @@ int churn_epoch_timer_due(uint64_t now_ns);
 
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
-/* Captures the caller's stack (innermost first, libchurn's own frames skipped). */
-unsigned churn_unwind(uintptr_t *ips, unsigned max);
+/* Captures the caller's stack (innermost first, libchurn's own frames skipped) and its
+   churn_stack_hash. */
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash);
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
@@ -163,6 +164,8 @@ void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 void churn_stacks_init(void);
 uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash);
 uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth);
+/* The same from the chain of churn_chain_step over the frames, outermost first (cfi.h). */
+uint64_t churn_stack_hash_chained(uint64_t chain, unsigned depth);
 /* For the writer: the stack with this id, or NULL. */
 const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth);
 void churn_stacks_lock(void);     /* fork */
