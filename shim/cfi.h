@@ -34,6 +34,15 @@ static inline uint64_t churn_chain_step(uint64_t chain, uintptr_t ip)
 int churn_cfi_backtrace(uintptr_t *ips, unsigned max, uintptr_t stack_lo, uintptr_t stack_hi,
                         uint64_t *chain);
 
+/* The same, except that where *chain is returned non-zero only the walk's own inner frames
+   are written to ips: the rest, the previous walk's, are often not needed at all (the
+   stack's hash is already known to the caller).  churn_cfi_last_walk then writes all n
+   frames, until the thread's next walk. */
+int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned max, uintptr_t stack_lo,
+                             uintptr_t stack_hi, uint64_t *chain);
+void churn_cfi_last_walk(uintptr_t *ips, unsigned n);
+uintptr_t churn_cfi_last_innermost(void); /* its frame 0 */
+
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);
 

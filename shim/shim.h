@@ -155,8 +155,10 @@ int churn_epoch_timer_due(uint64_t now_ns);
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
 /* Captures the caller's stack (innermost first, libchurn's own frames skipped) and its
-   churn_stack_hash. */
-unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash);
+   churn_stack_hash.  When *partial is set, only the hash and the depth are sure: the frames
+   are written by churn_unwind_complete, called before the thread's next churn_unwind. */
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial);
+void churn_unwind_complete(uintptr_t *ips, unsigned n);
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
