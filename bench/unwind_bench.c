@@ -36,7 +36,8 @@ static uint64_t now_ns(void)
 
 static __attribute__((noinline)) int capture(int which, uintptr_t *ips)
 {
-    int n = which ? churn_cfi_backtrace(ips, MAXF, stack_lo, stack_hi)
+    uint64_t chain;
+    int n = which ? churn_cfi_backtrace(ips, MAXF, stack_lo, stack_hi, &chain)
                   : unw_backtrace((void **)ips, MAXF);
     sink += n;
     return n;

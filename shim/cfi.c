@@ -637,6 +637,7 @@ typedef struct {
     const uintptr_t *load;
     uintptr_t value;
     uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */
+    uint64_t chain;         /* churn_chain_step over the frames from the outermost to here */
 } memo_frame;
 
 typedef struct {
@@ -672,6 +673,7 @@ static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t
     f->sp = sp;
     f->bp = bp;
     f->ip = ip;
+    f->chain = churn_chain_step(outer->chain, ip);
     /* The saved rbp is checked only where the walk outside reads it. */
     f->load = &zero_word;
     f->value = 0;
@@ -704,13 +706,13 @@ void churn_cfi_skip_frames_of(uintptr_t lo, uintptr_t hi)
     skip_hi = hi;
 }
 
-/* Our own frame has a frame pointer (this file is built with -fno-omit-frame-pointer, and
-   __builtin_frame_address forces one), so the caller's registers at the moment it resumes are
-   exact: rsp just above our return address, rbp as we saved it. */
-__attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
-                                                  uintptr_t stack_lo, uintptr_t stack_hi)
+/* The walk from the frame of the exported function it is inlined into. */
+static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, uintptr_t *ips,
+                                                     unsigned max, uintptr_t stack_lo,
+                                                     uintptr_t stack_hi, uint64_t *chain,
+                                                     int lazy)
 {
-    const uintptr_t *frame = __builtin_frame_address(0);
+    *chain = 0;
     uintptr_t sp = (uintptr_t)(frame + 2), bp = frame[0], ip = frame[1];
     unsigned n = 0;
     if (sp < stack_lo || sp >= stack_hi)
@@ -806,8 +808,10 @@ __attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
 reuse: {
         /* The previous walk's frames q, q-1, .. 0 are this walk's frames n, n+1, ... */
         unsigned rest = (unsigned)q + 1, take = rest < max - n ? rest : max - n;
-        for (unsigned i = 0; i < take; i++)
-            ips[n + i] = mf[q - (int)i].ip;
+        /* Only a walk whose chain is returned may leave these frames to churn_cfi_last_walk */
+        if (!lazy || take != rest || n + rest > MEMO_FRAMES)
+            for (unsigned i = 0; i < take; i++)
+                ips[n + i] = mf[q - (int)i].ip;
         if (take != rest || n + rest > MEMO_FRAMES)
             return (int)(n + take); /* cut short: the previous walk stays the one to keep */
         /* The frames outside q stay; bp as this walk has it is the one its own frames saw. */
@@ -815,6 +819,7 @@ reuse: {
         for (unsigned i = n; i-- > 0;)
             memo_put((unsigned)q + n - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = (uint32_t)(q + 1) + n;
+        *chain = memo.f[memo.n].chain;
         return (int)(n + take);
     }
 remember:
@@ -822,12 +827,43 @@ remember:
        after the last step when that step found a zero return address. */
     if (n <= MEMO_FRAMES) {
         if (RULE_KIND(own[n - 1].rule) == KIND_STEP)
-            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0};
+            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0, CHURN_CHAIN_SEED};
         else
-            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0};
+            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0,
+                                     CHURN_CHAIN_SEED};
         for (unsigned i = n; i-- > 0;)
             memo_put(n - 1 - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = n;
+        *chain = memo.f[n].chain;
     }
     return (int)n;
+}
+
+/* Our own frame has a frame pointer (this file is built with -fno-omit-frame-pointer, and
+   __builtin_frame_address forces one), so the caller's registers at the moment it resumes are
+   exact: rsp just above our return address, rbp as we saved it. */
+__attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
+                                                  uintptr_t stack_lo, uintptr_t stack_hi,
+                                                  uint64_t *chain)
+{
+    return walk(__builtin_frame_address(0), ips, max, stack_lo, stack_hi, chain, 0);
+}
+
+__attribute__((noinline)) int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned max,
+                                                       uintptr_t stack_lo, uintptr_t stack_hi,
+                                                       uint64_t *chain)
+{
+    return walk(__builtin_frame_address(0), ips, max, stack_lo, stack_hi, chain, 1);
+}
+
+/* After a walk that returned its chain, the thread's memo is that walk, outermost first. */
+void churn_cfi_last_walk(uintptr_t *ips, unsigned n)
+{
+    for (unsigned i = 0; i < n && i < memo.n; i++)
+        ips[i] = memo.f[memo.n - i].ip;
+}
+
+uintptr_t churn_cfi_last_innermost(void)
+{
+    return memo.n ? memo.f[memo.n].ip : 0;
 }

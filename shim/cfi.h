@@ -12,13 +12,36 @@
 
 #include <stdint.h>
 
+/* A stack's hash is chained from its outermost frame inwards, so that a walk which reuses
+   the outer frames of the previous one (see cfi.c) also reuses their hash and only adds its
+   own few frames.  CHURN_CHAIN_SEED starts the chain; an empty stack is the seed itself. */
+#define CHURN_CHAIN_SEED 0x9e3779b97f4a7c15ull
+static inline uint64_t churn_chain_step(uint64_t chain, uintptr_t ip)
+{
+    chain = (chain ^ ip) * 0xff51afd7ed558ccdull;
+    return chain ^ (chain >> 32);
+}
+
 /* Walks the calling thread's stack.  ips[0] is the return address into the caller of this
    function, then each caller's return address, innermost first, at most max of them; the
    walk ends where the CFI says the stack ends (undefined return address or rbp) or at a zero
    return address, as libunwind's does.  Stack memory is read only inside [the current stack
    pointer, stack_hi); stack_lo only tells that the stack pointer is on this stack at all.
-   Returns the number of frames, or -1 when some frame cannot be walked this way. */
-int churn_cfi_backtrace(uintptr_t *ips, unsigned max, uintptr_t stack_lo, uintptr_t stack_hi);
+   Returns the number of frames, or -1 when some frame cannot be walked this way.  *chain is
+   the chain of churn_chain_step over the returned frames, outermost first, or 0 when the
+   walk did not keep it (a walk cut short by max); a chain of exactly 0 is reported as not
+   kept too. */
+int churn_cfi_backtrace(uintptr_t *ips, unsigned max, uintptr_t stack_lo, uintptr_t stack_hi,
+                        uint64_t *chain);
+
+/* The same, except that where *chain is returned non-zero only the walk's own inner frames
+   are written to ips: the rest, the previous walk's, are often not needed at all (the
+   stack's hash is already known to the caller).  churn_cfi_last_walk then writes all n
+   frames, until the thread's next walk. */
+int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned max, uintptr_t stack_lo,
+                             uintptr_t stack_hi, uint64_t *chain);
+void churn_cfi_last_walk(uintptr_t *ips, unsigned n);
+uintptr_t churn_cfi_last_innermost(void); /* its frame 0 */
 
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);

@@ -12,11 +12,14 @@ _Atomic uint32_t churn_writer_wake;
 static uint32_t stack_id(churn_thread *t)
 {
     uintptr_t ips[256 + 8];
-    unsigned depth = churn_unwind(ips, churn_opt.stack_depth);
-    uint64_t hash = churn_stack_hash(ips, depth);
+    uint64_t hash;
+    int partial;
+    unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &hash, &partial);
     unsigned slot = (unsigned)(hash ^ (hash >> 17)) & 255u;
     if (t->cache_hash[slot] == hash)
         return t->cache_id[slot];
+    if (partial)
+        churn_unwind_complete(ips, depth);
     uint32_t id = churn_stack_intern(ips, depth, hash);
     if (id) {
         t->cache_hash[slot] = hash;

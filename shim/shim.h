@@ -154,8 +154,11 @@ int churn_epoch_timer_due(uint64_t now_ns);
 
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
-/* Captures the caller's stack (innermost first, libchurn's own frames skipped). */
-unsigned churn_unwind(uintptr_t *ips, unsigned max);
+/* Captures the caller's stack (innermost first, libchurn's own frames skipped) and its
+   churn_stack_hash.  When *partial is set, only the hash and the depth are sure: the frames
+   are written by churn_unwind_complete, called before the thread's next churn_unwind. */
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial);
+void churn_unwind_complete(uintptr_t *ips, unsigned n);
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
@@ -163,6 +166,8 @@ void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 void churn_stacks_init(void);
 uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash);
 uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth);
+/* The same from the chain of churn_chain_step over the frames, outermost first (cfi.h). */
+uint64_t churn_stack_hash_chained(uint64_t chain, unsigned depth);
 /* For the writer: the stack with this id, or NULL. */
 const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth);
 void churn_stacks_lock(void);     /* fork */
@@ -200,6 +205,10 @@ typedef struct churn_thread {
     char pad0[56];
     _Atomic uint64_t tail;          /* events consumed by the writer */
     char pad1[56];
+    /* Owner only: tail as last read, and the head at which to read it again.  The writer
+       stores tail as it drains, so reading it on every push would pull its cache line over
+       from the writer's core each time. */
+    uint64_t tail_seen, tail_check;
     struct churn_thread *next;      /* registry list, guarded by the registry lock */
     _Atomic int exited;             /* owner is gone; recycle once drained */
     pid_t tid;

@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "cfi.h"
 #include "shim.h"
 
 typedef struct {
@@ -50,20 +51,21 @@ void churn_stacks_init(void)
         atomic_store(&table, table_new(1u << 14));
 }
 
-/* Two independent lanes halve the multiply chain the hash waits on. */
+/* Chained from the outermost frame inwards (cfi.h), so that a walk reusing the previous
+   walk's outer frames reuses their part of the hash too. */
+uint64_t churn_stack_hash_chained(uint64_t chain, unsigned depth)
+{
+    uint64_t h = (chain ^ depth) * 0xc4ceb9fe1a85ec53u;
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
 uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth)
 {
-    uint64_t a = 0x9e3779b97f4a7c15u ^ depth, b = 0xc2b2ae3d27d4eb4fu;
-    unsigned i = 0;
-    for (; i + 1 < depth; i += 2) {
-        a = (a ^ ips[i]) * 0xff51afd7ed558ccdu;
-        b = (b ^ ips[i + 1]) * 0xc4ceb9fe1a85ec53u;
-    }
-    if (i < depth)
-        a = (a ^ ips[i]) * 0xff51afd7ed558ccdu;
-    uint64_t h = a ^ (b >> 31) ^ (b << 17);
-    h ^= h >> 32;
-    return h ? h : 1;
+    uint64_t chain = CHURN_CHAIN_SEED;
+    for (unsigned i = depth; i-- > 0;)
+        chain = churn_chain_step(chain, ips[i]);
+    return churn_stack_hash_chained(chain, depth);
 }
 
 static entry_t *entry_of(uint32_t id)

@@ -80,6 +80,8 @@ churn_thread *churn_thread_self(void)
         return NULL;
     atomic_store(&t->head, 0);
     atomic_store(&t->tail, 0);
+    t->tail_seen = 0;
+    t->tail_check = CHURN_RING_EVENTS / 2;
     atomic_store(&t->exited, 0);
     memset(t->cache_hash, 0, sizeof t->cache_hash);
     t->tid = churn_gettid();
@@ -136,20 +138,34 @@ static int wait_for_room(churn_thread *t, uint64_t head)
     return rc;
 }
 
+/* The writer is woken when the ring is half full, and again every WAKE_AGAIN events while it
+   stays so; tail is read only then (or when the ring looks full). */
+#define WAKE_AGAIN 1024u
+
 void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    uint64_t used = head - atomic_load_explicit(&t->tail, memory_order_acquire);
-    if (CHURN_UNLIKELY(used >= CHURN_RING_EVENTS) && (!may_wait || wait_for_room(t, head))) {
-        atomic_fetch_add(&churn_dropped_events, 1);
-        return;
+    if (CHURN_UNLIKELY(head >= t->tail_check)) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        uint64_t used = head - t->tail_seen;
+        if (used >= CHURN_RING_EVENTS / 2) {
+            atomic_store(&churn_writer_wake, 1);
+            churn_futex_wake(&churn_writer_wake);
+        }
+        if (used >= CHURN_RING_EVENTS && (!may_wait || wait_for_room(t, head))) {
+            atomic_fetch_add(&churn_dropped_events, 1);
+            return;
+        }
+        if (used >= CHURN_RING_EVENTS)
+            t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        used = head - t->tail_seen;
+        t->tail_check = used < CHURN_RING_EVENTS / 2 ? t->tail_seen + CHURN_RING_EVENTS / 2
+                                                     : head + WAKE_AGAIN;
+        if (t->tail_check > t->tail_seen + CHURN_RING_EVENTS)
+            t->tail_check = t->tail_seen + CHURN_RING_EVENTS;
     }
     t->events[head & MASK] = *ev;
     atomic_store_explicit(&t->head, head + 1, memory_order_release);
-    if (CHURN_UNLIKELY(used == CHURN_RING_EVENTS / 2)) {
-        atomic_store(&churn_writer_wake, 1);
-        churn_futex_wake(&churn_writer_wake);
-    }
 }
 
 static int thread_dead(pid_t tid)
@@ -201,6 +217,8 @@ void churn_threads_after_fork_child(void)
         self->next = NULL;
         self->tid = churn_gettid();
         atomic_store(&self->tail, atomic_load(&self->head));
+        self->tail_seen = atomic_load(&self->head);
+        self->tail_check = self->tail_seen + CHURN_RING_EVENTS / 2;
     }
     atomic_store(&registry, self);
     churn_spin_unlock(&registry_lock);

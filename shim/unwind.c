@@ -90,12 +90,15 @@ static unsigned libunwind_walk(uintptr_t *ips, unsigned max)
 }
 
 /* Returns the CFI walker's frames, or -1 when it could not be sure of this stack. */
-static int cfi_walk(uintptr_t *ips, unsigned max)
+static int cfi_walk(uintptr_t *ips, unsigned max, uint64_t *chain, int lazy)
 {
     churn_thread *t = churn_thread_self();
+    *chain = 0;
     if (!t || !t->stack_hi)
         return -1;
-    return churn_cfi_backtrace(ips, max, t->stack_lo, t->stack_hi);
+    if (lazy)
+        return churn_cfi_backtrace_lazy(ips, max, t->stack_lo, t->stack_hi, chain);
+    return churn_cfi_backtrace(ips, max, t->stack_lo, t->stack_hi, chain);
 }
 
 static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
@@ -120,7 +123,8 @@ static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
 {
     uintptr_t slow[256 + OWN];
     unsigned ns = keep(slow, libunwind_walk(slow, want), max);
-    int nf = cfi_walk(ips, want);
+    uint64_t chain;
+    int nf = cfi_walk(ips, want, &chain, 0);
     atomic_fetch_add_explicit(&verified, 1, memory_order_relaxed);
     if (nf < 0) {
         for (unsigned i = 0; i < ns; i++)
@@ -138,21 +142,50 @@ static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
     return n;
 }
 
-unsigned churn_unwind(uintptr_t *ips, unsigned max)
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial)
 {
-    unsigned want = max + OWN;
-    int n;
+    unsigned want = max + OWN, n;
+    uint64_t chain;
+    int got;
+    *partial = 0;
     switch (churn_opt.unwind) {
     case CHURN_UNWIND_FP:
-        return keep(ips, fp_walk(ips, want), max);
+        n = keep(ips, fp_walk(ips, want), max);
+        break;
     case CHURN_UNWIND_LIBUNWIND:
-        return keep(ips, libunwind_walk(ips, want), max);
+        n = keep(ips, libunwind_walk(ips, want), max);
+        break;
     case CHURN_UNWIND_VERIFY:
-        return verify_walk(ips, want, max);
+        n = verify_walk(ips, want, max);
+        break;
     default:
-        n = cfi_walk(ips, want);
-        return keep(ips, n >= 0 ? (unsigned)n : libunwind_walk(ips, want), max);
+        got = cfi_walk(ips, want, &chain, 1);
+        if (got < 0) {
+            n = keep(ips, libunwind_walk(ips, want), max);
+            break;
+        }
+        /* The walk's chain is the stack's when nothing is dropped from either end: the
+           innermost frame is the program's (the walk starts there unless an allocator's
+           hook called us) and the stack is within max. */
+        if (chain && got && (unsigned)got <= max) {
+            if (!own_or_allocator(churn_cfi_last_innermost())) {
+                *hash = churn_stack_hash_chained(chain, (unsigned)got);
+                *partial = 1;
+                return (unsigned)got;
+            }
+        }
+        if (chain)
+            churn_cfi_last_walk(ips, (unsigned)got);
+        n = keep(ips, (unsigned)got, max);
+        break;
     }
+    *hash = churn_stack_hash(ips, n);
+    return n;
+}
+
+void churn_unwind_complete(uintptr_t *ips, unsigned n)
+{
+    churn_cfi_last_walk(ips, n);
 }
 
 /* The test reads this line: how many stacks were compared, how many the CFI walker took. */
