@@ -103,5 +103,9 @@ install: all
 bench: all $(BUILD)/.deps-test
 	@sh bench/run.sh
 
+# Long runs into a bounded ring: file bound, analyzer, libchurn's memory over time.
+soak: all $(BUILD)/demo-workload
+	@sh bench/soak.sh
+
 clean:
 	rm -rf $(BUILD)
