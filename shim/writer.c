@@ -527,6 +527,7 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
         count_event(ev);
     }
     if (churn_opt.events) {
+        site_reserve(ev->stack); /* map events are not counted, so not reserved above */
         if (ev->stack >= w.nsites) {
             w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
             return;
