@@ -27,7 +27,7 @@ SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm -lz
 
-.PHONY: all deps test-deps check demo install clean bench fuzz
+.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize
 
 all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze
 
@@ -67,8 +67,32 @@ demo: all $(BUILD)/demo-workload
 	CHURN_OUT=$(BUILD)/demo.zst LD_PRELOAD=$(CURDIR)/$(BUILD)/libchurn.so $(BUILD)/demo-workload 200
 	$(BUILD)/churn-analyze $(BUILD)/demo.zst
 
-check: all $(BUILD)/.deps-test
+check: all $(BUILD)/.deps-test sanitize
 	@sh test/run.sh
+
+# The shim under sanitizers (test/t_sanitizers.sh).  An ASan-built interposer cannot be
+# preloaded honestly: ASan must own malloc, and the shim is what answers malloc.  So the
+# preloaded library gets UndefinedBehaviorSanitizer only (any UB aborts the traced program),
+# and AddressSanitizer checks the shim's data structures linked into a test driver whose page
+# source is ASan's heap (test/programs/shim_units.c).
+SAN      := $(BUILD)/sanitize
+UBSAN    := -fsanitize=undefined -fno-sanitize-recover=all
+UNIT_SRC := shim/livemap.c shim/stacks.c shim/segstate.c shim/arena.c shim/thread.c
+
+sanitize: $(SAN)/libchurn-ubsan.so $(SAN)/shim-units
+
+$(SAN)/shim/%.o: shim/%.c $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SHIM_CFLAGS) $(UBSAN) -c $< -o $@
+
+$(SAN)/libchurn-ubsan.so: $(SHIM_SRC:%.c=$(SAN)/%.o)
+	$(CC) $(CFLAGS) $(UBSAN) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
+
+$(SAN)/shim-units: test/programs/shim_units.c $(UNIT_SRC) $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(WARN) -std=gnu11 -fno-omit-frame-pointer -ftls-model=initial-exec \
+		-D_GNU_SOURCE -Iinclude -Ishim -fsanitize=address,undefined -fno-sanitize-recover=all \
+		-o $@ test/programs/shim_units.c $(UNIT_SRC) -lpthread -ldl
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
@@ -78,6 +102,10 @@ install: all
 
 bench: all $(BUILD)/.deps-test
 	@sh bench/run.sh
+
+# Long runs into a bounded ring: file bound, analyzer, libchurn's memory over time.
+soak: all $(BUILD)/demo-workload
+	@sh bench/soak.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -46,10 +46,20 @@ void churn_record_alloc(void *p, size_t size, int kind)
         churn_record_alloc_usable(p, size, usable_size(p, size), kind);
 }
 
+/* A thread without a ring (libchurn's memory ran out when it needed one) loses its events;
+   the trace says how many. */
+static int no_ring(churn_thread *t, void *p)
+{
+    if (CHURN_LIKELY(t != NULL) || !p)
+        return !p;
+    atomic_fetch_add(&churn_dropped_events, 1);
+    return 1;
+}
+
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
 {
     churn_thread *t = churn_thread_self();
-    if (!t || !p)
+    if (no_ring(t, p))
         return;
     churn_event ev;
     ev.type = CHURN_EV_ALLOC;
@@ -87,7 +97,7 @@ static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live
 void churn_record_free(void *p, int kind)
 {
     churn_thread *t = churn_thread_self();
-    if (!t || !p)
+    if (no_ring(t, p))
         return;
     churn_live live;
     int known = churn_livemap_remove((uintptr_t)p, &live);
@@ -97,7 +107,7 @@ void churn_record_free(void *p, int kind)
 void churn_record_free_usable(void *p, size_t usable, int kind)
 {
     churn_thread *t = churn_thread_self();
-    if (!t || !p)
+    if (no_ring(t, p))
         return;
     churn_live live;
     int known = churn_livemap_remove((uintptr_t)p, &live);

@@ -14,8 +14,12 @@
 #define MAX_MODULES 4096
 
 static churn_module modules[MAX_MODULES];
-static size_t nmodules;
+static _Atomic size_t nmodules;      /* entries below it are complete */
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
+/* The writer scans at each pass and dlclose (dlclose.c) before a library goes: one at a time,
+   and modules found by either are news for the writer's next look. */
+static churn_spinlock scan_lock;
+static _Atomic int unseen;
 static char exe_path[4096];
 
 uintptr_t churn_self_lo, churn_self_hi;
@@ -73,21 +77,22 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *changed)
         if (modules[i].bias == info->dlpi_addr && modules[i].start == lo &&
             !strcmp(modules[i].path, path))
             return 0;
-    if (nmodules == MAX_MODULES)
+    size_t n = atomic_load_explicit(&nmodules, memory_order_relaxed);
+    if (n == MAX_MODULES)
         return 0;
     size_t len = strlen(path);
     char *copy = churn_mem_alloc(len + 1);
     if (!copy)
         return 0;
     memcpy(copy, path, len + 1);
-    churn_module *m = &modules[nmodules];
+    churn_module *m = &modules[n];
     memset(m, 0, sizeof *m);
     m->path = copy;
     m->bias = info->dlpi_addr;
     m->start = lo;
     m->end = hi;
     read_build_id(info, m);
-    nmodules++;
+    atomic_store_explicit(&nmodules, n + 1, memory_order_release);
     *(int *)changed = 1;
     return 0;
 }
@@ -101,25 +106,37 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-int churn_modules_refresh(void)
+void churn_modules_scan(void)
 {
+    churn_spin_lock(&scan_lock);
     unsigned long long c[2] = {0, 0};
     dl_iterate_phdr(read_counters, c);
-    if (c[0] == seen_adds && c[1] == seen_subs)
-        return 0;
-    seen_adds = c[0];
-    seen_subs = c[1];
-    if (!exe_path[0]) {
-        ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
-        exe_path[n > 0 ? n : 0] = 0;
+    if (c[0] != seen_adds || c[1] != seen_subs) {
+        seen_adds = c[0];
+        seen_subs = c[1];
+        if (!exe_path[0]) {
+            ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+            exe_path[n > 0 ? n : 0] = 0;
+        }
+        int changed = 0;
+        dl_iterate_phdr(add_module, &changed);
+        if (changed)
+            atomic_store(&unseen, 1);
     }
-    int changed = 0;
-    dl_iterate_phdr(add_module, &changed);
-    return changed;
+    churn_spin_unlock(&scan_lock);
 }
 
-size_t churn_modules_count(void) { return nmodules; }
-const churn_module *churn_module_get(size_t id) { return id < nmodules ? &modules[id] : NULL; }
+int churn_modules_refresh(void)
+{
+    churn_modules_scan();
+    return atomic_exchange(&unseen, 0);
+}
+
+size_t churn_modules_count(void) { return atomic_load_explicit(&nmodules, memory_order_acquire); }
+const churn_module *churn_module_get(size_t id)
+{
+    return id < churn_modules_count() ? &modules[id] : NULL;
+}
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {

@@ -18,7 +18,8 @@
 
 static int fd = -1;
 static uint64_t write_at, ring_bytes, seq;
-static int write_failed;
+/* 0, or the failure already reported on stderr: each is said once. */
+static enum { FAILING = 1, OUT_OF_SPACE } write_failed;
 
 int churn_outfile_open(const char *path, int events)
 {
@@ -91,15 +92,33 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
         write_at = CHURN_FILE_HEADER_BYTES;
     ssize_t n = pwrite(fd, h, total, (off_t)write_at);
     if (n != (ssize_t)total) {
-        if (!write_failed)
+        int err = n < 0 ? errno : ENOSPC;
+        /* Out of space: the file already owns its blocks up to write_at, so the ring shrinks
+           to that and the next segment overwrites the oldest ones.  That next segment says how
+           many events this one dropped; without the wrap no later write would fit either and
+           the trace would end without saying so. */
+        int no_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
+        if (no_space && write_at > CHURN_FILE_HEADER_BYTES) {
+            ring_bytes = write_at;
+            write_at = CHURN_FILE_HEADER_BYTES;
+        }
+        if (!write_failed && no_space)
+            churn_log("writing the trace failed (%s); this segment is dropped and the trace "
+                      "keeps to the %llu KiB written so far, overwriting its oldest segments",
+                      strerror(err), (unsigned long long)(ring_bytes >> 10));
+        else if (!write_failed)
             churn_log("writing the trace failed (%s); dropping data until it works again",
-                      n < 0 ? strerror(errno) : "short write");
-        write_failed = 1;
+                      strerror(err));
+        /* After running out of space, writing on in the shrunk ring is the expected state,
+           not a recovery worth a second line. */
+        if (!write_failed)
+            write_failed = no_space ? OUT_OF_SPACE : FAILING;
         return -1;
     }
-    if (write_failed)
+    if (write_failed == FAILING) {
         churn_log("writing the trace works again");
-    write_failed = 0;
+        write_failed = 0;
+    }
     write_at += total;
     seq++;
     return 0;

@@ -250,7 +250,9 @@ typedef struct churn_module {
     uint8_t build_id[64];
     uint32_t build_id_len;
 } churn_module;
-/* Refreshes the map when libraries were loaded or unloaded; returns 1 when it changed. */
+/* Adds the libraries loaded since the last scan (any thread). */
+void churn_modules_scan(void);
+/* The writer's scan: returns 1 when modules were added since its previous call. */
 int churn_modules_refresh(void);
 size_t churn_modules_count(void);
 const churn_module *churn_module_get(size_t id);

@@ -133,6 +133,8 @@ static table_t *grow_if_needed(table_t *t, uint32_t n)
 uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash)
 {
     table_t *t = atomic_load_explicit(&table, memory_order_acquire);
+    if (CHURN_UNLIKELY(!t))
+        return 0; /* libchurn's memory ran out at start-up */
     uint32_t id = lookup(t, ips, depth, hash);
     if (id)
         return id;
@@ -142,7 +144,10 @@ uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash)
     if (!id) {
         uint32_t n = atomic_load_explicit(&count, memory_order_relaxed);
         uint32_t chunk = n / CHUNK_ENTRIES;
-        uintptr_t *copy = arena_take(depth ? depth : 1);
+        /* A table that could not grow is never filled: a probe needs an empty slot to end. */
+        t = grow_if_needed(t, n + 1);
+        int fits = (size_t)(n + 1) * 4 <= (t->mask + 1) * 3;
+        uintptr_t *copy = fits ? arena_take(depth ? depth : 1) : NULL;
         if (chunk < MAX_CHUNKS && copy) {
             if (!atomic_load_explicit(&chunks[chunk], memory_order_relaxed))
                 atomic_store_explicit(&chunks[chunk],
@@ -154,7 +159,7 @@ uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash)
                 c[n % CHUNK_ENTRIES] = (entry_t){copy, depth};
                 id = n + 1;
                 atomic_store_explicit(&count, id, memory_order_release);
-                place(grow_if_needed(t, id), hash, id);
+                place(t, hash, id);
             }
         }
     }

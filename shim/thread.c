@@ -28,7 +28,7 @@ _Atomic uint64_t churn_dropped_events;
 
 static __thread churn_thread *self;
 static pthread_key_t exit_key;
-static _Atomic int key_ready;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static churn_spinlock registry_lock;
 static churn_thread *_Atomic registry;
 static churn_thread *free_rings;
@@ -38,6 +38,11 @@ static void on_thread_exit(void *arg)
     churn_thread *t = arg;
     /* Keep the ring as self: later TLS destructors may still free memory into it. */
     atomic_store_explicit(&t->exited, 1, memory_order_release);
+}
+
+static void make_exit_key(void)
+{
+    pthread_key_create(&exit_key, on_thread_exit);
 }
 
 static void stack_bounds(churn_thread *t)
@@ -89,8 +94,9 @@ churn_thread *churn_thread_self(void)
     /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores
        it): once per thread, under the caller's guard, as pthread_getattr_np may allocate. */
     stack_bounds(t);
-    if (!atomic_exchange(&key_ready, 1))
-        pthread_key_create(&exit_key, on_thread_exit);
+    /* Once, and finished before any thread sets it: two threads registering first at once
+       must not set a key that is not made yet (key 0, someone else's). */
+    pthread_once(&key_once, make_exit_key);
     pthread_setspecific(exit_key, t);
     churn_spin_lock(&registry_lock);
     t->next = atomic_load_explicit(&registry, memory_order_relaxed);

@@ -201,7 +201,8 @@ __attribute__((destructor)) static void verify_report(void)
 
 /* dlclose may put other code where cached rules were computed; glibc's own internal unloads
    do not come through here, and the walker notices those from the loader's counters the next
-   time it looks a new address up. */
+   time it looks a new address up.  A library loaded and unloaded between two writer passes
+   joins the module map before it goes, or its frames could never be symbolized. */
 CHURN_API int dlclose(void *handle)
 {
     static int (*real)(void *);
@@ -212,6 +213,11 @@ CHURN_API int dlclose(void *handle)
         churn_in_shim = saved;
         if (!real)
             return -1;
+    }
+    if (atomic_load(&churn_state) == CHURN_ON) {
+        churn_in_shim++;
+        churn_modules_scan();
+        churn_in_shim--;
     }
     int ret = real(handle);
     churn_cfi_forget();

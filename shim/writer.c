@@ -467,8 +467,10 @@ static void encode_alloc(const churn_event *ev, uint64_t epoch)
     uint64_t extra = ev->usable > ev->size ? ev->usable - ev->size : 0;
     int is_new;
     long info = churn_seg_info_index(ev->size, extra, ev->stack, &is_new);
-    if (info < 0)
+    if (info < 0) {
+        w.write_dropped++; /* libchurn's memory ran out: the trace says so */
         return;
+    }
     if (is_new) {
         put_tag(CHURN_REC_ALLOC_INFO);
         put_u(ev->size);
@@ -512,8 +514,10 @@ static void encode_free(const churn_event *ev, uint64_t epoch)
 
 static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
 {
-    if (!room(2 + 12 * CHURN_VARINT_MAX))
+    if (!room(2 + 12 * CHURN_VARINT_MAX)) {
+        w.write_dropped++;
         return;
+    }
     if (tid != w.cur_tid) {
         put_tag(CHURN_REC_THREAD);
         put_u((uint64_t)tid);
@@ -567,6 +571,11 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
         count_event(ev);
     }
     if (churn_opt.events) {
+        site_reserve(ev->stack); /* map events are not counted, so not reserved above */
+        if (ev->stack >= w.nsites) {
+            w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
+            return;
+        }
         if (ev->stack)
             emit_stack(ev->stack);
         encode_event(ev, tid, epoch);
@@ -798,6 +807,21 @@ static int start_thread(void)
     return rc ? -1 : 0;
 }
 
+/* What a segment needs is taken at start, while memory is plentiful: a program that later
+   exhausts its address space must not lose its trace too (test/t_oom.sh).  zstd sizes its
+   workspace for a stream of unknown length on the first call that continues one. */
+static void prime_buffers(void)
+{
+    size_t hdr = sizeof(churn_segment_header);
+    reserve(&w.raw, COMPRESS_PIECE * 4);
+    reserve(&w.packed, hdr + ZSTD_compressBound(churn_opt.segment_bytes));
+    uint8_t out[64];
+    ZSTD_inBuffer in = {out, 0, 0};
+    ZSTD_outBuffer o = {out, sizeof out, 0};
+    ZSTD_compressStream2(w.zstd, &o, &in, ZSTD_e_continue);
+    ZSTD_CCtx_reset(w.zstd, ZSTD_reset_session_only);
+}
+
 int churn_writer_start(void)
 {
     ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
@@ -805,6 +829,7 @@ int churn_writer_start(void)
     if (!w.zstd)
         return -1;
     ZSTD_CCtx_setParameter(w.zstd, ZSTD_c_compressionLevel, churn_opt.zstd_level);
+    prime_buffers();
     w.last_end_ns = churn_start_ns;
     w.last_cpu_ns = churn_start_cpu_ns;
     return start_thread();
@@ -828,6 +853,18 @@ void churn_writer_finish(int how, int detail)
         put_u((uint64_t)(int64_t)detail);
     }
     pass(1);
+    /* The last segment was lost (libchurn's memory or the disk ran out): a short one, written
+       now that it may fit, says how many events were dropped and how the process ended. */
+    if (w.write_dropped) {
+        segment_open();
+        w.seg_first_epoch = w.open_epoch - 1;
+        if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
+            put_tag(CHURN_REC_EXIT);
+            put_u((uint64_t)how);
+            put_u((uint64_t)(int64_t)detail);
+        }
+        segment_close();
+    }
     churn_outfile_close();
     unlock_writer();
 }

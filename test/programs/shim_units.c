@@ -1,0 +1,373 @@
+/*
+ * The shim's data structures driven hard outside any traced program, for a build with
+ * AddressSanitizer and UndefinedBehaviorSanitizer (Makefile: build/sanitize/shim-units): an
+ * ASan-built libchurn.so cannot be preloaded under ASan's own malloc, so the structures are
+ * linked in directly instead.  libchurn's page source (churn_os_map) is replaced here by
+ * calloc, so every table the shim maps gets ASan's red zones, and it can be told to fail, as
+ * when the traced program has exhausted its address space.  Checked against plain reference
+ * models: the live map (two threads, 2 M operations), the stack table (100 k stacks, then
+ * 200 k more while the table cannot grow), the segment tables, the address coder (encode and
+ * decode in lockstep), varints, and a thread ring carrying 3 M events to a consumer.
+ * Exit 0 when every check held; one line on stderr and exit 1 otherwise.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+#include "churn/coding.h"
+#include "segstate.h"
+#include "shim.h"
+
+/* ---- what the structures need from the rest of the shim ---- */
+
+churn_options churn_opt;
+_Atomic int churn_state = CHURN_ON;
+__thread int churn_in_shim;
+_Atomic uint32_t churn_writer_wake;
+static _Atomic size_t map_limit = SIZE_MAX; /* larger maps fail, as under `ulimit -v` */
+
+void *churn_os_map(size_t bytes)
+{
+    return bytes > atomic_load(&map_limit) ? NULL : calloc(1, bytes);
+}
+void churn_os_unmap(void *p, size_t bytes)
+{
+    (void)bytes;
+    free(p);
+}
+uint64_t churn_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+pid_t churn_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+}
+void churn_futex_wake(_Atomic uint32_t *word)
+{
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+int churn_writer_running(void) { return 1; }
+int churn_writer_is_self(void) { return 0; }
+void churn_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("FAIL: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}
+
+static uint64_t rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* ---- live map: each thread owns a set of addresses and a model of which are live ---- */
+
+#define LIVE_SLOTS (1u << 16)
+#define LIVE_OPS 1000000u
+
+typedef struct {
+    uintptr_t base;
+    uint64_t seed;
+    uint8_t live[LIVE_SLOTS];
+    uint32_t size[LIVE_SLOTS];
+} live_model;
+
+static void *drive_livemap(void *arg)
+{
+    live_model *m = arg;
+    for (unsigned op = 0; op < LIVE_OPS; op++) {
+        unsigned i = (unsigned)(rng(&m->seed) % LIVE_SLOTS);
+        uintptr_t addr = m->base + (uintptr_t)i * 48;
+        churn_live v;
+        if (m->live[i]) {
+            if (!churn_livemap_remove(addr, &v))
+                fail("live map lost 0x%lx", (unsigned long)addr);
+            if (v.size != m->size[i] || v.stack != i || v.epoch != (m->size[i] ^ i))
+                fail("live map returned another object for 0x%lx", (unsigned long)addr);
+            m->live[i] = 0;
+        } else {
+            if (churn_livemap_remove(addr, &v))
+                fail("live map holds 0x%lx, which is not live", (unsigned long)addr);
+            m->size[i] = (uint32_t)(rng(&m->seed) % 100000);
+            churn_livemap_insert(addr, m->size[i], i, m->size[i] ^ i);
+            m->live[i] = 1;
+        }
+    }
+    return NULL;
+}
+
+static void count_live(uintptr_t addr, const churn_live *v, void *ctx)
+{
+    (void)addr;
+    (void)v;
+    ++*(size_t *)ctx;
+}
+
+static void test_livemap(void)
+{
+    static live_model models[2];
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        /* Both threads' addresses share 64 KiB regions, so they meet on shards. */
+        models[k].base = 0x7f0000000000u + (uintptr_t)k * 16;
+        models[k].seed = 0x9e3779b97f4a7c15u + (uint64_t)k;
+        if (pthread_create(&t[k], NULL, drive_livemap, &models[k]))
+            fail("pthread_create");
+    }
+    for (int k = 0; k < 2; k++)
+        pthread_join(t[k], NULL);
+    size_t want = 0, got = 0;
+    for (int k = 0; k < 2; k++)
+        for (unsigned i = 0; i < LIVE_SLOTS; i++)
+            want += models[k].live[i];
+    churn_livemap_each(count_live, &got);
+    if (got != want)
+        fail("live map holds %zu objects, the model %zu", got, want);
+}
+
+/* ---- stack table ---- */
+
+#define STACKS 100000u
+#define STARVED_STACKS 200000u
+/* Room for the stack arena's 4 MiB chunks and the 64 KiB id chunks, none for the 8 MiB the
+   table needs to grow past 262,144 slots: 300,000 stacks would fill it. */
+#define STARVED_LIMIT (6u << 20)
+
+static unsigned make_stack(uint32_t n, uintptr_t *ips)
+{
+    uint64_t s = 0x1234567u + n * 0x9e3779b97f4a7c15u;
+    unsigned depth = 1 + (unsigned)(rng(&s) % 64);
+    for (unsigned i = 0; i < depth; i++)
+        ips[i] = 0x400000u + (rng(&s) & 0xffffff);
+    ips[0] = n; /* distinct */
+    return depth;
+}
+
+static void test_stacks(void)
+{
+    static uint32_t ids[STACKS];
+    uintptr_t ips[64];
+    churn_stacks_init();
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t n = 0; n < STACKS; n++) {
+            unsigned depth = make_stack(n, ips);
+            uint32_t id = churn_stack_intern(ips, depth, churn_stack_hash(ips, depth));
+            if (!id || (pass && id != ids[n]))
+                fail("stack %u got id %u (first time %u)", n, id, ids[n]);
+            ids[n] = id;
+            unsigned got_depth;
+            const uintptr_t *got = churn_stack_get(id, &got_depth);
+            if (!got || got_depth != depth || memcmp(got, ips, depth * sizeof *ips))
+                fail("stack %u reads back wrong", n);
+        }
+    /* Memory short: new stacks get no id (0) or a valid one, old ones are still found, and
+       nothing spins on a table that cannot grow. */
+    atomic_store(&map_limit, STARVED_LIMIT);
+    uint32_t named = 0;
+    for (uint32_t n = STACKS; n < STACKS + STARVED_STACKS; n++) {
+        unsigned depth = make_stack(n, ips);
+        uint32_t id = churn_stack_intern(ips, depth, churn_stack_hash(ips, depth));
+        named += id != 0;
+        unsigned got_depth;
+        if (id && (!churn_stack_get(id, &got_depth) || got_depth != depth))
+            fail("a stack interned without memory reads back wrong");
+    }
+    atomic_store(&map_limit, SIZE_MAX);
+    for (uint32_t n = 0; n < STACKS; n++) {
+        unsigned depth = make_stack(n, ips);
+        if (churn_stack_intern(ips, depth, churn_stack_hash(ips, depth)) != ids[n])
+            fail("stack %u lost after memory ran out", n);
+    }
+    printf("stacks: %u interned, %u of %u more while the table could not grow\n", STACKS, named,
+           STARVED_STACKS);
+}
+
+/* ---- segment tables ---- */
+
+#define SEG_OBJECTS 200000u
+
+static void test_segstate(void)
+{
+    for (int round = 0; round < 3; round++) {
+        churn_seg_reset();
+        for (uint32_t i = 0; i < SEG_OBJECTS; i++) {
+            int is_new;
+            long info = churn_seg_info_index(i % 5000, i % 5000 % 7, i % 5000 + 1, &is_new);
+            if (info < 0)
+                fail("segment info table refused an entry");
+            if (is_new != (i < 5000))
+                fail("info %u: is_new %d", i, is_new);
+            const churn_seg_info *in = churn_seg_info_get((uint32_t)info);
+            if (!in || in->size != i % 5000 || in->extra != i % 5000 % 7 || in->stack != i % 5000 + 1)
+                fail("info %u reads back wrong", i);
+            churn_seg_live_put(0x10000u + (uint64_t)i * 32, i, (uint32_t)info, i / 3);
+        }
+        for (uint32_t i = SEG_OBJECTS; i-- > 0;) {
+            uint64_t number, epoch;
+            uint32_t info;
+            if (!churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch) ||
+                number != i || epoch != i / 3)
+                fail("segment live entry %u lost or wrong", i);
+            if (churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch))
+                fail("segment live entry %u taken twice", i);
+        }
+    }
+}
+
+/* ---- address coder and varints: the writer's encoder and a decoder in lockstep ---- */
+
+#define CODER_OPS 2000000u
+#define CODER_LIVE 4096u
+
+static void test_coding(void)
+{
+    static churn_coder enc, dec;
+    static uint64_t live[CODER_LIVE], usable_of[CODER_LIVE];
+    churn_coder_reset(&enc);
+    churn_coder_reset(&dec);
+    uint64_t s = 42, next_fresh = 0x100000;
+    for (unsigned op = 0; op < CODER_OPS; op++) {
+        unsigned k = (unsigned)(rng(&s) % CODER_LIVE);
+        if (live[k]) {
+            churn_coder_freed(&enc, live[k], usable_of[k]);
+            churn_coder_freed(&dec, live[k], usable_of[k]);
+            live[k] = 0;
+            continue;
+        }
+        uint64_t usable = 16 * (1 + rng(&s) % 64);
+        /* Mostly what an allocator does: reuse a recent free of this size, else carve. */
+        uint64_t *l = churn_coder_lifo(&enc, usable), addr = 0;
+        if (rng(&s) % 4 && l[0]) {
+            addr = l[0];
+            for (unsigned j = 0; j < CODER_LIVE; j++)
+                if (live[j] == addr)
+                    addr = 0;
+        }
+        if (!addr) {
+            addr = next_fresh;
+            next_fresh += usable + 8 * (rng(&s) % 3);
+        }
+        uint64_t code = churn_encode_alloc_addr(&enc, addr, usable);
+        uint8_t buf[CHURN_VARINT_MAX];
+        size_t n = churn_put_varint(buf, code);
+        const uint8_t *p = buf;
+        uint64_t read, got;
+        if (!churn_get_varint(&p, buf + n, &read) || read != code || p != buf + n)
+            fail("varint %llu does not round-trip", (unsigned long long)code);
+        if (!churn_decode_alloc_addr(&dec, churn_coder_lifo(&dec, usable), read, &got) ||
+            got != addr)
+            fail("op %u: address 0x%llx coded %llu decodes to 0x%llx", op,
+                 (unsigned long long)addr, (unsigned long long)code, (unsigned long long)got);
+        churn_coder_allocated(&enc, addr, usable, code);
+        churn_coder_allocated(&dec, got, usable, read);
+        live[k] = addr;
+        usable_of[k] = usable;
+    }
+}
+
+/* ---- a thread ring: a producer that waits for room, a consumer that drains in order ---- */
+
+#define RING_EVENTS 3000000u
+static _Atomic int producer_done;
+
+static void *produce(void *arg)
+{
+    (void)arg;
+    churn_in_shim = 1;
+    churn_thread *t = churn_thread_self();
+    churn_in_shim = 0;
+    if (!t)
+        fail("no ring for the producer");
+    for (uint64_t i = 0; i < RING_EVENTS; i++) {
+        churn_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.type = CHURN_EV_ALLOC;
+        ev.addr = i;
+        ev.size = i * 3;
+        churn_thread_push(t, &ev, 1);
+    }
+    atomic_store(&producer_done, 1);
+    return NULL;
+}
+
+typedef struct {
+    uint64_t seen;
+} consumer_t;
+
+static void drain(churn_thread *t, void *ctx)
+{
+    consumer_t *c = ctx;
+    uint64_t tail = atomic_load(&t->tail), head = atomic_load_explicit(&t->head, memory_order_acquire);
+    for (; tail < head; tail++) {
+        const churn_event *ev = &t->events[tail % CHURN_RING_EVENTS];
+        if (ev->addr != c->seen || ev->size != c->seen * 3)
+            fail("ring delivered event %llu where %llu was due", (unsigned long long)ev->addr,
+                 (unsigned long long)c->seen);
+        c->seen++;
+        if ((tail & 1023) == 0) {
+            atomic_store_explicit(&t->tail, tail + 1, memory_order_release);
+            churn_threads_room_made();
+        }
+    }
+    atomic_store_explicit(&t->tail, tail, memory_order_release);
+}
+
+static void test_ring(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, produce, NULL))
+        fail("pthread_create");
+    consumer_t c = {0};
+    for (;;) {
+        int done = atomic_load(&producer_done);
+        churn_threads_each(drain, &c);
+        churn_threads_room_made();
+        if (done)
+            break;
+        usleep(100);
+    }
+    churn_threads_each(drain, &c);
+    pthread_join(t, NULL);
+    if (c.seen + atomic_load(&churn_dropped_events) != RING_EVENTS || atomic_load(&churn_dropped_events))
+        fail("ring: %llu events delivered, %llu dropped, of %u", (unsigned long long)c.seen,
+             (unsigned long long)atomic_load(&churn_dropped_events), RING_EVENTS);
+}
+
+int main(void)
+{
+    churn_opt.stack_depth = 64;
+    test_livemap();
+    test_stacks();
+    test_segstate();
+    test_coding();
+    test_ring();
+    printf("shim units: live map, stacks, segment tables, coder, ring all held\n");
+    return 0;
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# How a traced process ends (test/programs/endings.c, tls_dtor.c).  exit() and _exit() from
+# main: the trace holds the work epoch exactly and ends with how the process went (`normal`,
+# `_exit`); an uncaught SIGSEGV: the shell sees the signal (status 139, libchurn does not
+# swallow it) and the trace up to the crash is readable and says signal 11.  (abort() and
+# kill -9 are test/t_crash.sh.)  Thread-specific-data destructors that free and allocate after
+# libchurn's own per-thread destructor ran, in two rounds: every one of those events is in the
+# trace.
+. test/lib.sh
+
+build_c endings test/programs/endings.c
+for mode in exit _exit segv; do
+    rm -f "$WORK/$mode.zst"
+    status=0
+    CHURN_OUT="$WORK/$mode.zst" LD_PRELOAD="$SHIM" "$WORK/endings" $mode >"$WORK/$mode.out" \
+        2>"$WORK/$mode.err" || status=$?
+    case $mode in
+    exit) want=3 how=normal detail=0 ;;
+    _exit) want=4 how=_exit detail=4 ;;
+    segv) want=139 how=signal detail=11 ;;
+    esac
+    [ "$status" -eq "$want" ] || fail "endings $mode exited with status $status under the shim, not $want"
+    [ -s "$WORK/$mode.zst" ] || fail "endings $mode left no trace"
+    analyze "$WORK/$mode.zst" "$WORK/$mode.json"
+    check "$WORK/$mode.json" "$WORK/$mode.out" "$mode" "$how" "$detail" <<'PY'
+import sys
+from churncheck import *
+report, ph, mode, how, detail = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
+expect_epoch(report, ph["work"], "work before %s" % mode, allocs=17, frees=0, alloc_bytes=17 * 700)
+expect("metadata.exit.how after %s" % mode, field(report, "metadata", "exit", "how"), how)
+expect("metadata.exit.detail after %s" % mode, field(report, "metadata", "exit", "detail"), detail)
+print("%s: work epoch exact, trace ends with %s %d" % (mode, how, detail))
+PY
+done
+
+build_c tls_dtor test/programs/tls_dtor.c -pthread
+traced "$WORK/tls.zst" "$WORK/tls.out" "$WORK/tls_dtor"
+analyze "$WORK/tls.zst" "$WORK/tls.json"
+check "$WORK/tls.json" "$WORK/tls.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+count, nbytes = [int(w) for w in open(sys.argv[2]).read().split("expect ")[1].split()]
+expect_epoch(report, ph["work"], "threads exiting through key destructors", allocs=count,
+             frees=count, alloc_bytes=nbytes, free_bytes=nbytes)
+farewell = [g for g in field(report, "growth") if any(f.startswith("destructor ") for f in g["stack"][:1])]
+expect("farewell blocks allocated in the first destructor round", sum(g["allocs"] for g in farewell), 4)
+expect("unknown frees", field(report, "totals", "unknown_frees"), 0)
+print("key destructors: %d allocations and frees during thread exit, all traced" % count)
+PY
