@@ -315,11 +315,12 @@ static void on_size_classes(churn_analysis *a, const churn_record *r)
 
 static void on_module(churn_analysis *a, const churn_record *r)
 {
-    if (churn_modules_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
-                          r->u.module.end, r->u.module.path))
-        churn_symbolizer_add_module(a->sym, r->u.module.id, r->u.module.path, r->u.module.bias,
-                                    r->u.module.start, r->u.module.end, r->u.module.build_id,
-                                    r->u.module.build_id_len);
+    churn_modules_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
+                      r->u.module.end, r->u.module.path);
+    /* every time: a module's record comes again when it is unloaded */
+    churn_symbolizer_add_module(a->sym, r->u.module.id, r->u.module.path, r->u.module.bias,
+                                r->u.module.start, r->u.module.end, r->u.module.unloaded,
+                                r->u.module.build_id, r->u.module.build_id_len);
 }
 
 /* The modules a new stack runs through are read ahead (symbolize.h): reports resolve some
@@ -327,7 +328,7 @@ static void on_module(churn_analysis *a, const churn_record *r)
 static void on_stack(churn_analysis *a, const churn_record *r)
 {
     int defined = churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
-                                      r->u.stack.depth);
+                                      r->u.stack.depth, r->u.stack.generation);
     a->stack_conflicts += defined < 0;
     if (defined <= 0)
         return;

@@ -134,16 +134,17 @@ static uint64_t function(builder *bd, const char *name, const char *file)
 }
 
 /* A location per instruction pointer, its lines innermost (inlined) first as pprof wants;
-   `outer` separates a return address from the innermost frame's own ip. */
-static uint64_t location(builder *bd, uint64_t ip, int outer)
+   `outer` separates a return address from the innermost frame's own ip, and the stack's
+   module generation an ip of a library unloaded and replaced from the same ip after it. */
+static uint64_t location(builder *bd, uint64_t ip, int outer, uint64_t generation)
 {
-    key_slot *k = table_find(bd, &bd->locations, ip, (uint64_t)outer, NULL);
+    key_slot *k = table_find(bd, &bd->locations, ip, (uint64_t)outer | generation << 1, NULL);
     if (k->value)
         return k->value;
     uint64_t id = bd->locations.count + 1;
     const churn_analysis *a = bd->w->a;
     churn_frame frames[INLINE_MAX];
-    size_t n = churn_symbolizer_resolve(a->sym, ip, outer, frames, INLINE_MAX);
+    size_t n = churn_symbolizer_resolve(a->sym, ip, outer, generation, frames, INLINE_MAX);
     const churn_module *m = churn_modules_find(&a->modules, ip);
     churn_pb loc = {0};
     churn_pb_uint(&loc, LOCATION_ID, id);
@@ -218,8 +219,9 @@ static void samples(builder *bd)
         const uint64_t *ips = churn_stacks_get(&a->stacks, a->growth.sites[i].stack, &depth);
         churn_reserve(&locs, &locs_cap, depth ? depth : 1, sizeof *locs);
         if (ips) {
+            uint64_t generation = churn_stacks_generation(&a->stacks, a->growth.sites[i].stack);
             for (size_t d = 0; d < depth; d++)
-                locs[d] = location(bd, ips[d], d > 0);
+                locs[d] = location(bd, ips[d], d > 0, generation);
         } else {
             char name[64];
             snprintf(name, sizeof name, "<stack %llu not in the trace>",

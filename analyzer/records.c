@@ -147,6 +147,7 @@ static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
     int v1 = d->version == 1;
     r->u.stack.id = get_v(c);
     size_t depth = v1 ? get_count(c, 1) : (size_t)get_v(c), shared = 0;
+    r->u.stack.generation = v1 ? UINT64_MAX : get_v(c);
     const churn_recent_stack *ref = NULL;
     if (!v1) {
         uint64_t ref_id = get_v(c);
@@ -722,6 +723,7 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.module.bias = get_v(c);
         r->u.module.start = get_v(c);
         r->u.module.end = get_v(c);
+        r->u.module.unloaded = d->version == 1 ? 0 : get_v(c);
         r->u.module.build_id = get_bytes(c, &r->u.module.build_id_len);
         d->text_len = 0;
         ok = get_module_path(d, c, r);

@@ -53,11 +53,17 @@ typedef struct churn_record {
         struct { uint64_t seq, epoch, ns; } segment_start;
         struct {
             uint64_t id, bias, start, end;
+            uint64_t unloaded; /* 0: loaded (always 0 in version 1) */
             const uint8_t *build_id;
             size_t build_id_len;
             const char *path;
         } module;
-        struct { uint64_t id; size_t depth; const uint64_t *ips; } stack;
+        struct {
+            uint64_t id;
+            size_t depth;
+            const uint64_t *ips;
+            uint64_t generation; /* UINT64_MAX in version 1: the newest modules */
+        } stack;
         struct {
             const char *name;
             uint64_t page_size;

@@ -26,7 +26,8 @@ static void grow(churn_stacks *t)
     t->mask = n - 1;
 }
 
-int churn_stacks_define(churn_stacks *t, uint64_t id, const uint64_t *ips, size_t depth)
+int churn_stacks_define(churn_stacks *t, uint64_t id, const uint64_t *ips, size_t depth,
+                        uint64_t generation)
 {
     if (!t->slots || (t->used + 1) * 4 > (t->mask + 1) * 3)
         grow(t);
@@ -39,7 +40,7 @@ int churn_stacks_define(churn_stacks *t, uint64_t id, const uint64_t *ips, size_
     churn_reserve(&t->ips, &t->ips_cap, t->nips + depth, sizeof *t->ips);
     if (depth)
         memcpy(t->ips + t->nips, ips, depth * sizeof *ips);
-    *s = (churn_stack_slot){id, t->nips, depth};
+    *s = (churn_stack_slot){id, t->nips, depth, generation};
     t->nips += depth;
     t->used++;
     return 1;
@@ -56,6 +57,14 @@ const uint64_t *churn_stacks_get(const churn_stacks *t, uint64_t id, size_t *dep
     static const uint64_t no_frames[1];
     *depth = s->depth;
     return s->depth ? t->ips + s->first : no_frames;
+}
+
+uint64_t churn_stacks_generation(const churn_stacks *t, uint64_t id)
+{
+    if (!t->slots || !id)
+        return UINT64_MAX;
+    const churn_stack_slot *s = find_slot(t->slots, t->mask, id);
+    return s->id ? s->generation : UINT64_MAX;
 }
 
 void churn_stacks_free(churn_stacks *t)

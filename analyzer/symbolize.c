@@ -106,6 +106,7 @@ enum module_state { MODULE_UNOPENED, MODULE_OPEN, MODULE_UNUSABLE };
 
 typedef struct module {
     uint64_t id, bias, start, end;
+    uint64_t unloaded;  /* 0, or the generation at which it was found unloaded */
     char *path;
     uint8_t *build_id;
     size_t build_id_len;
@@ -129,8 +130,15 @@ typedef struct module {
     UT_hash_handle hh;  /* by id */
 } module;
 
-typedef struct cached_ip {
+/* An ip is cached per module it was resolved in: the same address can be in a library that
+   was unloaded and in another loaded there later (stacks recorded at different generations). */
+typedef struct ip_key {
     uint64_t addr;      /* the looked-up address: ip, or ip - 1 for a return address */
+    uint64_t order;     /* of its module; UINT64_MAX outside every module */
+} ip_key;
+
+typedef struct cached_ip {
+    ip_key key;
     UT_hash_handle hh;
     size_t count;
     churn_frame frames[];
@@ -140,7 +148,7 @@ struct churn_symbolizer {
     char *cache_dir;    /* NULL: no symbol cache */
     arena_block *arena;
     interned *strings;
-    module *modules;
+    module *modules;    /* by id */
     uint64_t next_order;
     /* Modules sorted by start, with the running maximum of their ends, for lookups that
        must also find an earlier-starting module overlapping a later one. */
@@ -294,14 +302,12 @@ static void module_free(module *m)
     free(m);
 }
 
-static void cache_clear_range(churn_symbolizer *s, uint64_t start, uint64_t end)
+static void cache_clear(churn_symbolizer *s)
 {
     cached_ip *c, *tmp;
     HASH_ITER(hh, s->cache, c, tmp) {
-        if (c->addr >= start && c->addr < end) {
-            HASH_DEL(s->cache, c);
-            free(c);
-        }
+        HASH_DEL(s->cache, c);
+        free(c);
     }
 }
 
@@ -318,7 +324,7 @@ void churn_symbolizer_free(churn_symbolizer *s)
         if (m->cache_dirty)
             cache_save(s, m);
     }
-    cache_clear_range(s, 0, UINT64_MAX);
+    cache_clear(s);
     HASH_ITER(hh, s->modules, m, tmp) {
         HASH_DEL(s->modules, m);
         module_free(m);
@@ -345,7 +351,7 @@ static bool module_same(const module *m, const char *path, uint64_t bias, uint64
 }
 
 void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *path,
-                                 uint64_t bias, uint64_t start, uint64_t end,
+                                 uint64_t bias, uint64_t start, uint64_t end, uint64_t unloaded,
                                  const uint8_t *build_id, size_t build_id_len)
 {
     if (!build_id)
@@ -354,14 +360,18 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
         path = "";
     module *m;
     HASH_FIND(hh, s->modules, &id, sizeof id, m);
-    if (m && module_same(m, path, bias, start, end, build_id, build_id_len))
+    if (m && module_same(m, path, bias, start, end, build_id, build_id_len)) {
+        m->unloaded = unloaded;
         return;
+    }
     if (m) {
-        /* A reused id with new fields replaces the old module; ips it resolved are stale. */
+        /* A reused id with new fields (not from libchurn, which never reuses one) replaces
+           the old module; what it resolved stays cached under the old module's order. */
         if (m->prefetch)
             prefetch_finish(s);
+        if (m->cache_dirty)
+            cache_save(s, m);
         HASH_DEL(s->modules, m);
-        cache_clear_range(s, m->start, m->end);
         module_free(m);
     }
     m = xmalloc(sizeof *m);
@@ -381,10 +391,9 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
     const char *slash = strrchr(path, '/');
     m->name = intern(s, slash ? slash + 1 : path);
     m->order = s->next_order++;
+    m->unloaded = unloaded;
     m->state = MODULE_UNOPENED;
     HASH_ADD(hh, s->modules, id, sizeof m->id, m);
-    /* Ips cached as outside every module (or in an older overlapping one) may be in this one. */
-    cache_clear_range(s, start, end);
     s->by_start_stale = true;
 }
 
@@ -413,7 +422,10 @@ static void by_start_rebuild(churn_symbolizer *s)
     s->by_start_stale = false;
 }
 
-static module *module_at(churn_symbolizer *s, uint64_t addr)
+/* Of the modules covering addr that were not unloaded at `generation` (format.h): the newest
+   found before it, else the first found after it (the stack was recorded before its module
+   was scanned).  With generation UINT64_MAX, the newest. */
+static module *module_at(churn_symbolizer *s, uint64_t addr, uint64_t generation)
 {
     if (s->by_start_stale)
         by_start_rebuild(s);
@@ -425,13 +437,19 @@ static module *module_at(churn_symbolizer *s, uint64_t addr)
         else
             hi = mid;
     }
-    module *best = NULL;
+    module *before = NULL, *after = NULL;
     for (size_t i = lo; i-- > 0 && s->max_end[i] > addr;) {
         module *m = s->by_start[i];
-        if (addr < m->end && (!best || m->order > best->order))
-            best = m;
+        if (addr >= m->end || (m->unloaded && m->unloaded <= generation))
+            continue;
+        if (m->id < generation) {
+            if (!before || m->id > before->id)
+                before = m;
+        } else if (!after || m->id < after->id) {
+            after = m;
+        }
     }
-    return best;
+    return before ? before : after;
 }
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -927,13 +945,13 @@ static void cache_entry(void *ctx, uint64_t offset, const churn_frame *frames, s
 {
     cache_loading *l = ctx;
     module *m = l->m;
-    uint64_t addr = offset + m->bias;
+    ip_key key = {offset + m->bias, m->order};
     cached_ip *c;
-    HASH_FIND(hh, l->s->cache, &addr, sizeof addr, c);
-    if (c || addr < m->start || addr >= m->end)
+    HASH_FIND(hh, l->s->cache, &key, sizeof key, c);
+    if (c || key.addr < m->start || key.addr >= m->end)
         return;
     c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
-    c->addr = addr;
+    c->key = key;
     c->count = n;
     for (size_t i = 0; i < n; i++) {
         c->frames[i] = frames[i];
@@ -941,8 +959,8 @@ static void cache_entry(void *ctx, uint64_t offset, const churn_frame *frames, s
         c->frames[i].file = frames[i].file ? intern(l->s, frames[i].file) : NULL;
         c->frames[i].module = m->name;
     }
-    HASH_ADD(hh, l->s->cache, addr, sizeof c->addr, c);
-    cache_remember(m, addr);
+    HASH_ADD(hh, l->s->cache, key, sizeof c->key, c);
+    cache_remember(m, key.addr);
 }
 
 /* Once per module: what earlier runs resolved in a binary of this build id. */
@@ -960,21 +978,21 @@ static void cache_save(churn_symbolizer *s, module *m)
     churn_symcache_item *items = xmalloc((m->cached_count ? m->cached_count : 1) * sizeof *items);
     size_t n = 0;
     for (size_t i = 0; i < m->cached_count; i++) {
+        ip_key key = {m->cached[i], m->order};
         cached_ip *c;
-        HASH_FIND(hh, s->cache, &m->cached[i], sizeof m->cached[i], c);
+        HASH_FIND(hh, s->cache, &key, sizeof key, c);
         if (c)
-            items[n++] = (churn_symcache_item){c->addr - m->bias, c->frames, c->count};
+            items[n++] = (churn_symcache_item){c->key.addr - m->bias, c->frames, c->count};
     }
     churn_symcache_save(s->cache_dir, m->build_id, m->build_id_len, items, n);
     free(items);
 }
 
-static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr)
+static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr, module *m)
 {
     churn_frame frames[MAX_INLINE_FRAMES];
     memset(frames, 0, sizeof frames);
     size_t n = 0;
-    module *m = module_at(s, addr);
     if (m && module_open(s, m)) {
         n = dwarf_frames(s, m, addr, frames, MAX_INLINE_FRAMES);
         if (n == 0 || !frames[n - 1].function) {
@@ -993,10 +1011,10 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr)
         frames[i].module = m ? m->name : NULL;
 
     cached_ip *c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
-    c->addr = addr;
+    c->key = (ip_key){addr, m ? m->order : UINT64_MAX};
     c->count = n;
     memcpy(c->frames, frames, n * sizeof frames[0]);
-    HASH_ADD(hh, s->cache, addr, sizeof c->addr, c);
+    HASH_ADD(hh, s->cache, key, sizeof c->key, c);
     if (m && m->dwarf && s->cache_dir && m->build_id_len) {
         cache_remember(m, addr);
         m->cache_dirty = true;
@@ -1069,7 +1087,7 @@ static void prefetch_finish(churn_symbolizer *s)
 }
 
 size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
-                                churn_frame *out, size_t max)
+                                uint64_t generation, churn_frame *out, size_t max)
 {
     if (!s->prefetch_closed)
         prefetch_finish(s);
@@ -1077,17 +1095,16 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
         return 0;
     /* A return address points after the call, possibly at the next line or function. */
     uint64_t addr = is_return_address && ip ? ip - 1 : ip;
+    module *m = module_at(s, addr, generation);
+    ip_key key = {addr, m ? m->order : UINT64_MAX};
     cached_ip *c;
-    HASH_FIND(hh, s->cache, &addr, sizeof addr, c);
-    if (!c) {
-        module *m = module_at(s, addr);
-        if (m && !m->cache_read) {
-            cache_read(s, m);
-            HASH_FIND(hh, s->cache, &addr, sizeof addr, c);
-        }
+    HASH_FIND(hh, s->cache, &key, sizeof key, c);
+    if (!c && m && !m->cache_read) {
+        cache_read(s, m);
+        HASH_FIND(hh, s->cache, &key, sizeof key, c);
     }
     if (!c)
-        c = resolve_uncached(s, addr);
+        c = resolve_uncached(s, addr, m);
     size_t n = c->count < max ? c->count : max;
     memcpy(out, c->frames, n * sizeof out[0]);
     return n;

@@ -21,10 +21,12 @@ typedef struct churn_frame {
 churn_symbolizer *churn_symbolizer_new(void);
 void churn_symbolizer_free(churn_symbolizer *s);
 
-/* Registers a module of the trace's module map.  Calling it again with the same id and the
-   same fields is a no-op (every segment re-sends the map).  build_id may be NULL. */
+/* Registers a module of the trace's module map (ids in the order modules were found;
+   unloaded: 0, or the generation at which it was found unloaded).  Calling it again with the
+   same fields is a no-op (every segment re-sends the map), with only `unloaded` changed
+   marks it unloaded.  build_id may be NULL. */
 void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *path,
-                                 uint64_t bias, uint64_t start, uint64_t end,
+                                 uint64_t bias, uint64_t start, uint64_t end, uint64_t unloaded,
                                  const uint8_t *build_id, size_t build_id_len);
 
 /* A hint that ips of module id (registered above) will be resolved: its file and debug info
@@ -33,11 +35,13 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
 void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id);
 
 /* Resolves one recorded instruction pointer (a return address unless it is the innermost
-   frame) into up to max frames, innermost inlined frame first; returns how many (>= 1 when
-   max >= 1: an unknown ip still yields one frame with module and NULL function).  Returned
-   strings live as long as the symbolizer.  Results are cached per ip. */
+   frame), of a stack recorded at `generation` (the number of modules known then, format.h;
+   UINT64_MAX: the newest modules), into up to
+   max frames, innermost inlined frame first; returns how many (>= 1 when max >= 1: an
+   unknown ip still yields one frame with module and NULL function).  Returned strings live
+   as long as the symbolizer.  Results are cached per ip and module. */
 size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
-                                churn_frame *out, size_t max);
+                                uint64_t generation, churn_frame *out, size_t max);
 
 /* One-line warnings gathered so far (missing file, build id mismatch, no debug info), each
    reported once; returns the count and points *lines at them. */

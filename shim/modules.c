@@ -2,7 +2,10 @@
  * The module map: every loaded object's path, load bias, executable range and GNU build id,
  * read from the loader with dl_iterate_phdr.  The analyzer symbolizes offline from it and
  * checks build ids, so nothing is resolved in the traced process.  Modules are never removed
- * from the list: stacks recorded before a dlclose still need them.
+ * from the list: stacks recorded before a dlclose still need them.  An unloaded one is marked
+ * with how many modules were known when its absence was noticed, and every stack with how
+ * many were known when it was first seen, so that the analyzer can tell a library from one
+ * loaded later at its addresses.
  */
 #include <elf.h>
 #include <link.h>
@@ -66,17 +69,26 @@ static int exec_range(struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
     return *hi > *lo;
 }
 
-static int add_module(struct dl_phdr_info *info, size_t size, void *changed)
+typedef struct scan {
+    int changed;
+    uint8_t present[MAX_MODULES / 8];
+} scan;
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
+    scan *sc = arg;
     const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe_path;
     uint64_t lo, hi;
     if (!exec_range(info, &lo, &hi))
         return 0;
     for (size_t i = 0; i < nmodules; i++)
         if (modules[i].bias == info->dlpi_addr && modules[i].start == lo &&
-            !strcmp(modules[i].path, path))
+            !strcmp(modules[i].path, path) &&
+            !atomic_load_explicit(&modules[i].unloaded_at, memory_order_relaxed)) {
+            sc->present[i / 8] |= (uint8_t)(1u << (i % 8));
             return 0;
+        }
     size_t n = atomic_load_explicit(&nmodules, memory_order_relaxed);
     if (n == MAX_MODULES)
         return 0;
@@ -93,7 +105,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *changed)
     m->end = hi;
     read_build_id(info, m);
     atomic_store_explicit(&nmodules, n + 1, memory_order_release);
-    *(int *)changed = 1;
+    sc->present[n / 8] |= (uint8_t)(1u << (n % 8));
+    sc->changed = 1;
     return 0;
 }
 
@@ -118,9 +131,18 @@ void churn_modules_scan(void)
             ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
             exe_path[n > 0 ? n : 0] = 0;
         }
-        int changed = 0;
-        dl_iterate_phdr(add_module, &changed);
-        if (changed)
+        scan sc;
+        memset(&sc, 0, sizeof sc);
+        dl_iterate_phdr(add_module, &sc);
+        /* what the loader no longer lists was unloaded since the previous scan */
+        size_t n = atomic_load_explicit(&nmodules, memory_order_relaxed);
+        for (size_t i = 0; i < n; i++)
+            if (!(sc.present[i / 8] & (1u << (i % 8))) &&
+                !atomic_load_explicit(&modules[i].unloaded_at, memory_order_relaxed)) {
+                atomic_store_explicit(&modules[i].unloaded_at, (uint32_t)n, memory_order_relaxed);
+                sc.changed = 1;
+            }
+        if (sc.changed)
             atomic_store(&unseen, 1);
     }
     churn_spin_unlock(&scan_lock);

@@ -170,6 +170,8 @@ uint64_t churn_stack_hash(const uintptr_t *ips, unsigned depth);
 uint64_t churn_stack_hash_chained(uint64_t chain, unsigned depth);
 /* For the writer: the stack with this id, or NULL. */
 const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth);
+/* How many modules were known when the stack was first seen (churn_module.unloaded_at). */
+uint32_t churn_stack_generation(uint32_t id);
 void churn_stacks_lock(void);     /* fork */
 void churn_stacks_unlock(void);
 
@@ -249,6 +251,9 @@ typedef struct churn_module {
     uint64_t bias, start, end;
     uint8_t build_id[64];
     uint32_t build_id_len;
+    /* 0 while loaded; once unloaded, how many modules were known when that was noticed
+       (a stack recorded after it, with more or as many, is not in this module) */
+    _Atomic uint32_t unloaded_at;
 } churn_module;
 /* Adds the libraries loaded since the last scan (any thread). */
 void churn_modules_scan(void);

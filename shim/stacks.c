@@ -25,6 +25,7 @@ typedef struct {
 typedef struct {
     const uintptr_t *ips;
     uint32_t depth;
+    uint32_t generation;    /* modules known when the stack was first seen */
 } entry_t;
 
 #define CHUNK_ENTRIES 4096u
@@ -156,7 +157,8 @@ uint32_t churn_stack_intern(const uintptr_t *ips, unsigned depth, uint64_t hash)
             entry_t *c = atomic_load_explicit(&chunks[chunk], memory_order_relaxed);
             if (c) {
                 memcpy(copy, ips, depth * sizeof *ips);
-                c[n % CHUNK_ENTRIES] = (entry_t){copy, depth};
+                c[n % CHUNK_ENTRIES] =
+                    (entry_t){copy, depth, (uint32_t)churn_modules_count()};
                 id = n + 1;
                 atomic_store_explicit(&count, id, memory_order_release);
                 place(t, hash, id);
@@ -174,6 +176,13 @@ const uintptr_t *churn_stack_get(uint32_t id, unsigned *depth)
     entry_t *e = entry_of(id);
     *depth = e->depth;
     return e->ips;
+}
+
+uint32_t churn_stack_generation(uint32_t id)
+{
+    if (!id || id > atomic_load_explicit(&count, memory_order_acquire))
+        return 0;
+    return entry_of(id)->generation;
 }
 
 void churn_stacks_lock(void) { churn_spin_lock(&insert_lock); }

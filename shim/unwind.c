@@ -221,5 +221,11 @@ CHURN_API int dlclose(void *handle)
     }
     int ret = real(handle);
     churn_cfi_forget();
+    if (atomic_load(&churn_state) == CHURN_ON) {
+        /* marks what the dlclose unloaded before anything can be loaded in its place */
+        churn_in_shim++;
+        churn_modules_scan();
+        churn_in_shim--;
+    }
     return ret;
 }

@@ -172,7 +172,7 @@ static void emit_stack(uint32_t id)
         return;
     unsigned depth;
     const uintptr_t *ips = churn_stack_get(id, &depth);
-    if (!ips || !room(1 + 4 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
+    if (!ips || !room(1 + 5 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
         return;
     /* Stacks of one program share their outer frames (main, the event loop, the
        interpreter): the recent definition sharing the most is named instead of repeated. */
@@ -197,6 +197,7 @@ static void emit_stack(uint32_t id)
     put_tag(CHURN_REC_STACK);
     put_u(id);
     put_u(depth);
+    put_u(churn_stack_generation(id));
     put_u(ref);
     if (ref)
         put_u(shared);
@@ -221,6 +222,7 @@ static void emit_modules(void)
         put_u(m->bias);
         put_u(m->start);
         put_u(m->end);
+        put_u(atomic_load_explicit(&m->unloaded_at, memory_order_relaxed));
         put_bytes(m->build_id, m->build_id_len);
         put_bytes(m->path, plen);
     }

@@ -202,11 +202,13 @@ def decode(raw, seq, version=2):
         if tag == 0x01:
             rec.update(seq=r.v(), epoch=r.v(), ns=r.v())
         elif tag == 0x02:
-            rec.update(id=r.v(), bias=r.v(), start=r.v(), end=r.v(), build_id=r.bytes(),
-                       path=r.bytes())
+            rec.update(id=r.v(), bias=r.v(), start=r.v(), end=r.v())
+            rec["unloaded"] = r.v() if version >= 2 else 0
+            rec.update(build_id=r.bytes(), path=r.bytes())
         elif tag == 0x03:
             rec["id"] = r.v()
             depth = r.v()
+            rec["generation"] = r.v() if version >= 2 else None
             ref = r.v() if version >= 2 else 0
             shared = r.v() if ref else 0
             ips, ip = [], 0

@@ -47,9 +47,9 @@ write("malformed", {"segments": [segment(0), segment(1), bad_tag]})
 huge = segment(2, extra=[["raw", "03" "05" "ffffffffffffffff7f"]])   # stack depth 2^63-1
 write("hugecount", {"segments": [segment(0), segment(1), huge]})
 # a stack sharing frames with one never defined, and one sharing more frames than it has
-noref = segment(2, extra=[["stack_ref", 6, 3, 77, 2, [0x2000]]])
+noref = segment(2, extra=[["stack_ref", 6, 3, 0, 77, 2, [0x2000]]])
 write("stackref", {"segments": [segment(0), segment(1), noref]})
-deep = segment(2, extra=[["stack_ref", 6, 4, 5, 3, [0x2000]]])
+deep = segment(2, extra=[["stack_ref", 6, 4, 0, 5, 3, [0x2000]]])
 write("stackshared", {"segments": [segment(0), segment(1), deep]})
 liar = segment(2)
 liar["raw_bytes"] = 1 << 20                                          # header says more than there is

@@ -37,8 +37,10 @@ def random_record():
     if name == "allocator":
         return [name, "a", val(), ["c%d" % i for i in range(rng.randrange(0, 3))]]
     if name == "stack_ref":
-        return [name, rng.randrange(0, 5), rng.randrange(0, 300), rng.randrange(0, 5),
+        return [name, rng.randrange(0, 5), rng.randrange(0, 300), val(), rng.randrange(0, 5),
                 rng.randrange(0, 300), [val() for _ in range(rng.randrange(0, 5))]]
+    if name == "module_unloaded":
+        return [name, val(), val(), val(), val(), val(), "ab", "/x/lib%d.so" % val()]
     if name == "size_classes":
         return [name, [[val(), val()] for _ in range(rng.randrange(0, 4))]]
     if name == "carry":

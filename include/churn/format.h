@@ -81,15 +81,22 @@ enum churn_record_tag {
     /* V seq, V epoch at open, V monotonic ns at open */
     CHURN_REC_SEGMENT_START = 0x01,
     /* V module id, V load bias, V start, V end (executable address range, absolute),
-       bytes build id, string path.  Re-sent in every segment and whenever the map changes. */
+       V unloaded (0 while loaded; else how many modules were known when its unload was
+       noticed), bytes build id, string path.  Ids are 0, 1, 2, ... in the order modules were
+       found, never reused.  Re-sent in every segment and whenever the map changes.
+       (Version 1: no unloaded field.) */
     CHURN_REC_MODULE = 0x02,
-    /* V stack id, V depth, V ref, with ref != 0 V shared, then (depth - shared) x
+    /* V stack id, V depth, V generation (how many modules were known when the stack was
+       first seen: its frames are in modules with a lower id that were not unloaded at that
+       generation, or else in the first module found after it), V ref, with ref != 0
+       V shared, then (depth - shared) x
        Z (ip - previous ip, first against 0), innermost frame first.  ref 0: no frame is
        shared (shared is absent and 0).  Otherwise ref is one of the CHURN_STACK_REFS stacks
        defined last in this segment, and this stack's outermost `shared` frames (1 <= shared
        <= depth and <= ref's depth) are ref's outermost ones: deep stacks that differ only in
        their innermost frames cost only those.  Stack id 0 is "no stack" and is never
-       defined.  (Version 1: V stack id, V depth, depth x Z, nothing shared.) */
+       defined.  (Version 1: V stack id, V depth, depth x Z, no generation, nothing
+       shared.) */
     CHURN_REC_STACK = 0x03,
     /* V tid: the following events happened on this thread */
     CHURN_REC_THREAD = 0x04,

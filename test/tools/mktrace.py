@@ -28,9 +28,10 @@ include/churn/coding.h does, and writes the ALLOC_INFO records allocations need)
 absolute instruction pointers innermost first:
 
   ["segment_start", seq, epoch, ns]
-  ["module", id, bias, start, end, build_id_hex, path]
-  ["stack", id, [ip, ...]]
-  ["stack_ref", id, depth, ref, shared, [ip, ...]]   frames shared with stack ref, as given
+  ["module", id, bias, start, end, build_id_hex, path]   (unloaded 0; ["module_unloaded",
+                               id, bias, start, end, unloaded, build_id_hex, path] to set it)
+  ["stack", id, [ip, ...]]      generation: the modules defined so far in the segment
+  ["stack_ref", id, depth, generation, ref, shared, [ip, ...]]   all fields as given
   ["thread", tid]              ["epoch", epoch]
   ["allocator", name, page_size, [counter names]]
   ["size_classes", [[object size, span bytes], ...]]
@@ -63,7 +64,7 @@ FILE_HEADER = struct.Struct("<II8sIIQQQII")     # 56 bytes, as churn_file_header
 SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_header
 
 TAGS = {
-    "segment_start": 0x01, "module": 0x02, "stack": 0x03, "stack_ref": 0x03, "thread": 0x04, "epoch": 0x05,
+    "segment_start": 0x01, "module": 0x02, "stack": 0x03, "stack_ref": 0x03, "module_unloaded": 0x02, "thread": 0x04, "epoch": 0x05,
     "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
@@ -157,6 +158,7 @@ class Encoder:
         self.reset()
 
     def reset(self):
+        self.modules = 0
         self.coder = Coder()
         self.infos = {}
         self.live = {}
@@ -206,14 +208,21 @@ class Encoder:
         if name in ("segment_start", "thread", "epoch", "dropped", "exit"):
             for a in args:
                 body += varint(a)
-        elif name == "module":
-            mid, bias, start, end, build_id, path = args
+        elif name in ("module", "module_unloaded"):
+            if name == "module":
+                mid, bias, start, end, build_id, path = args
+                unloaded = 0
+            else:
+                mid, bias, start, end, unloaded, build_id, path = args
+            self.modules = min(max(self.modules, mid + 1), (1 << 64) - 1)
             body += varint(mid) + varint(bias) + varint(start) + varint(end)
+            body += varint(unloaded) if self.version >= 2 else b""
             body += string(bytes.fromhex(build_id)) + string(path)
         elif name == "stack":
             # written whole (ref 0), as version 1 did without the field
             sid, ips = args
-            body += varint(sid) + varint(len(ips)) + (varint(0) if self.version >= 2 else b"")
+            body += varint(sid) + varint(len(ips))
+            body += varint(self.modules) + varint(0) if self.version >= 2 else b""
             prev = 0
             for ip in ips:
                 body += varint(zigzag(ip - prev))
@@ -224,8 +233,9 @@ class Encoder:
             for c in counters:
                 body += string(c)
         elif name == "stack_ref":
-            sid, depth, ref, shared, ips = args
-            body += varint(sid) + varint(depth) + varint(ref) + (varint(shared) if ref else b"")
+            sid, depth, generation, ref, shared, ips = args
+            body += varint(sid) + varint(depth) + varint(generation) + varint(ref)
+            body += varint(shared) if ref else b""
             prev = 0
             for ip in ips:
                 body += varint(zigzag(ip - prev))

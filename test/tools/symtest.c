@@ -55,8 +55,8 @@ static size_t parse_hex_bytes(const char *hex, uint8_t *out, size_t cap)
 static void print_frames(churn_symbolizer *s, const ip_line *ip)
 {
     churn_frame f[MAX_FRAMES], again[MAX_FRAMES];
-    size_t n = churn_symbolizer_resolve(s, ip->ip, ip->is_return, f, MAX_FRAMES);
-    if (churn_symbolizer_resolve(s, ip->ip, ip->is_return, again, MAX_FRAMES) != n ||
+    size_t n = churn_symbolizer_resolve(s, ip->ip, ip->is_return, UINT64_MAX, f, MAX_FRAMES);
+    if (churn_symbolizer_resolve(s, ip->ip, ip->is_return, UINT64_MAX, again, MAX_FRAMES) != n ||
         memcmp(f, again, n * sizeof f[0]) != 0)
         die("the cached answer differs from the first");
     for (size_t i = 0; i < n; i++)
@@ -83,7 +83,7 @@ static int run_map(const char *path)
                    &id, &bias, &start, &end, bid_hex, mpath) == 6) {
             uint8_t bid[128];
             size_t bid_len = parse_hex_bytes(bid_hex, bid, sizeof bid);
-            churn_symbolizer_add_module(s, id, mpath, bias, start, end, bid_len ? bid : NULL,
+            churn_symbolizer_add_module(s, id, mpath, bias, start, end, 0, bid_len ? bid : NULL,
                                         bid_len);
         } else if (sscanf(line, "ip %63s %" SCNx64 " %d", label, &ip, &is_return) == 3) {
             ips = realloc(ips, (nips + 1) * sizeof *ips);
@@ -146,14 +146,15 @@ static int run_bench(const char *path, size_t count)
     exec_segment(path, &lo, &hi, &pie);
     uint64_t bias = pie ? 0x55d0c0de0000ull : 0;
     churn_symbolizer *s = churn_symbolizer_new();
-    churn_symbolizer_add_module(s, 1, path, bias, bias + lo, bias + hi, NULL, 0);
+    churn_symbolizer_add_module(s, 1, path, bias, bias + lo, bias + hi, 0, NULL, 0);
     uint64_t stride = (hi - lo) / count ? (hi - lo) / count : 1;
     for (int pass = 0; pass < 2; pass++) {
         size_t named = 0, lined = 0, inlined = 0;
         double t0 = now();
         for (size_t i = 0; i < count; i++) {
             churn_frame f[MAX_FRAMES];
-            size_t n = churn_symbolizer_resolve(s, bias + lo + 1 + i * stride, 1, f, MAX_FRAMES);
+            size_t n = churn_symbolizer_resolve(s, bias + lo + 1 + i * stride, 1, UINT64_MAX, f,
+                                                MAX_FRAMES);
             named += f[0].function != NULL;
             lined += f[0].line != 0;
             for (size_t j = 0; j < n; j++)
