@@ -371,6 +371,11 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         break;
     case CHURN_REC_DROPPED:
         a->totals.dropped_events += r->u.dropped.count;
+        *(r->u.dropped.reason == CHURN_DROP_RING_FULL       ? &a->totals.dropped_ring
+          : r->u.dropped.reason == CHURN_DROP_WRITE_ERROR   ? &a->totals.dropped_write
+          : r->u.dropped.reason == CHURN_DROP_SEGMENT_TOO_BIG ? &a->totals.dropped_too_big
+                                                           : &a->totals.dropped_other) +=
+            r->u.dropped.count;
         if (churn_in_window(&a->window, a->clock))
             churn_epochs_row(&a->epochs, a->clock)->dropped += r->u.dropped.count;
         break;

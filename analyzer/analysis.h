@@ -34,6 +34,8 @@ typedef struct churn_window {
 typedef struct churn_totals {
     uint64_t allocs, frees, alloc_bytes, free_bytes;
     uint64_t unknown_frees, reallocs, map_calls, dropped_events;
+    /* by reason: ring full, write error, segment too big, any other */
+    uint64_t dropped_ring, dropped_write, dropped_too_big, dropped_other;
 } churn_totals;
 
 typedef struct churn_class_stats {

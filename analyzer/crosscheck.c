@@ -126,9 +126,14 @@ void churn_crosscheck(churn_analysis *a)
                    (unsigned long long)a->duplicate_summaries);
     if (a->allocator_changed)
         churn_warn(w, "the allocator description changes between segments; the first kept");
-    if (a->totals.dropped_events)
-        churn_warn(w, "the shim dropped %llu event(s): figures are incomplete",
-                   (unsigned long long)a->totals.dropped_events);
+    const churn_totals *t = &a->totals;
+    if (t->dropped_events)
+        churn_warn(w, "the shim dropped %llu event(s): figures are incomplete (%llu with its "
+                      "ring full, %llu unwritten: disk full or write error, %llu in a segment "
+                      "larger than the ring, %llu other)",
+                   (unsigned long long)t->dropped_events, (unsigned long long)t->dropped_ring,
+                   (unsigned long long)t->dropped_write, (unsigned long long)t->dropped_too_big,
+                   (unsigned long long)t->dropped_other);
     if (a->allocator && !a->allocs_seen)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");

@@ -87,7 +87,13 @@ static void totals(FILE *out, const churn_analysis *a)
     u64(out, "unknown_frees", t->unknown_frees, 1);
     u64(out, "reallocs", t->reallocs, 1);
     u64(out, "map_calls", t->map_calls, 1);
-    u64(out, "dropped_events", t->dropped_events, 0);
+    u64(out, "dropped_events", t->dropped_events, 1);
+    fputs("\"dropped_by_reason\": {", out);
+    u64(out, "ring_full", t->dropped_ring, 1);
+    u64(out, "write_error", t->dropped_write, 1);
+    u64(out, "segment_too_big", t->dropped_too_big, 1);
+    u64(out, "other", t->dropped_other, 0);
+    fputs("}", out);
     fputs("}", out);
 }
 

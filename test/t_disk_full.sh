@@ -46,8 +46,10 @@ if not write_errors:
 dropped = field(report, "totals", "dropped_events")
 if dropped < write_errors:
     fail("the analyzer reports %d dropped events, the trace's records say %d" % (dropped, write_errors))
-if not any("dropped" in w for w in field(report, "warnings")):
-    fail("no analyzer warning about dropped events: %s" % report["warnings"])
+expect("dropped as write errors, by the analyzer", field(report, "totals", "dropped_by_reason", "write_error"),
+       write_errors)
+if not any("unwritten: disk full" in w for w in field(report, "warnings")):
+    fail("no analyzer warning naming the full disk: %s" % report["warnings"])
 expect("metadata.exit.how on a full disk", field(report, "metadata", "exit", "how"), "normal")
 print("full disk: %d events dropped and recorded as write errors, trace ends with the exit" % write_errors)
 PY
