@@ -11,18 +11,53 @@ static int comparable(const churn_analysis *a, const churn_epoch_row *row)
     return a->first_seq == 0 || row->epoch > a->first_epoch;
 }
 
+/* An event drained after its epoch closed is in that epoch by the events and in a later
+   epoch's summary, which counts it as late: the two disagree by the same amount in opposite
+   directions.  So events and summaries are compared over runs of consecutive comparable
+   epochs that end where the running differences are back at zero; a run disagrees when it
+   never gets back, or gets back without a late event to explain it. */
+typedef struct run_diff {
+    int64_t allocs, frees, alloc_bytes, free_bytes;
+    int moved, late;
+    const churn_epoch_row *first;
+} run_diff;
+
+static int run_settled(const run_diff *d)
+{
+    return !d->allocs && !d->frees && !d->alloc_bytes && !d->free_bytes;
+}
+
 static void check_summaries(churn_analysis *a)
 {
     size_t bad = 0, bad_live = 0;
     const churn_epoch_row *first = NULL, *first_live = NULL;
-    for (size_t i = 0; i < a->epochs.count; i++) {
-        const churn_epoch_row *row = &a->epochs.rows[i];
-        if (!comparable(a, row))
-            continue;
-        if (row->allocs != row->s_allocs || row->frees != row->s_frees ||
-            row->alloc_bytes != row->s_alloc_bytes || row->free_bytes != row->s_free_bytes) {
-            if (!bad++)
-                first = row;
+    run_diff d = {0};
+    for (size_t i = 0; i <= a->epochs.count; i++) {
+        const churn_epoch_row *row = i < a->epochs.count ? &a->epochs.rows[i] : NULL;
+        if (!row || !comparable(a, row) ||
+            (d.first && row->epoch != a->epochs.rows[i - 1].epoch + 1)) {
+            if (!run_settled(&d) && !bad++)
+                first = d.first;
+            d = (run_diff){0};
+            if (!row || !comparable(a, row))
+                continue;
+        }
+        if (!d.first)
+            d.first = row;
+        int64_t da = (int64_t)(row->allocs - row->s_allocs),
+                df = (int64_t)(row->frees - row->s_frees),
+                dab = (int64_t)(row->alloc_bytes - row->s_alloc_bytes),
+                dfb = (int64_t)(row->free_bytes - row->s_free_bytes);
+        d.allocs += da;
+        d.frees += df;
+        d.alloc_bytes += dab;
+        d.free_bytes += dfb;
+        d.moved |= da || df || dab || dfb;
+        d.late |= row->late_events != 0;
+        if (run_settled(&d)) {
+            if (d.moved && !d.late && !bad++)
+                first = d.first;
+            d = (run_diff){0};
         }
         /* Late events move the live value between epochs; only exact epochs compare. */
         if (!row->late_events && row->has_live &&
