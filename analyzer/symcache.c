@@ -132,8 +132,10 @@ int churn_symcache_load(const char *dir, const uint8_t *build_id, size_t len,
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
         (uint64_t)st.st_size <= MAX_FILE_BYTES) {
         size_t size = (size_t)st.st_size;
-        text = churn_xmalloc(size);
-        check = churn_xmalloc(size);
+        /* NUL-terminated: sscanf reads a string */
+        text = churn_xmalloc(size + 1);
+        check = churn_xmalloc(size + 1);
+        text[size] = check[size] = '\0';
         size_t got = 0;
         while (got < size) {
             ssize_t r = read(fd, text + got, size - got);
