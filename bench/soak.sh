@@ -1,7 +1,9 @@
 #!/bin/sh
-# `make soak`: the demo workload (test/programs/request_loop.c, one epoch per request) traced
-# for a long time into a bounded ring (CHURN_RING_MB=64): 5,000,000 epochs with
-# CHURN_EVENTS=0, then 1,000,000 epochs with every event.  Once a second the traced process's
+# `make soak`: the demo workload (test/programs/request_loop.c, one epoch per request, in its
+# steady mode: the same requests without the one-object leak, so the program's live set is
+# flat) traced for a long time into a bounded ring (CHURN_RING_MB=64): 5,000,000 epochs with
+# CHURN_EVENTS=0, then 1,000,000 epochs with every event; then 1,000,000 epochs of the leaking
+# demo with every event, where libchurn's live map grows with the program's live objects.  Once a second the traced process's
 # memory is sampled from /proc/PID/smaps: total RSS, the program's heap ([heap]) and the other
 # anonymous mappings, which are libchurn's own (rings, live map, stack table, writer buffers;
 # the demo is single-threaded and never maps memory itself) plus the writer thread's stack.
@@ -33,11 +35,11 @@ row() {
 }
 
 soak() {
-    name=$1 epochs=$2 events=$3
+    name=$1 epochs=$2 events=$3 mode=${4-steady}
     trace=$OUT/$name.zst samples=$OUT/$name.samples
     rm -f "$trace" "$samples"
     CHURN_OUT=$trace CHURN_EVENTS=$events CHURN_RING_MB=$RING_MB LD_PRELOAD=$PWD/build/libchurn.so \
-        build/demo-workload "$epochs" &
+        build/demo-workload "$epochs" $mode &
     pid=$!
     start=$(date +%s)
     max_file=0
@@ -54,7 +56,7 @@ soak() {
     [ "$size" -gt "$max_file" ] && max_file=$size
     [ "$max_file" -le $((RING_MB << 20)) ] || fail "$name: the trace reached $max_file bytes, bound $RING_MB MiB"
     n=$(wc -l <"$samples")
-    echo "== $name: $epochs epochs, CHURN_EVENTS=$events, CHURN_RING_MB=$RING_MB: $wall s traced"
+    echo "== $name: $epochs epochs${mode:+ ($mode)}, CHURN_EVENTS=$events, CHURN_RING_MB=$RING_MB: $wall s traced"
     echo "   traced process (start, middle, end of $n one-second samples):"
     for r in 1 $(((n + 1) / 2)) "$n"; do
         printf '     '
@@ -77,3 +79,4 @@ PY
 make -s all build/demo-workload
 soak noevents "${SOAK_NOEVENTS_EPOCHS:-5000000}" 0
 soak events "${SOAK_EVENTS_EPOCHS:-1000000}" 1
+soak leaking "${SOAK_EVENTS_EPOCHS:-1000000}" 1 ""

@@ -5,7 +5,9 @@
  * (stash_response) that release_response frees exactly DELAY requests later.  These are the
  * three shapes the analyzer must tell apart: garbage of the same epoch, delayed garbage whose
  * live total stays flat, and a leak that grows by one object per epoch.  The program checks
- * its own data, so it also fails when the tracer corrupts memory.
+ * its own data, so it also fails when the tracer corrupts memory.  `request_loop N steady`
+ * serves the same requests without the leak, for runs that must hold a flat live set (the
+ * soak, bench/soak.sh).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -26,6 +28,7 @@ struct session {
 _Static_assert(sizeof(struct session) == 48, "the leak the tests look for is 48 bytes");
 
 static struct session *sessions;
+static int leaking = 1;
 static unsigned char *parked[DELAY];
 
 static __attribute__((noreturn)) void die(const char *what, uint64_t request)
@@ -132,7 +135,8 @@ static __attribute__((noinline)) void handle_request(uint64_t request)
     free(route);
     free(headers);
     free(line);
-    remember_session(request);
+    if (leaking)
+        remember_session(request);
     release_response(request);
     stash_response(request);
 }
@@ -160,16 +164,18 @@ int main(int argc, char **argv)
 {
     char *end;
     errno = 0;
-    unsigned long long requests = argc == 2 ? strtoull(argv[1], &end, 10) : 0;
-    if (argc != 2 || errno || *end || requests == 0) {
-        fprintf(stderr, "usage: request_loop N (N >= 1 requests)\n");
+    unsigned long long requests = argc >= 2 ? strtoull(argv[1], &end, 10) : 0;
+    if (argc < 2 || argc > 3 || errno || *end || requests == 0 ||
+        (argc == 3 && strcmp(argv[2], "steady"))) {
+        fprintf(stderr, "usage: request_loop N [steady] (N >= 1 requests; steady: no leak)\n");
         return 2;
     }
+    leaking = argc == 2;
     for (uint64_t r = 0; r < requests; r++) {
         churn_epoch_begin();
         handle_request(r);
     }
     release_all_responses(requests);
-    check_sessions(requests);
+    check_sessions(leaking ? requests : 0);
     return 0;
 }
