@@ -8,6 +8,8 @@
 churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch)
 {
     size_t lo = 0, hi = t->count;
+    if (t->count && t->rows[t->count - 1].epoch < epoch)
+        lo = t->count; /* the usual case: a new epoch after every known one */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->rows[mid].epoch < epoch)
