@@ -103,6 +103,17 @@ install: all
 bench: all $(BUILD)/.deps-test
 	@sh bench/run.sh
 
+# libFuzzer over the whole analyzer (test/fuzz/fuzz_trace.c); test/t_fuzz.sh runs it briefly,
+# `make fuzz` for FUZZ_SECONDS (default 600).
+$(BUILD)/fuzz/fuzz_trace: test/fuzz/fuzz_trace.c $(ANALYZER_SRC) $(HEADERS) | $(BUILD)/.deps-test
+	@mkdir -p $(dir $@)
+	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Dmain=churn_analyze_main -o $@ $(ANALYZER_SRC) test/fuzz/fuzz_trace.c $(ANALYZER_LIBS)
+
+fuzz: all $(BUILD)/fuzz/fuzz_trace
+	@f=$${FUZZ_SECONDS:-600}; FUZZ_SECONDS=$$f CHURN_TEST_TIMEOUT=$$((f + 120)) sh test/run.sh fuzz
+
 # Long runs into a bounded ring: file bound, analyzer, libchurn's memory over time.
 soak: all $(BUILD)/demo-workload
 	@sh bench/soak.sh
