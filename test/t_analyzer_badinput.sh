@@ -57,6 +57,17 @@ write("rawliar", {"segments": [segment(0), segment(1), liar]})
 big = segment(2)
 big["raw_bytes"] = (64 << 20) + 1                                    # above CHURN_SEGMENT_MAX_RAW
 write("rawcap", {"segments": [segment(0), segment(1), big]})
+# a zstd bomb: a few KiB that inflate to 256 MiB, in a segment claiming a small raw size
+import subprocess
+bomb = subprocess.run(["zstd", "-19", "-q", "-c"], input=b"\0" * (256 << 20),
+                      stdout=subprocess.PIPE, check=True).stdout
+boom = segment(2)
+boom["payload_hex"] = bomb.hex()
+boom["raw_bytes"] = 4096
+write("bomb", {"segments": [segment(0), segment(1), boom]})
+# allocations naming a stack the trace never defines
+write("nostack", {"segments": [segment(0), segment(1),
+                               segment(2, extra=[["alloc", 0, 0x900000, 16, 0, 99]])]})
 PY
 
 fail() { echo "t_analyzer_badinput: $*"; exit 1; }
@@ -116,6 +127,8 @@ usable stackref 3 9 "segment 2: malformed record \\(tag 0x03\\)"
 usable stackshared 3 9 "segment 2: malformed record \\(tag 0x03\\)"
 usable rawliar 3 6 "segment 2: decompression failed"
 usable rawcap 2 6 "damaged segment"
+usable bomb 3 6 "segment 2: decompression failed"
+usable nostack 3 10 "stack.*(not|never).*(defined|in the trace)"
 
 # Usage errors: exit 2.
 for args in "" "--bogus $T/good" "--epochs 5:3 $T/good" "--epochs x $T/good" \
