@@ -178,9 +178,12 @@ static void fragmentation(FILE *out, const churn_analysis *a)
 {
     const churn_fragmentation *f = &a->frag;
     size_t n = 0, first = 0;
-    for (size_t i = 0; i < f->nrows; i++)
-        if (f->rows[i].has_rss && n++ == 0)
+    churn_frag_row r;
+    for (size_t i = 0; i < f->nrows; i++) {
+        churn_frag_row_at(f, i, &r);
+        if (r.has_rss && n++ == 0)
             first = i;
+    }
     if (n < 2)
         return;
     static const char *const names[FRAG_PARTS] = {"live", "slack", "pinned in spans",
@@ -191,16 +194,24 @@ static void fragmentation(FILE *out, const churn_analysis *a)
     const double left = 64, right = 10, top = 12, bottom = 22;
     const double pw = FRAG_W - left - right, ph = FRAG_H - top - bottom;
     double hi = 1;
-    uint64_t e0 = f->rows[first].epoch, e1 = e0;
+    /* the first, peak (by RSS) and last epochs, as the text report shows them */
+    churn_frag_row shown[3];
+    churn_frag_row_at(f, first, &shown[0]);
+    shown[1] = shown[0];
+    churn_frag_row_at(f, f->nrows - 1, &shown[2]);
+    uint64_t e0 = shown[0].epoch, e1 = e0;
     for (size_t i = first; i < f->nrows; i++) {
-        if (!f->rows[i].has_rss)
+        churn_frag_row_at(f, i, &r);
+        if (!r.has_rss)
             continue;
         double v[FRAG_PARTS], sum = 0;
-        frag_parts(&f->rows[i], v);
+        frag_parts(&r, v);
         for (int k = 0; k < FRAG_PARTS; k++)
             sum += v[k];
         hi = fmax(hi, sum);
-        e1 = f->rows[i].epoch;
+        e1 = r.epoch;
+        if (r.rss_bytes > shown[1].rss_bytes)
+            shown[1] = r;
     }
     double span = e1 > e0 ? (double)(e1 - e0) : 1;
     size_t per = n > CHART_POINTS ? (n + CHART_POINTS - 1) / CHART_POINTS : 1;
@@ -220,28 +231,24 @@ static void fragmentation(FILE *out, const churn_analysis *a)
             size_t seen = 0;
             for (size_t j = 0; j < f->nrows; j++) {
                 size_t i = edge ? f->nrows - 1 - j : j;
-                if (!f->rows[i].has_rss || (seen++ % per && seen != n))
+                churn_frag_row_at(f, i, &r);
+                if (!r.has_rss || (seen++ % per && seen != n))
                     continue;
                 double v[FRAG_PARTS], below = 0;
-                frag_parts(&f->rows[i], v);
+                frag_parts(&r, v);
                 for (int q = 0; q < k; q++)
                     below += v[q];
                 double y = edge ? below : below + v[k];
-                fprintf(out, "%.1f,%.1f ", left + pw * (double)(f->rows[i].epoch - e0) / span,
+                fprintf(out, "%.1f,%.1f ", left + pw * (double)(r.epoch - e0) / span,
                         top + ph * (1 - y / hi));
             }
         }
         fputs("\"/>", out);
     }
-    /* the first, peak (by RSS) and last epochs, as the text report shows them */
-    const churn_frag_row *shown[3] = {&f->rows[first], &f->rows[first], &f->rows[f->nrows - 1]};
-    for (size_t i = first; i < f->nrows; i++)
-        if (f->rows[i].has_rss && f->rows[i].rss_bytes > shown[1]->rss_bytes)
-            shown[1] = &f->rows[i];
     fputs("</svg>\n<table><tr><th class=\"stack\">part</th>", out);
     static const char *const label[3] = {"first", "peak RSS", "last"};
     for (int c = 0; c < 3; c++)
-        fprintf(out, "<th>%s (epoch %llu)</th>", label[c], (unsigned long long)shown[c]->epoch);
+        fprintf(out, "<th>%s (epoch %llu)</th>", label[c], (unsigned long long)shown[c].epoch);
     fputs("</tr>\n", out);
     for (int k = 0; k <= FRAG_PARTS; k++) {
         if (k < FRAG_PARTS)
@@ -250,11 +257,11 @@ static void fragmentation(FILE *out, const churn_analysis *a)
         else
             fputs("<tr><td class=\"stack\">RSS</td>", out);
         for (int c = 0; c < 3; c++) {
-            const churn_frag_row *r = shown[c];
-            long long v[FRAG_PARTS + 1] = {(long long)r->live_bytes, (long long)r->slack_bytes,
-                                           r->pinned_bytes, (long long)r->free_resident_bytes,
-                                           r->residual_bytes, r->outside_heap_bytes,
-                                           (long long)r->rss_bytes};
+            const churn_frag_row *sr = &shown[c];
+            long long v[FRAG_PARTS + 1] = {(long long)sr->live_bytes, (long long)sr->slack_bytes,
+                                           sr->pinned_bytes, (long long)sr->free_resident_bytes,
+                                           sr->residual_bytes, sr->outside_heap_bytes,
+                                           (long long)sr->rss_bytes};
             fprintf(out, "<td>%s</td>", human((double)v[k], "B", b, sizeof b));
         }
         fputs("</tr>\n", out);

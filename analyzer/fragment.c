@@ -255,7 +255,7 @@ static void displaced_survivors(const churn_live *l, survivors *s)
 }
 
 void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from_option,
-                          const churn_spans *spans, const churn_live_pass *p,
+                          churn_spans *spans, const churn_live_pass *p,
                           const churn_analysis *a)
 {
     memset(f, 0, sizeof *f);
@@ -266,13 +266,18 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
         return;
     books k = find_books(a->counter_names, a->n_counter_names);
     f->books = k.kind;
-    f->rows = churn_xcalloc(spans->nsnaps ? spans->nsnaps : 1, sizeof *f->rows);
-    for (size_t i = 0; i < spans->nsnaps; i++) {
-        const churn_span_snapshot *s = &spans->snaps[i];
-        if (a->window.has_first && s->epoch < a->window.first)
-            continue;
-        fill_row(&f->rows[f->nrows++], s, &a->epochs, &k);
-    }
+    memcpy(f->book_counters, k.idx, sizeof k.idx);
+    f->epochs = &a->epochs;
+    /* the snapshots of epochs before the window go */
+    size_t skip = 0;
+    while (skip < spans->nsnaps && a->window.has_first && spans->snaps[skip].epoch < a->window.first)
+        skip++;
+    f->nrows = spans->nsnaps - skip;
+    if (skip && f->nrows)
+        memmove(spans->snaps, spans->snaps + skip, f->nrows * sizeof *spans->snaps);
+    f->snaps = spans->snaps;
+    spans->snaps = NULL;
+    spans->nsnaps = spans->snaps_cap = 0;
     survivors s = {spans, {0}, {0}};
     churn_live_foreach(&p->live, survivor, &s);
     displaced_survivors(&p->live, &s);
@@ -288,9 +293,16 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     free(s.classes.slots);
 }
 
+void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out)
+{
+    books k = {f->books, {f->book_counters[0], f->book_counters[1], f->book_counters[2],
+                          f->book_counters[3]}};
+    fill_row(out, &f->snaps[i], f->epochs, &k);
+}
+
 void churn_fragment_free(churn_fragmentation *f)
 {
-    free(f->rows);
+    free(f->snaps);
     free(f->sites);
     free(f->classes);
     memset(f, 0, sizeof *f);

@@ -52,8 +52,13 @@ typedef struct churn_fragmentation {
     churn_model model;           /* with the allocator's own classes when recorded */
     int from_option;             /* --model chose it, not the trace */
     enum churn_books books;
-    churn_frag_row *rows;
+    int book_counters[4];        /* indices of the counters the books are read from */
+    /* Rows are made on demand from the span snapshots of the window's epochs (taken over
+       from the live pass) and the analysis's epoch table: a trace of millions of epochs
+       keeps 48 bytes per epoch here, not a row. */
+    churn_span_snapshot *snaps;
     size_t nrows;
+    const churn_epochs *epochs;
     churn_frag_part *sites, *classes; /* sorted by pinned bytes, descending */
     size_t nsites, nclasses;
 } churn_fragmentation;
@@ -65,11 +70,14 @@ int churn_fragment_model(churn_trace *t, const char *option, churn_model *m, int
 
 struct churn_analysis;
 
-/* Builds the table from the span snapshots, the analysis's epoch rows and allocator
-   counters, and the live set the pass ended with. */
+/* Builds the table from the span snapshots (which it takes over from spans), the analysis's
+   epoch rows and allocator counters, and the live set the pass ended with. */
 void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from_option,
-                          const churn_spans *spans, const churn_live_pass *p,
+                          churn_spans *spans, const churn_live_pass *p,
                           const struct churn_analysis *a);
+
+/* Row i of the window, 0 <= i < f->nrows. */
+void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out);
 
 static inline double churn_frag_pinned(const churn_frag_part *p)
 {

@@ -232,7 +232,9 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
     const churn_fragmentation *f = &a->frag;
     fputs("\"fragmentation\": [", out);
     for (size_t i = 0; i < f->nrows; i++) {
-        const churn_frag_row *r = &f->rows[i];
+        churn_frag_row row;
+        churn_frag_row_at(f, i, &row);
+        const churn_frag_row *r = &row;
         fputs(i ? ",\n  {" : "\n  {", out);
         u64(out, "epoch", r->epoch, 1);
         u64(out, "live_count", r->live_count, 1);

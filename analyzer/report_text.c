@@ -174,15 +174,18 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
             (unsigned long long)f->model.page, books[f->books]);
     fprintf(out, "  %-5s %8s %9s %9s %9s %9s %9s %9s %9s\n", "", "epoch", "rss", "live",
             "slack", "pinned", "free-res", "outside", "residual");
-    size_t peak = 0;
+    churn_frag_row first, peak, last, r;
+    churn_frag_row_at(f, 0, &first);
+    peak = first;
     for (size_t i = 1; i < f->nrows; i++) {
-        const churn_frag_row *r = &f->rows[i], *p = &f->rows[peak];
-        if (r->has_rss ? r->rss_bytes > p->rss_bytes : r->span_bytes > p->span_bytes)
-            peak = i;
+        churn_frag_row_at(f, i, &r);
+        if (r.has_rss ? r.rss_bytes > peak.rss_bytes : r.span_bytes > peak.span_bytes)
+            peak = r;
     }
-    frag_row(out, "first", &f->rows[0]);
-    frag_row(out, "peak", &f->rows[peak]);
-    frag_row(out, "last", &f->rows[f->nrows - 1]);
+    churn_frag_row_at(f, f->nrows - 1, &last);
+    frag_row(out, "first", &first);
+    frag_row(out, "peak", &peak);
+    frag_row(out, "last", &last);
     size_t n = o->top && o->top < f->nsites ? o->top : f->nsites;
     if (!n)
         return;
