@@ -24,7 +24,7 @@
 #define COUNTER_MIN_NS 1000000u    /* allocator counters are sampled at most every 1 ms */
 #define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
 #define MAX_RINGS_PER_PASS 65536
-#define ROOM_BATCH 1024u           /* events drained between tail stores within a batch */
+#define ROOM_BATCH 1024u           /* slots drained between tail stores within a batch */
 
 typedef struct {
     uint64_t allocs, frees, alloc_bytes, free_bytes;
@@ -720,7 +720,7 @@ static void pass(int final)
         for (size_t i = 0; i < cs.n; i++) {
             cursor_t *c = &cs.c[i];
             if (c->tail < c->head) {
-                uint64_t e = widen_epoch(c->t->events[c->tail % CHURN_RING_EVENTS].epoch, global);
+                uint64_t e = widen_epoch(churn_ring_epoch(c->t, c->tail), global);
                 if (e < next)
                     next = e;
             }
@@ -734,13 +734,15 @@ static void pass(int final)
             if (c->tail == c->head)
                 continue; /* a drained ring may already be recycled: never write to it */
             while (c->tail < c->head) {
-                const churn_event *ev = &c->t->events[c->tail % CHURN_RING_EVENTS];
-                uint64_t e = widen_epoch(ev->epoch, global);
+                uint64_t e = widen_epoch(churn_ring_epoch(c->t, c->tail), global);
                 if (e > next)
                     break;
-                process_event(ev, c->t->tid, e);
+                churn_event ev;
+                uint64_t at = c->tail;
+                c->tail += churn_ring_read(c->t, at, &ev);
+                process_event(&ev, c->t->tid, e);
                 /* A producer waiting for room gets it as it is made, not after the batch. */
-                if ((++c->tail & (ROOM_BATCH - 1)) == 0) {
+                if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
                     atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
                     churn_threads_room_made();
                 }

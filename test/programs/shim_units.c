@@ -59,6 +59,7 @@ void churn_futex_wake(_Atomic uint32_t *word)
 }
 int churn_writer_running(void) { return 1; }
 int churn_writer_is_self(void) { return 0; }
+size_t churn_modules_count(void) { return 1; }
 void churn_log(const char *fmt, ...)
 {
     va_list ap;
@@ -297,6 +298,32 @@ static void test_coding(void)
 #define RING_EVENTS 3000000u
 static _Atomic int producer_done;
 
+/* Event i of the stream: mostly heap events that fit one slot, with every kind of wide value
+   among them (slack or age past the narrow fields, usable below size, sizes past 4 GiB, map
+   events with a full address in aux). */
+static void ring_event(uint64_t i, churn_event *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->type = (uint8_t)(CHURN_EV_ALLOC + i % 3);
+    ev->kind = (uint8_t)(i % 16);
+    ev->addr = i;
+    ev->size = i * 3 + (i % 11 == 0 ? (uint64_t)5 << 32 : 0);
+    ev->usable = ev->size + i % 24;
+    ev->stack = (uint32_t)(i * 7);
+    ev->epoch = (uint32_t)(i / 5);
+    ev->aux = ev->type == CHURN_EV_FREE ? i % 1000 : 0;
+    switch (i % 13) {
+    case 1: ev->usable = ev->size + ((uint64_t)1 << 32); break;
+    case 2: ev->usable = ev->size ? ev->size - 1 : 0; break;
+    case 3: if (ev->type == CHURN_EV_FREE) ev->aux = CHURN_SLOT_AGE_MAX + i; break;
+    case 4:
+        ev->type = CHURN_EV_MAP;
+        ev->usable = i << 8 | 3;
+        ev->aux = 0x7f0000000000u + i * 4096;
+        break;
+    }
+}
+
 static void *produce(void *arg)
 {
     (void)arg;
@@ -307,10 +334,7 @@ static void *produce(void *arg)
         fail("no ring for the producer");
     for (uint64_t i = 0; i < RING_EVENTS; i++) {
         churn_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.type = CHURN_EV_ALLOC;
-        ev.addr = i;
-        ev.size = i * 3;
+        ring_event(i, &ev);
         churn_thread_push(t, &ev, 1);
     }
     atomic_store(&producer_done, 1);
@@ -325,14 +349,19 @@ static void drain(churn_thread *t, void *ctx)
 {
     consumer_t *c = ctx;
     uint64_t tail = atomic_load(&t->tail), head = atomic_load_explicit(&t->head, memory_order_acquire);
-    for (; tail < head; tail++) {
-        const churn_event *ev = &t->events[tail % CHURN_RING_EVENTS];
-        if (ev->addr != c->seen || ev->size != c->seen * 3)
-            fail("ring delivered event %llu where %llu was due", (unsigned long long)ev->addr,
-                 (unsigned long long)c->seen);
+    while (tail < head) {
+        churn_event ev, want;
+        uint64_t at = tail;
+        tail += churn_ring_read(t, at, &ev);
+        ring_event(c->seen, &want);
+        if (ev.addr != want.addr || ev.size != want.size || ev.usable != want.usable ||
+            ev.aux != want.aux || ev.stack != want.stack || ev.epoch != want.epoch ||
+            ev.type != want.type || ev.kind != want.kind)
+            fail("ring delivered event %llu (type %u) where %llu was due, or changed it",
+                 (unsigned long long)ev.addr, ev.type, (unsigned long long)c->seen);
         c->seen++;
-        if ((tail & 1023) == 0) {
-            atomic_store_explicit(&t->tail, tail + 1, memory_order_release);
+        if ((at ^ tail) & ~(uint64_t)1023) {
+            atomic_store_explicit(&t->tail, tail, memory_order_release);
             churn_threads_room_made();
         }
     }
