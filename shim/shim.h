@@ -175,13 +175,15 @@ uint32_t churn_stack_generation(uint32_t id);
 void churn_stacks_lock(void);     /* fork */
 void churn_stacks_unlock(void);
 
-/* ---- livemap.c: address -> (size, stack, epoch) of every live object ---- */
+/* ---- livemap.c: address -> (size, slack, stack, epoch) of every live object ---- */
+#define CHURN_SLACK_UNKNOWN UINT64_MAX
 typedef struct churn_live {
     uint64_t size;
+    uint64_t slack;  /* usable - size, known at the allocation; or CHURN_SLACK_UNKNOWN */
     uint32_t stack;
     uint32_t epoch;
 } churn_live;
-void churn_livemap_insert(uintptr_t addr, uint64_t size, uint32_t stack, uint32_t epoch);
+void churn_livemap_insert(uintptr_t addr, const churn_live *v);
 int churn_livemap_remove(uintptr_t addr, churn_live *out);
 void churn_livemap_lock_all(void);    /* fork */
 void churn_livemap_unlock_all(void);

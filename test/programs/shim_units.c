@@ -97,8 +97,20 @@ typedef struct {
     uintptr_t base;
     uint64_t seed;
     uint8_t live[LIVE_SLOTS];
-    uint32_t size[LIVE_SLOTS];
+    uint64_t size[LIVE_SLOTS];
 } live_model;
+
+/* The slack the model gives a size: small (packed with it), past the packed field, or
+   unknown. */
+static uint64_t slack_of(uint64_t size)
+{
+    switch (size % 5) {
+    case 0: return CHURN_SLACK_UNKNOWN;
+    case 1: return 0x8000u + size % 1000;
+    case 2: return (uint64_t)1 << 40;
+    default: return size % 0x8000u;
+    }
+}
 
 static void *drive_livemap(void *arg)
 {
@@ -110,14 +122,23 @@ static void *drive_livemap(void *arg)
         if (m->live[i]) {
             if (!churn_livemap_remove(addr, &v))
                 fail("live map lost 0x%lx", (unsigned long)addr);
-            if (v.size != m->size[i] || v.stack != i || v.epoch != (m->size[i] ^ i))
+            if (v.size != m->size[i] || v.stack != i || v.epoch != (uint32_t)(m->size[i] ^ i))
                 fail("live map returned another object for 0x%lx", (unsigned long)addr);
+            /* The slack comes back exact or unknown (the free then asks the allocator), and
+               exact whenever it and the size are small. */
+            uint64_t slack = slack_of(m->size[i]);
+            if (v.slack != slack &&
+                (v.slack != CHURN_SLACK_UNKNOWN || (m->size[i] < (1ull << 32) && slack < 4096)))
+                fail("live map changed the slack of 0x%lx", (unsigned long)addr);
             m->live[i] = 0;
         } else {
             if (churn_livemap_remove(addr, &v))
                 fail("live map holds 0x%lx, which is not live", (unsigned long)addr);
-            m->size[i] = (uint32_t)(rng(&m->seed) % 100000);
-            churn_livemap_insert(addr, m->size[i], i, m->size[i] ^ i);
+            m->size[i] = rng(&m->seed) % 100000;
+            if (op % 97 == 0)
+                m->size[i] += (uint64_t)op << 40; /* past the packed size's 48 bits at times */
+            churn_live v = {m->size[i], slack_of(m->size[i]), i, (uint32_t)(m->size[i] ^ i)};
+            churn_livemap_insert(addr, &v);
             m->live[i] = 1;
         }
     }
