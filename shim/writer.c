@@ -359,7 +359,7 @@ static void segment_open(void)
     w.seg_first_epoch = w.open_epoch;
     w.seg_events = 0;
     churn_coder_reset(&w.coder);
-    churn_seg_reset();
+    churn_seg_reset(w.seg_first_epoch);
     w.cur_epoch = 0;
     w.cur_tid = 0;
     w.seg_open = 1;

@@ -237,9 +237,14 @@ static void test_stacks(void)
 
 static void test_segstate(void)
 {
-    for (int round = 0; round < 3; round++) {
-        churn_seg_reset();
-        for (uint32_t i = 0; i < SEG_OBJECTS; i++) {
+    /* A small segment between two large ones: the tables shrink at the reset after it and
+       grow again.  Epochs are kept relative to the segment's first, late ones below it. */
+    static const uint32_t objects[] = {SEG_OBJECTS, 1000, SEG_OBJECTS, 10};
+    for (unsigned round = 0; round < sizeof objects / sizeof *objects; round++) {
+        uint32_t n = objects[round];
+        uint64_t first = (uint64_t)round << 33;
+        churn_seg_reset(first);
+        for (uint32_t i = 0; i < n; i++) {
             int is_new;
             long info = churn_seg_info_index(i % 5000, i % 5000 % 7, i % 5000 + 1, &is_new);
             if (info < 0)
@@ -249,13 +254,16 @@ static void test_segstate(void)
             const churn_seg_info *in = churn_seg_info_get((uint32_t)info);
             if (!in || in->size != i % 5000 || in->extra != i % 5000 % 7 || in->stack != i % 5000 + 1)
                 fail("info %u reads back wrong", i);
-            churn_seg_live_put(0x10000u + (uint64_t)i * 32, i, (uint32_t)info, i / 3);
+            churn_seg_live_put(0x10000u + (uint64_t)i * 32, i, (uint32_t)info, first + i / 3 - 5);
         }
-        for (uint32_t i = SEG_OBJECTS; i-- > 0;) {
+        /* One object whose epoch is too far from the segment's to keep: it replaces a kept
+           entry at its address, which must not come back. */
+        churn_seg_live_put(0x10000u, 7, 0, first + (1ull << 32));
+        for (uint32_t i = n; i-- > 0;) {
             uint64_t number, epoch;
             uint32_t info;
-            if (!churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch) ||
-                number != i || epoch != i / 3)
+            int got = churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch);
+            if (i == 0 ? got : !got || number != i || epoch != first + i / 3 - 5)
                 fail("segment live entry %u lost or wrong", i);
             if (churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch))
                 fail("segment live entry %u taken twice", i);
