@@ -40,6 +40,15 @@ static size_t usable_size(void *p, size_t fallback)
     return churn_opt.events && churn_next.usable_size ? churn_next.usable_size(p) : fallback;
 }
 
+/* A freed object's usable size: as the allocation found it, which the live map keeps, so a
+   free does not ask the allocator (a call and a read of the block's header, often a miss). */
+static size_t usable_at_free(void *p, const churn_live *live)
+{
+    if (CHURN_LIKELY(live->slack != CHURN_SLACK_UNKNOWN))
+        return live->size + live->slack;
+    return usable_size(p, live->size);
+}
+
 void churn_record_alloc(void *p, size_t size, int kind)
 {
     if (p)
@@ -70,7 +79,9 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     ev.aux = 0;
     ev.stack = stack_id(t);
     ev.epoch = epoch_now();
-    churn_livemap_insert(ev.addr, size, ev.stack, ev.epoch);
+    churn_live live = {size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack,
+                       ev.epoch};
+    churn_livemap_insert(ev.addr, &live);
     churn_thread_push(t, &ev, 1);
 }
 
@@ -101,7 +112,7 @@ void churn_record_free(void *p, int kind)
         return;
     churn_live live;
     int known = churn_livemap_remove((uintptr_t)p, &live);
-    emit_free(t, p, kind, known ? &live : NULL, known ? usable_size(p, live.size) : 0);
+    emit_free(t, p, kind, known ? &live : NULL, known ? usable_at_free(p, &live) : 0);
 }
 
 void churn_record_free_usable(void *p, size_t usable, int kind)
@@ -127,11 +138,11 @@ void *churn_record_realloc(void *p, size_t size)
     }
     churn_live live;
     int known = churn_livemap_remove((uintptr_t)p, &live);
-    size_t usable = known ? usable_size(p, live.size) : 0;
+    size_t usable = known ? usable_at_free(p, &live) : 0;
     void *q = churn_next.realloc(p, size);
     if (!q && size) {
         if (known)
-            churn_livemap_insert((uintptr_t)p, live.size, live.stack, live.epoch);
+            churn_livemap_insert((uintptr_t)p, &live);
         return NULL;
     }
     emit_free(t, p, CHURN_FREE_REALLOC, known ? &live : NULL, usable);

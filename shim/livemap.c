@@ -1,7 +1,8 @@
 /*
- * The live map: address -> (requested size, stack, epoch) of every traced object, so a free
- * can say what it frees (its size, its callsite, its age) without the analyzer having seen the
- * allocation, and so the per-callsite live figures are exact.
+ * The live map: address -> (requested size, slack, stack, epoch) of every traced object, so a
+ * free can say what it frees (its size, its usable size, its callsite, its age) without the
+ * analyzer having seen the allocation and without asking the allocator again, and so the
+ * per-callsite live figures are exact.
  *
  * 256 shards by address hash, each an open-addressing table with linear probing and
  * backward-shift deletion (no tombstones), behind its own spinlock: two threads collide on a
@@ -13,10 +14,38 @@
 
 #include "shim.h"
 
+/* 24 bytes, so that a probe touches as few cache lines as it can: the size and the slack
+   share a word while both are small (nearly always), else the word is the size alone and
+   the slack is asked of the allocator at the free. */
 typedef struct {
     uintptr_t addr;   /* 0 = empty */
-    churn_live v;
+    uint64_t size;    /* PACKED | slack << 48 | size, or the size alone */
+    uint32_t stack;
+    uint32_t epoch;
 } entry_t;
+
+#define PACKED (1ull << 63)
+#define SIZE_BITS 48
+#define SLACK_MAX 0x7fffu
+
+static inline void pack(entry_t *e, uintptr_t addr, const churn_live *v)
+{
+    e->addr = addr;
+    e->size = v->size >> SIZE_BITS == 0 && v->slack <= SLACK_MAX
+                  ? PACKED | v->slack << SIZE_BITS | v->size
+                  : v->size;
+    e->stack = v->stack;
+    e->epoch = v->epoch;
+}
+
+static inline void unpack(const entry_t *e, churn_live *v)
+{
+    int packed = (e->size & PACKED) != 0;
+    v->size = packed ? e->size & ((1ull << SIZE_BITS) - 1) : e->size;
+    v->slack = packed ? (e->size & ~PACKED) >> SIZE_BITS : CHURN_SLACK_UNKNOWN;
+    v->stack = e->stack;
+    v->epoch = e->epoch;
+}
 
 typedef struct {
     churn_spinlock lock;
@@ -48,13 +77,12 @@ static inline shard_t *shard_of(uint64_t h)
     return &shards[h >> 56];
 }
 
-static void put(entry_t *slots, size_t mask, uintptr_t addr, const churn_live *v)
+static void put(entry_t *slots, size_t mask, const entry_t *e)
 {
-    size_t i = mix(addr) & mask;
-    while (slots[i].addr && slots[i].addr != addr)
+    size_t i = mix(e->addr) & mask;
+    while (slots[i].addr && slots[i].addr != e->addr)
         i = (i + 1) & mask;
-    slots[i].addr = addr;
-    slots[i].v = *v;
+    slots[i] = *e;
 }
 
 static int grow(shard_t *s)
@@ -66,7 +94,7 @@ static int grow(shard_t *s)
     if (s->slots) {
         for (size_t i = 0; i <= s->mask; i++)
             if (s->slots[i].addr)
-                put(bigger, cap - 1, s->slots[i].addr, &s->slots[i].v);
+                put(bigger, cap - 1, &s->slots[i]);
         churn_os_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
     }
     s->slots = bigger;
@@ -74,11 +102,12 @@ static int grow(shard_t *s)
     return 0;
 }
 
-void churn_livemap_insert(uintptr_t addr, uint64_t size, uint32_t stack, uint32_t epoch)
+void churn_livemap_insert(uintptr_t addr, const churn_live *v)
 {
     uint64_t h = mix(addr);
     shard_t *s = shard_of(h);
-    churn_live v = {size, stack, epoch};
+    entry_t e;
+    pack(&e, addr, v);
     churn_spin_lock(&s->lock);
     /* Keep the load under 3/4; the grow (a fresh mapping) is amortised over the shard. */
     if ((!s->slots || (size_t)(s->used + 1) * 4 > (s->mask + 1) * 3) && grow(s)) {
@@ -90,8 +119,7 @@ void churn_livemap_insert(uintptr_t addr, uint64_t size, uint32_t stack, uint32_
         i = (i + 1) & s->mask;
     if (!s->slots[i].addr)
         s->used++;
-    s->slots[i].addr = addr;
-    s->slots[i].v = v;
+    s->slots[i] = e;
     churn_spin_unlock(&s->lock);
 }
 
@@ -112,7 +140,7 @@ int churn_livemap_remove(uintptr_t addr, churn_live *out)
         }
         i = (i + 1) & mask;
     }
-    *out = s->slots[i].v;
+    unpack(&s->slots[i], out);
     /* Backward-shift deletion: pull later members of the probe run into the hole. */
     size_t hole = i;
     for (size_t j = (i + 1) & mask; s->slots[j].addr; j = (j + 1) & mask) {
@@ -147,7 +175,10 @@ void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ct
         if (!s->slots)
             continue;
         for (size_t i = 0; i <= s->mask; i++)
-            if (s->slots[i].addr)
-                fn(s->slots[i].addr, &s->slots[i].v, ctx);
+            if (s->slots[i].addr) {
+                churn_live v;
+                unpack(&s->slots[i], &v);
+                fn(s->slots[i].addr, &v, ctx);
+            }
     }
 }

@@ -6,6 +6,11 @@
  * Both tables are reset at every segment by bumping a generation instead of clearing memory;
  * a slot of an older generation counts as empty, which keeps linear probing and
  * backward-shift deletion correct without touching the whole table.
+ *
+ * The writer probes the live map for nearly every event, at addresses spread over the whole
+ * table, so its size is what decides whether those probes hit the cache: slots are 24 bytes,
+ * and a table is sized to what the previous segment used (it shrinks at a reset after a
+ * segment that used a small part of it) rather than to the largest segment ever seen.
  */
 #include <string.h>
 
@@ -14,22 +19,27 @@
 
 typedef struct {
     uint64_t key;     /* address, or info hash */
-    uint64_t epoch;
-    uint64_t number;  /* the allocation's number in the segment */
+    uint32_t number;  /* the allocation's number in the segment (< 2^32: a segment's raw
+                         bytes are) */
     uint32_t value;   /* info index */
+    int32_t epoch;    /* the allocation's epoch, relative to the segment's first */
     uint32_t gen;
 } slot_t;
 
 typedef struct {
     slot_t *slots;
     size_t mask, used;
+    size_t peak;      /* most slots used at once in this segment */
     int by_address;   /* keys are addresses: hashed by region (see home) */
 } table_t;
+
+#define MIN_SLOTS 1024u
 
 static table_t infos_by_key, live = {.by_address = 1};
 static churn_seg_info *infos;
 static size_t ninfos, infos_cap;
 static uint32_t gen = 1;
+static uint64_t base_epoch;
 
 static inline uint64_t mix(uint64_t k)
 {
@@ -51,7 +61,7 @@ static inline size_t home(const table_t *t, uint64_t key)
 
 static int grow(table_t *t)
 {
-    size_t cap = t->slots ? (t->mask + 1) * 2 : 4096;
+    size_t cap = t->slots ? (t->mask + 1) * 2 : MIN_SLOTS;
     slot_t *bigger = churn_mem_alloc(cap * sizeof *bigger);
     if (!bigger)
         return -1;
@@ -92,8 +102,8 @@ static slot_t *insert(table_t *t, uint64_t key)
     size_t i = home(t, key) & t->mask;
     while (occupied(&t->slots[i]) && t->slots[i].key != key)
         i = (i + 1) & t->mask;
-    if (!occupied(&t->slots[i]))
-        t->used++;
+    if (!occupied(&t->slots[i]) && ++t->used > t->peak)
+        t->peak = t->used;
     t->slots[i].key = key;
     t->slots[i].gen = gen;
     return &t->slots[i];
@@ -113,11 +123,33 @@ static void erase(table_t *t, slot_t *s)
     t->used--;
 }
 
-void churn_seg_reset(void)
+/* A table that the last segment used less than an eighth of starts the next one at twice
+   that use (its load limit), so a burst (start-up) does not leave a table that misses the
+   cache for the rest of the run.  Fresh slots are zeroed, generation 0: empty. */
+static void reset(table_t *t)
+{
+    size_t cap = t->mask + 1, want = MIN_SLOTS;
+    while (want < t->peak * 2)
+        want *= 2;
+    if (t->slots && cap >= want * 4) {
+        slot_t *smaller = churn_mem_alloc(want * sizeof *smaller);
+        if (smaller) {
+            memset(smaller, 0, want * sizeof *smaller);
+            churn_mem_free(t->slots);
+            t->slots = smaller;
+            t->mask = want - 1;
+        }
+    }
+    t->used = t->peak = 0;
+}
+
+void churn_seg_reset(uint64_t first_epoch)
 {
     gen++;
-    infos_by_key.used = live.used = 0;
+    reset(&infos_by_key);
+    reset(&live);
     ninfos = 0;
+    base_epoch = first_epoch;
 }
 
 static uint64_t info_key(uint64_t size, uint64_t extra, uint32_t stack)
@@ -162,12 +194,27 @@ const churn_seg_info *churn_seg_info_get(uint32_t index)
 
 void churn_seg_live_put(uint64_t addr, uint64_t number, uint32_t info, uint64_t epoch)
 {
-    slot_t *s = insert(&live, addr);
-    if (s) {
-        s->number = number;
-        s->value = info;
-        s->epoch = epoch;
+    /* An epoch too far from the segment's first is not kept: its free describes itself. */
+    int64_t rel = (int64_t)(epoch - base_epoch);
+    if (rel != (int32_t)rel || number > UINT32_MAX) {
+        churn_seg_live_drop(addr);
+        return;
     }
+    slot_t *s = insert(&live, addr);
+    if (!s) {
+        churn_seg_live_drop(addr);
+    } else {
+        s->number = (uint32_t)number;
+        s->value = info;
+        s->epoch = (int32_t)rel;
+    }
+}
+
+void churn_seg_live_drop(uint64_t addr)
+{
+    slot_t *s = find(&live, addr);
+    if (s)
+        erase(&live, s);
 }
 
 int churn_seg_live_take(uint64_t addr, uint64_t *number, uint32_t *info, uint64_t *epoch)
@@ -177,7 +224,7 @@ int churn_seg_live_take(uint64_t addr, uint64_t *number, uint32_t *info, uint64_
         return 0;
     *number = s->number;
     *info = s->value;
-    *epoch = s->epoch;
+    *epoch = base_epoch + (uint64_t)(int64_t)s->epoch;
     erase(&live, s);
     return 1;
 }

@@ -175,13 +175,15 @@ uint32_t churn_stack_generation(uint32_t id);
 void churn_stacks_lock(void);     /* fork */
 void churn_stacks_unlock(void);
 
-/* ---- livemap.c: address -> (size, stack, epoch) of every live object ---- */
+/* ---- livemap.c: address -> (size, slack, stack, epoch) of every live object ---- */
+#define CHURN_SLACK_UNKNOWN UINT64_MAX
 typedef struct churn_live {
     uint64_t size;
+    uint64_t slack;  /* usable - size, known at the allocation; or CHURN_SLACK_UNKNOWN */
     uint32_t stack;
     uint32_t epoch;
 } churn_live;
-void churn_livemap_insert(uintptr_t addr, uint64_t size, uint32_t stack, uint32_t epoch);
+void churn_livemap_insert(uintptr_t addr, const churn_live *v);
 int churn_livemap_remove(uintptr_t addr, churn_live *out);
 void churn_livemap_lock_all(void);    /* fork */
 void churn_livemap_unlock_all(void);
@@ -190,6 +192,7 @@ void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ct
 
 /* ---- thread.c: per-thread event rings, handed to the writer without locks ---- */
 enum churn_event_type { CHURN_EV_ALLOC = 1, CHURN_EV_FREE, CHURN_EV_FREE_UNKNOWN, CHURN_EV_MAP };
+/* An event at full width, as the ways in build it and the writer reads it back. */
 typedef struct churn_event {
     uint64_t addr;
     uint64_t size;   /* requested size, or mapping length */
@@ -201,7 +204,25 @@ typedef struct churn_event {
     uint8_t kind;
 } churn_event;
 
-#define CHURN_RING_EVENTS 16384u
+/* A ring slot is 32 bytes: the rings are written on the program's cores and read on the
+   writer's, so every byte of an event crosses the caches twice.  A heap event takes one slot
+   (its slack, usable - size, in 32 bits and a free's age in 24); an event with a wider value,
+   and every map event, takes two, the second holding usable and aux at full width. */
+#define CHURN_SLOT_WIDE 0x8u      /* in tag: the next slot is the wide part */
+#define CHURN_SLOT_AGE_MAX 0xffffffu
+typedef union churn_slot {
+    struct {
+        uint64_t addr, size;
+        uint32_t stack, epoch;
+        uint32_t slack;
+        uint32_t tag;             /* type | CHURN_SLOT_WIDE | kind << 4 | age << 8 */
+    } ev;
+    struct {
+        uint64_t usable, aux;
+    } wide;
+} churn_slot;
+
+#define CHURN_RING_EVENTS 16384u /* slots */
 typedef struct churn_thread {
     _Atomic uint64_t head;          /* events published by the owner */
     char pad0[56];
@@ -217,8 +238,36 @@ typedef struct churn_thread {
     uintptr_t stack_lo, stack_hi;   /* pthread's stack range; walks read only [sp, stack_hi) */
     uint64_t cache_hash[256];       /* hash -> stack id, owner only */
     uint32_t cache_id[256];
-    churn_event events[CHURN_RING_EVENTS];
+    churn_slot slots[CHURN_RING_EVENTS];
 } churn_thread;
+
+/* Writer side: the event at ring position pos (published, so whole); returns the slots it
+   takes, 1 or 2. */
+static inline unsigned churn_ring_read(const churn_thread *t, uint64_t pos, churn_event *ev)
+{
+    const churn_slot *s = &t->slots[pos % CHURN_RING_EVENTS];
+    uint32_t tag = s->ev.tag;
+    ev->addr = s->ev.addr;
+    ev->size = s->ev.size;
+    ev->stack = s->ev.stack;
+    ev->epoch = s->ev.epoch;
+    ev->type = (uint8_t)(tag & 7u);
+    ev->kind = (uint8_t)((tag >> 4) & 15u);
+    if (CHURN_LIKELY(!(tag & CHURN_SLOT_WIDE))) {
+        ev->usable = ev->size + s->ev.slack;
+        ev->aux = tag >> 8;
+        return 1;
+    }
+    const churn_slot *x = &t->slots[(pos + 1) % CHURN_RING_EVENTS];
+    ev->usable = x->wide.usable;
+    ev->aux = x->wide.aux;
+    return 2;
+}
+/* The epoch of the event at pos, without decoding the rest. */
+static inline uint32_t churn_ring_epoch(const churn_thread *t, uint64_t pos)
+{
+    return t->slots[pos % CHURN_RING_EVENTS].ev.epoch;
+}
 
 churn_thread *churn_thread_self(void);
 /* The calling thread's ring if it has one, without registering: registering calls into libc

@@ -24,7 +24,7 @@
 #define COUNTER_MIN_NS 1000000u    /* allocator counters are sampled at most every 1 ms */
 #define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
 #define MAX_RINGS_PER_PASS 65536
-#define ROOM_BATCH 1024u           /* events drained between tail stores within a batch */
+#define ROOM_BATCH 1024u           /* slots drained between tail stores within a batch */
 
 typedef struct {
     uint64_t allocs, frees, alloc_bytes, free_bytes;
@@ -116,10 +116,8 @@ int churn_writer_is_self(void)
 
 /* ---- record encoding ---- */
 
-static int reserve(buffer_t *b, size_t more)
+static __attribute__((noinline)) int reserve_grow(buffer_t *b, size_t more)
 {
-    if (b->len + more <= b->cap)
-        return 0;
     size_t cap = b->cap ? b->cap : 1u << 20;
     while (cap < b->len + more)
         cap *= 2;
@@ -131,14 +129,19 @@ static int reserve(buffer_t *b, size_t more)
     return 0;
 }
 
+static inline int reserve(buffer_t *b, size_t more)
+{
+    return CHURN_LIKELY(b->len + more <= b->cap) ? 0 : reserve_grow(b, more);
+}
+
 /* Every put goes through a reserve of the largest record part; on failure (libchurn's own
    memory exhausted) the byte stream stays consistent because nothing partial is kept. */
-static uint8_t *room(size_t n)
+static inline uint8_t *room(size_t n)
 {
     return reserve(&w.raw, n) ? NULL : w.raw.buf + w.raw.len;
 }
 
-static void put_u(uint64_t v) { w.raw.len += churn_put_varint(w.raw.buf + w.raw.len, v); }
+static inline void put_u(uint64_t v) { w.raw.len += churn_put_varint(w.raw.buf + w.raw.len, v); }
 static void put_z(int64_t v) { put_u(churn_zigzag(v)); }
 static void put_tag(uint8_t t) { w.raw.buf[w.raw.len++] = t; }
 static void put_bytes(const void *p, size_t n)
@@ -148,10 +151,9 @@ static void put_bytes(const void *p, size_t n)
     w.raw.len += n;
 }
 
-static void site_reserve(uint32_t id)
+/* Called for every event: the test inline, the growth (once per doubling) out of line. */
+static __attribute__((noinline)) void site_grow(uint32_t id)
 {
-    if (id < w.nsites)
-        return;
     size_t n = w.nsites ? w.nsites : 4096;
     while (n <= id)
         n *= 2;
@@ -163,13 +165,17 @@ static void site_reserve(uint32_t id)
     w.nsites = n;
 }
 
-static void emit_stack(uint32_t id)
+static inline void site_reserve(uint32_t id)
 {
-    if (!id || id >= w.nsites)
-        return;
+    if (CHURN_UNLIKELY(id >= w.nsites))
+        site_grow(id);
+}
+
+/* Writes the stack's definition, once per segment; the common case, already written, is
+   the inline test in emit_stack. */
+static __attribute__((noinline)) void define_stack(uint32_t id)
+{
     site_t *s = &w.sites[id];
-    if (s->emitted_in == w.segments)
-        return;
     unsigned depth;
     const uintptr_t *ips = churn_stack_get(id, &depth);
     if (!ips || !room(1 + 5 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
@@ -208,6 +214,12 @@ static void emit_stack(uint32_t id)
     }
     s->emitted_in = w.segments;
     w.recent_stacks[w.recent_count++ % CHURN_STACK_REFS] = id;
+}
+
+static inline void emit_stack(uint32_t id)
+{
+    if (id && id < w.nsites && w.sites[id].emitted_in != w.segments)
+        define_stack(id);
 }
 
 static void emit_modules(void)
@@ -359,7 +371,7 @@ static void segment_open(void)
     w.seg_first_epoch = w.open_epoch;
     w.seg_events = 0;
     churn_coder_reset(&w.coder);
-    churn_seg_reset();
+    churn_seg_reset(w.seg_first_epoch);
     w.cur_epoch = 0;
     w.cur_tid = 0;
     w.seg_open = 1;
@@ -720,7 +732,7 @@ static void pass(int final)
         for (size_t i = 0; i < cs.n; i++) {
             cursor_t *c = &cs.c[i];
             if (c->tail < c->head) {
-                uint64_t e = widen_epoch(c->t->events[c->tail % CHURN_RING_EVENTS].epoch, global);
+                uint64_t e = widen_epoch(churn_ring_epoch(c->t, c->tail), global);
                 if (e < next)
                     next = e;
             }
@@ -734,13 +746,15 @@ static void pass(int final)
             if (c->tail == c->head)
                 continue; /* a drained ring may already be recycled: never write to it */
             while (c->tail < c->head) {
-                const churn_event *ev = &c->t->events[c->tail % CHURN_RING_EVENTS];
-                uint64_t e = widen_epoch(ev->epoch, global);
+                uint64_t e = widen_epoch(churn_ring_epoch(c->t, c->tail), global);
                 if (e > next)
                     break;
-                process_event(ev, c->t->tid, e);
+                churn_event ev;
+                uint64_t at = c->tail;
+                c->tail += churn_ring_read(c->t, at, &ev);
+                process_event(&ev, c->t->tid, e);
                 /* A producer waiting for room gets it as it is made, not after the batch. */
-                if ((++c->tail & (ROOM_BATCH - 1)) == 0) {
+                if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
                     atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
                     churn_threads_room_made();
                 }

@@ -97,8 +97,20 @@ typedef struct {
     uintptr_t base;
     uint64_t seed;
     uint8_t live[LIVE_SLOTS];
-    uint32_t size[LIVE_SLOTS];
+    uint64_t size[LIVE_SLOTS];
 } live_model;
+
+/* The slack the model gives a size: small (packed with it), past the packed field, or
+   unknown. */
+static uint64_t slack_of(uint64_t size)
+{
+    switch (size % 5) {
+    case 0: return CHURN_SLACK_UNKNOWN;
+    case 1: return 0x8000u + size % 1000;
+    case 2: return (uint64_t)1 << 40;
+    default: return size % 0x8000u;
+    }
+}
 
 static void *drive_livemap(void *arg)
 {
@@ -110,14 +122,23 @@ static void *drive_livemap(void *arg)
         if (m->live[i]) {
             if (!churn_livemap_remove(addr, &v))
                 fail("live map lost 0x%lx", (unsigned long)addr);
-            if (v.size != m->size[i] || v.stack != i || v.epoch != (m->size[i] ^ i))
+            if (v.size != m->size[i] || v.stack != i || v.epoch != (uint32_t)(m->size[i] ^ i))
                 fail("live map returned another object for 0x%lx", (unsigned long)addr);
+            /* The slack comes back exact or unknown (the free then asks the allocator), and
+               exact whenever it and the size are small. */
+            uint64_t slack = slack_of(m->size[i]);
+            if (v.slack != slack &&
+                (v.slack != CHURN_SLACK_UNKNOWN || (m->size[i] < (1ull << 32) && slack < 4096)))
+                fail("live map changed the slack of 0x%lx", (unsigned long)addr);
             m->live[i] = 0;
         } else {
             if (churn_livemap_remove(addr, &v))
                 fail("live map holds 0x%lx, which is not live", (unsigned long)addr);
-            m->size[i] = (uint32_t)(rng(&m->seed) % 100000);
-            churn_livemap_insert(addr, m->size[i], i, m->size[i] ^ i);
+            m->size[i] = rng(&m->seed) % 100000;
+            if (op % 97 == 0)
+                m->size[i] += (uint64_t)op << 40; /* past the packed size's 48 bits at times */
+            churn_live v = {m->size[i], slack_of(m->size[i]), i, (uint32_t)(m->size[i] ^ i)};
+            churn_livemap_insert(addr, &v);
             m->live[i] = 1;
         }
     }
@@ -216,9 +237,14 @@ static void test_stacks(void)
 
 static void test_segstate(void)
 {
-    for (int round = 0; round < 3; round++) {
-        churn_seg_reset();
-        for (uint32_t i = 0; i < SEG_OBJECTS; i++) {
+    /* A small segment between two large ones: the tables shrink at the reset after it and
+       grow again.  Epochs are kept relative to the segment's first, late ones below it. */
+    static const uint32_t objects[] = {SEG_OBJECTS, 1000, SEG_OBJECTS, 10};
+    for (unsigned round = 0; round < sizeof objects / sizeof *objects; round++) {
+        uint32_t n = objects[round];
+        uint64_t first = (uint64_t)round << 33;
+        churn_seg_reset(first);
+        for (uint32_t i = 0; i < n; i++) {
             int is_new;
             long info = churn_seg_info_index(i % 5000, i % 5000 % 7, i % 5000 + 1, &is_new);
             if (info < 0)
@@ -228,13 +254,16 @@ static void test_segstate(void)
             const churn_seg_info *in = churn_seg_info_get((uint32_t)info);
             if (!in || in->size != i % 5000 || in->extra != i % 5000 % 7 || in->stack != i % 5000 + 1)
                 fail("info %u reads back wrong", i);
-            churn_seg_live_put(0x10000u + (uint64_t)i * 32, i, (uint32_t)info, i / 3);
+            churn_seg_live_put(0x10000u + (uint64_t)i * 32, i, (uint32_t)info, first + i / 3 - 5);
         }
-        for (uint32_t i = SEG_OBJECTS; i-- > 0;) {
+        /* One object whose epoch is too far from the segment's to keep: it replaces a kept
+           entry at its address, which must not come back. */
+        churn_seg_live_put(0x10000u, 7, 0, first + (1ull << 32));
+        for (uint32_t i = n; i-- > 0;) {
             uint64_t number, epoch;
             uint32_t info;
-            if (!churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch) ||
-                number != i || epoch != i / 3)
+            int got = churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch);
+            if (i == 0 ? got : !got || number != i || epoch != first + i / 3 - 5)
                 fail("segment live entry %u lost or wrong", i);
             if (churn_seg_live_take(0x10000u + (uint64_t)i * 32, &number, &info, &epoch))
                 fail("segment live entry %u taken twice", i);
@@ -298,6 +327,32 @@ static void test_coding(void)
 #define RING_EVENTS 3000000u
 static _Atomic int producer_done;
 
+/* Event i of the stream: mostly heap events that fit one slot, with every kind of wide value
+   among them (slack or age past the narrow fields, usable below size, sizes past 4 GiB, map
+   events with a full address in aux). */
+static void ring_event(uint64_t i, churn_event *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->type = (uint8_t)(CHURN_EV_ALLOC + i % 3);
+    ev->kind = (uint8_t)(i % 16);
+    ev->addr = i;
+    ev->size = i * 3 + (i % 11 == 0 ? (uint64_t)5 << 32 : 0);
+    ev->usable = ev->size + i % 24;
+    ev->stack = (uint32_t)(i * 7);
+    ev->epoch = (uint32_t)(i / 5);
+    ev->aux = ev->type == CHURN_EV_FREE ? i % 1000 : 0;
+    switch (i % 13) {
+    case 1: ev->usable = ev->size + ((uint64_t)1 << 32); break;
+    case 2: ev->usable = ev->size ? ev->size - 1 : 0; break;
+    case 3: if (ev->type == CHURN_EV_FREE) ev->aux = CHURN_SLOT_AGE_MAX + i; break;
+    case 4:
+        ev->type = CHURN_EV_MAP;
+        ev->usable = i << 8 | 3;
+        ev->aux = 0x7f0000000000u + i * 4096;
+        break;
+    }
+}
+
 static void *produce(void *arg)
 {
     (void)arg;
@@ -308,10 +363,7 @@ static void *produce(void *arg)
         fail("no ring for the producer");
     for (uint64_t i = 0; i < RING_EVENTS; i++) {
         churn_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.type = CHURN_EV_ALLOC;
-        ev.addr = i;
-        ev.size = i * 3;
+        ring_event(i, &ev);
         churn_thread_push(t, &ev, 1);
     }
     atomic_store(&producer_done, 1);
@@ -326,14 +378,19 @@ static void drain(churn_thread *t, void *ctx)
 {
     consumer_t *c = ctx;
     uint64_t tail = atomic_load(&t->tail), head = atomic_load_explicit(&t->head, memory_order_acquire);
-    for (; tail < head; tail++) {
-        const churn_event *ev = &t->events[tail % CHURN_RING_EVENTS];
-        if (ev->addr != c->seen || ev->size != c->seen * 3)
-            fail("ring delivered event %llu where %llu was due", (unsigned long long)ev->addr,
-                 (unsigned long long)c->seen);
+    while (tail < head) {
+        churn_event ev, want;
+        uint64_t at = tail;
+        tail += churn_ring_read(t, at, &ev);
+        ring_event(c->seen, &want);
+        if (ev.addr != want.addr || ev.size != want.size || ev.usable != want.usable ||
+            ev.aux != want.aux || ev.stack != want.stack || ev.epoch != want.epoch ||
+            ev.type != want.type || ev.kind != want.kind)
+            fail("ring delivered event %llu (type %u) where %llu was due, or changed it",
+                 (unsigned long long)ev.addr, ev.type, (unsigned long long)c->seen);
         c->seen++;
-        if ((tail & 1023) == 0) {
-            atomic_store_explicit(&t->tail, tail + 1, memory_order_release);
+        if ((at ^ tail) & ~(uint64_t)1023) {
+            atomic_store_explicit(&t->tail, tail, memory_order_release);
             churn_threads_room_made();
         }
     }
