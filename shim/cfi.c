@@ -856,14 +856,22 @@ __attribute__((noinline)) int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned 
     return walk(__builtin_frame_address(0), ips, max, stack_lo, stack_hi, chain, 1);
 }
 
-/* After a walk that returned its chain, the thread's memo is that walk, outermost first. */
+/* After a walk that returned its chain, the thread's memo is that walk, outermost first:
+   frame i from the innermost is memo.f[memo.n - i]. */
 void churn_cfi_last_walk(uintptr_t *ips, unsigned n)
 {
-    for (unsigned i = 0; i < n && i < memo.n; i++)
-        ips[i] = memo.f[memo.n - i].ip;
+    if (n > memo.n)
+        n = memo.n;
+    for (unsigned i = 0; i < n; i++)
+        ips[i] = memo.f[n - i].ip;
 }
 
-uintptr_t churn_cfi_last_innermost(void)
+uintptr_t churn_cfi_last_ip(unsigned i)
 {
-    return memo.n ? memo.f[memo.n].ip : 0;
+    return i < memo.n ? memo.f[memo.n - i].ip : 0;
+}
+
+uint64_t churn_cfi_last_chain(unsigned i)
+{
+    return i < memo.n ? memo.f[memo.n - i].chain : 0;
 }

@@ -40,8 +40,11 @@ int churn_cfi_backtrace(uintptr_t *ips, unsigned max, uintptr_t stack_lo, uintpt
    frames, until the thread's next walk. */
 int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned max, uintptr_t stack_lo,
                              uintptr_t stack_hi, uint64_t *chain);
+/* Its outermost n frames, innermost first: the whole walk, or the walk without its n - got
+   innermost frames. */
 void churn_cfi_last_walk(uintptr_t *ips, unsigned n);
-uintptr_t churn_cfi_last_innermost(void); /* its frame 0 */
+uintptr_t churn_cfi_last_ip(unsigned i);    /* its frame i from the innermost (0 past the end) */
+uint64_t churn_cfi_last_chain(unsigned i);  /* the chain of its frames from i outwards */
 
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);

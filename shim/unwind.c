@@ -164,14 +164,18 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
             n = keep(ips, libunwind_walk(ips, want), max);
             break;
         }
-        /* The walk's chain is the stack's when nothing is dropped from either end: the
-           innermost frame is the program's (the walk starts there unless an allocator's
-           hook called us) and the stack is within max. */
-        if (chain && got && (unsigned)got <= max) {
-            if (!own_or_allocator(churn_cfi_last_innermost())) {
-                *hash = churn_stack_hash_chained(chain, (unsigned)got);
+        /* The walk's chain from a frame outwards is the stack's hash when only frames
+           inside it are dropped (an allocator's, whose hook called us: tcmalloc's) and the
+           rest is within max; churn_unwind_complete copies those outer frames if needed. */
+        if (chain && got) {
+            unsigned skip = 0;
+            while (skip < (unsigned)got && own_or_allocator(churn_cfi_last_ip(skip)))
+                skip++;
+            unsigned rest = (unsigned)got - skip;
+            if (rest && rest <= max) {
+                *hash = churn_stack_hash_chained(churn_cfi_last_chain(skip), rest);
                 *partial = 1;
-                return (unsigned)got;
+                return rest;
             }
         }
         if (chain)
