@@ -1,5 +1,6 @@
 #include "symcache.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -87,12 +88,15 @@ static int parse(char *p, char *end, churn_symcache_fn fn, void *ctx)
     p += sizeof HEADER - 1;
     churn_frame frames[MAX_FRAMES];
     while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        unsigned long long offset;
-        unsigned n;
-        int used;
-        if (!nl || sscanf(p, "%llx %u%n", &offset, &n, &used) != 2 || p + used != nl ||
-            n == 0 || n > MAX_FRAMES)
+        /* strtoull, not sscanf: sscanf measures the whole rest of the text every call */
+        char *nl = memchr(p, '\n', (size_t)(end - p)), *stop;
+        if (!nl || !isxdigit((unsigned char)*p))
+            return 0;
+        unsigned long long offset = strtoull(p, &stop, 16);
+        if (*stop != ' ' || !isdigit((unsigned char)stop[1]))
+            return 0;
+        unsigned long n = strtoul(stop + 1, &stop, 10);
+        if (stop != nl || n == 0 || n > MAX_FRAMES)
             return 0;
         p = nl + 1;
         for (unsigned i = 0; i < n; i++) {
@@ -132,7 +136,7 @@ int churn_symcache_load(const char *dir, const uint8_t *build_id, size_t len,
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
         (uint64_t)st.st_size <= MAX_FILE_BYTES) {
         size_t size = (size_t)st.st_size;
-        /* NUL-terminated: sscanf reads a string */
+        /* NUL-terminated: strtoull reads a string */
         text = churn_xmalloc(size + 1);
         check = churn_xmalloc(size + 1);
         text[size] = check[size] = '\0';
