@@ -19,10 +19,9 @@ void churn_live_free(churn_live *l)
     l->slots = NULL;
 }
 
-/* The home slot of churn_live_probe. */
 static inline size_t home_of(const churn_live *l, uint64_t addr)
 {
-    return (size_t)((addr * 0x9e3779b97f4a7c15u) >> l->shift);
+    return churn_live_home(l, addr);
 }
 
 static inline size_t probe(const churn_live *l, uint64_t addr)

