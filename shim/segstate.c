@@ -157,7 +157,26 @@ static uint64_t info_key(uint64_t size, uint64_t extra, uint32_t stack)
     return mix(size * 0x9e3779b97f4a7c15u ^ mix(extra + ((uint64_t)stack << 32)));
 }
 
-long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+/* Nearly every allocation repeats one of a few infos seen shortly before (a loop's sizes at
+   one callsite): a direct-mapped cache answers those with one cheap hash and one compare,
+   where the table costs two full mixes and a probe.  An entry of an older segment's
+   generation is empty, like a table slot. */
+#define RECENT_SLOTS 1024u
+
+typedef struct {
+    uint64_t size, extra;
+    uint32_t stack, gen, index;
+} recent_t;
+
+static recent_t recent[RECENT_SLOTS];
+
+static inline recent_t *recent_slot(uint64_t size, uint64_t extra, uint32_t stack)
+{
+    uint64_t h = (size + (extra << 20) + ((uint64_t)stack << 40)) * 0x9e3779b97f4a7c15u;
+    return &recent[h >> 54];
+}
+
+static long info_lookup(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
 {
     uint64_t key = info_key(size, extra, stack);
     *is_new = 0;
@@ -185,6 +204,26 @@ long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is
     infos[ninfos] = (churn_seg_info){size, extra, stack};
     *is_new = 1;
     return (long)ninfos++;
+}
+
+/* Out of line, so that a hit saves no registers. */
+static __attribute__((noinline)) long info_miss(recent_t *r, uint64_t size, uint64_t extra,
+                                                uint32_t stack, int *is_new)
+{
+    long index = info_lookup(size, extra, stack, is_new);
+    if (index >= 0)
+        *r = (recent_t){size, extra, stack, gen, (uint32_t)index};
+    return index;
+}
+
+long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+{
+    recent_t *r = recent_slot(size, extra, stack);
+    if (r->gen == gen && r->size == size && r->extra == extra && r->stack == stack) {
+        *is_new = 0;
+        return r->index;
+    }
+    return info_miss(r, size, extra, stack, is_new);
 }
 
 const churn_seg_info *churn_seg_info_get(uint32_t index)
