@@ -59,7 +59,7 @@ static inline size_t home(const table_t *t, uint64_t key)
     return (size_t)mix(key);
 }
 
-static int grow(table_t *t)
+static __attribute__((noinline)) int grow(table_t *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : MIN_SLOTS;
     slot_t *bigger = churn_mem_alloc(cap * sizeof *bigger);
@@ -82,7 +82,11 @@ static int grow(table_t *t)
     return 0;
 }
 
-static slot_t *find(table_t *t, uint64_t key)
+/* The probes are inlined where they are used: the live map's, once an event, then cost no
+   calls and know their table's hashing at compile time. */
+#define PROBE static inline __attribute__((always_inline))
+
+PROBE slot_t *find(table_t *t, uint64_t key)
 {
     if (!t->slots)
         return NULL;
@@ -95,7 +99,7 @@ static slot_t *find(table_t *t, uint64_t key)
     }
 }
 
-static slot_t *insert(table_t *t, uint64_t key)
+PROBE slot_t *insert(table_t *t, uint64_t key)
 {
     if ((!t->slots || (t->used + 1) * 2 > t->mask + 1) && grow(t))
         return NULL;
@@ -109,7 +113,7 @@ static slot_t *insert(table_t *t, uint64_t key)
     return &t->slots[i];
 }
 
-static void erase(table_t *t, slot_t *s)
+PROBE void erase(table_t *t, slot_t *s)
 {
     size_t mask = t->mask, hole = (size_t)(s - t->slots);
     for (size_t j = (hole + 1) & mask; occupied(&t->slots[j]); j = (j + 1) & mask) {
