@@ -185,13 +185,21 @@ static __attribute__((noinline)) void define_stack(uint32_t id)
     uint32_t ref = 0;
     unsigned shared = 0;
     unsigned n = w.recent_count < CHURN_STACK_REFS ? w.recent_count : CHURN_STACK_REFS;
+    const uintptr_t *outer = ips + depth; /* frames counted from the outermost */
     for (unsigned k = 0; k < n; k++) {
         uint32_t cand = w.recent_stacks[(w.recent_count - 1 - k) % CHURN_STACK_REFS];
         unsigned cdepth;
         const uintptr_t *cips = churn_stack_get(cand, &cdepth);
+        unsigned most = cdepth < depth ? cdepth : depth;
+        if (!cips || most <= shared)
+            continue;
+        const uintptr_t *couter = cips + cdepth;
+        /* Sharing more than the best so far needs its next frame shared too: most candidates
+           fail that one test, and the full walk is kept for the others. */
+        if (outer[-1 - (long)shared] != couter[-1 - (long)shared])
+            continue;
         unsigned same = 0;
-        while (cips && same < depth && same < cdepth &&
-               ips[depth - 1 - same] == cips[cdepth - 1 - same])
+        while (same < most && outer[-1 - (long)same] == couter[-1 - (long)same])
             same++;
         if (same > shared) {
             shared = same;
