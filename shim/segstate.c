@@ -59,7 +59,7 @@ static inline size_t home(const table_t *t, uint64_t key)
     return (size_t)mix(key);
 }
 
-static int grow(table_t *t)
+static __attribute__((noinline)) int grow(table_t *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : MIN_SLOTS;
     slot_t *bigger = churn_mem_alloc(cap * sizeof *bigger);
@@ -82,7 +82,11 @@ static int grow(table_t *t)
     return 0;
 }
 
-static slot_t *find(table_t *t, uint64_t key)
+/* The probes are inlined where they are used: the live map's, once an event, then cost no
+   calls and know their table's hashing at compile time. */
+#define PROBE static inline __attribute__((always_inline))
+
+PROBE slot_t *find(table_t *t, uint64_t key)
 {
     if (!t->slots)
         return NULL;
@@ -95,7 +99,7 @@ static slot_t *find(table_t *t, uint64_t key)
     }
 }
 
-static slot_t *insert(table_t *t, uint64_t key)
+PROBE slot_t *insert(table_t *t, uint64_t key)
 {
     if ((!t->slots || (t->used + 1) * 2 > t->mask + 1) && grow(t))
         return NULL;
@@ -109,7 +113,7 @@ static slot_t *insert(table_t *t, uint64_t key)
     return &t->slots[i];
 }
 
-static void erase(table_t *t, slot_t *s)
+PROBE void erase(table_t *t, slot_t *s)
 {
     size_t mask = t->mask, hole = (size_t)(s - t->slots);
     for (size_t j = (hole + 1) & mask; occupied(&t->slots[j]); j = (j + 1) & mask) {
@@ -157,7 +161,26 @@ static uint64_t info_key(uint64_t size, uint64_t extra, uint32_t stack)
     return mix(size * 0x9e3779b97f4a7c15u ^ mix(extra + ((uint64_t)stack << 32)));
 }
 
-long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+/* Nearly every allocation repeats one of a few infos seen shortly before (a loop's sizes at
+   one callsite): a direct-mapped cache answers those with one cheap hash and one compare,
+   where the table costs two full mixes and a probe.  An entry of an older segment's
+   generation is empty, like a table slot. */
+#define RECENT_SLOTS 1024u
+
+typedef struct {
+    uint64_t size, extra;
+    uint32_t stack, gen, index;
+} recent_t;
+
+static recent_t recent[RECENT_SLOTS];
+
+static inline recent_t *recent_slot(uint64_t size, uint64_t extra, uint32_t stack)
+{
+    uint64_t h = (size + (extra << 20) + ((uint64_t)stack << 40)) * 0x9e3779b97f4a7c15u;
+    return &recent[h >> 54];
+}
+
+static long info_lookup(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
 {
     uint64_t key = info_key(size, extra, stack);
     *is_new = 0;
@@ -185,6 +208,26 @@ long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is
     infos[ninfos] = (churn_seg_info){size, extra, stack};
     *is_new = 1;
     return (long)ninfos++;
+}
+
+/* Out of line, so that a hit saves no registers. */
+static __attribute__((noinline)) long info_miss(recent_t *r, uint64_t size, uint64_t extra,
+                                                uint32_t stack, int *is_new)
+{
+    long index = info_lookup(size, extra, stack, is_new);
+    if (index >= 0)
+        *r = (recent_t){size, extra, stack, gen, (uint32_t)index};
+    return index;
+}
+
+long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+{
+    recent_t *r = recent_slot(size, extra, stack);
+    if (r->gen == gen && r->size == size && r->extra == extra && r->stack == stack) {
+        *is_new = 0;
+        return r->index;
+    }
+    return info_miss(r, size, extra, stack, is_new);
 }
 
 const churn_seg_info *churn_seg_info_get(uint32_t index)

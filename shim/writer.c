@@ -185,13 +185,21 @@ static __attribute__((noinline)) void define_stack(uint32_t id)
     uint32_t ref = 0;
     unsigned shared = 0;
     unsigned n = w.recent_count < CHURN_STACK_REFS ? w.recent_count : CHURN_STACK_REFS;
+    const uintptr_t *outer = ips + depth; /* frames counted from the outermost */
     for (unsigned k = 0; k < n; k++) {
         uint32_t cand = w.recent_stacks[(w.recent_count - 1 - k) % CHURN_STACK_REFS];
         unsigned cdepth;
         const uintptr_t *cips = churn_stack_get(cand, &cdepth);
+        unsigned most = cdepth < depth ? cdepth : depth;
+        if (!cips || most <= shared)
+            continue;
+        const uintptr_t *couter = cips + cdepth;
+        /* Sharing more than the best so far needs its next frame shared too: most candidates
+           fail that one test, and the full walk is kept for the others. */
+        if (outer[-1 - (long)shared] != couter[-1 - (long)shared])
+            continue;
         unsigned same = 0;
-        while (cips && same < depth && same < cdepth &&
-               ips[depth - 1 - same] == cips[cdepth - 1 - same])
+        while (same < most && outer[-1 - (long)same] == couter[-1 - (long)same])
             same++;
         if (same > shared) {
             shared = same;
@@ -422,9 +430,8 @@ static void segment_check(void)
 
 /* ---- histograms and events ---- */
 
-static void mark_dirty(uint32_t id)
+static void mark_dirty(site_t *s, uint32_t id)
 {
-    site_t *s = &w.sites[id];
     if (s->dirty)
         return;
     if (w.ndirty == w.dirty_cap) {
@@ -439,11 +446,10 @@ static void mark_dirty(uint32_t id)
     w.dirty[w.ndirty++] = id;
 }
 
-static void count_event(const churn_event *ev)
+/* s is the event's site, NULL when libchurn's memory had no room for it. */
+static void count_event(const churn_event *ev, site_t *s)
 {
     unsigned cls = churn_size_class(ev->size);
-    site_reserve(ev->stack);
-    site_t *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
     if (ev->type == CHURN_EV_ALLOC) {
         w.epoch_totals.allocs++;
         w.epoch_totals.alloc_bytes += ev->size;
@@ -473,7 +479,7 @@ static void count_event(const churn_event *ev)
     }
     w.class_dirty[cls] = 1;
     if (s)
-        mark_dirty(ev->stack);
+        mark_dirty(s, ev->stack);
 }
 
 static void encode_alloc(const churn_event *ev, uint64_t epoch)
@@ -579,19 +585,20 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
     /* A new segment's carry must not already include the event that follows it. */
     if (churn_opt.events)
         segment_check();
+    site_reserve(ev->stack);
+    site_t *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
     if (ev->type == CHURN_EV_ALLOC || ev->type == CHURN_EV_FREE) {
         if (epoch < w.open_epoch)
             w.late++;
-        count_event(ev);
+        count_event(ev, s);
     }
     if (churn_opt.events) {
-        site_reserve(ev->stack); /* map events are not counted, so not reserved above */
-        if (ev->stack >= w.nsites) {
+        if (!s) {
             w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
             return;
         }
-        if (ev->stack)
-            emit_stack(ev->stack);
+        if (ev->stack && s->emitted_in != w.segments)
+            define_stack(ev->stack);
         encode_event(ev, tid, epoch);
     }
 }
