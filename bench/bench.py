@@ -14,8 +14,9 @@ compressor; wait4 on it gives the CPU of the whole tree (the true
 cost of tracing) but the largest peak RSS in the tree, so the traced program's peak RSS comes
 from bench/maxrss_preload.c instead (see there).
 
-Environment: BENCH_RUNS (rounds, default 5), BENCH_QUICK=1 (2 rounds, small workloads, for CI).
-Writes bench/results/latest.md and prints the same markdown to stdout.
+Environment: BENCH_RUNS (rounds, default 5), BENCH_QUICK=1 (2 rounds, small workloads, for CI),
+BENCH_RESULTS (where to write, default bench/results/latest.md).
+Writes the results file and prints the same markdown to stdout.
 """
 import ctypes
 import datetime
@@ -32,7 +33,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 WORK = os.path.join(BUILD, "bench", "work")
-RESULTS = os.path.join(ROOT, "bench", "results", "latest.md")
+RESULTS = os.environ.get("BENCH_RESULTS") or os.path.join(ROOT, "bench", "results", "latest.md")
 # Debian's python 3.11, not whatever `python3` a version manager puts first on PATH.
 PYTHON = "/usr/bin/python3"
 LIBCHURN = os.path.join(BUILD, "libchurn.so")
