@@ -630,15 +630,21 @@ static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
    writes its own inner frames. */
 #define MEMO_FRAMES 96
 typedef struct {
-    uintptr_t sp, bp, ip;   /* the state on reaching the frame */
-    /* The step out of the frame loaded the return address at the outer frame's sp - 8, and
-       this word holding this value: the caller's saved rbp when the walk outside uses it,
-       else a word that is always zero. */
-    const uintptr_t *load;
-    uintptr_t value;
+    uintptr_t sp, bp, ip;   /* the state on reaching the frame; ip was loaded at sp - 8 */
     uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */
     uint64_t chain;         /* churn_chain_step over the frames from the outermost to here */
+    uint32_t nbp;           /* bp checks made by the steps out of the frames up to this one */
 } memo_frame;
+
+/* The step out of frame `frame` (an index of memo.f) loaded the caller's saved rbp from
+   `load`, and the walk outside used it.  Few frames need one (only where a frame that keeps
+   rbp is called by one that uses it as its CFA), so they are kept apart from the return
+   addresses, which every frame checks. */
+typedef struct {
+    const uintptr_t *load;
+    uintptr_t value;
+    uint32_t frame;
+} bp_check;
 
 typedef struct {
     uint32_t n;           /* frames; 0 = nothing to reuse */
@@ -647,20 +653,46 @@ typedef struct {
        address; a dummy whose return-address word is zero_word when the rule ended it), f[p+1]
        the frame at outer position p. */
     memo_frame f[MEMO_FRAMES + 1];
+    bp_check bp[MEMO_FRAMES + 1]; /* ordered by frame; f[i].nbp of them belong to f[0..i] */
 } memo_walk;
 
 static __thread memo_walk memo;
 static const uintptr_t zero_word;
 
+/* The outermost frame at or outside q whose step would now differ, the slow way. */
+static __attribute__((noinline)) int memo_first_change(int q)
+{
+    const memo_frame *f = memo.f;
+    int p = 0;
+    while (p <= q && ((const uintptr_t *)f[p].sp)[-1] == f[p].ip)
+        p++;
+    for (uint32_t i = 0; i < f[q + 1].nbp; i++) {
+        const bp_check *c = &memo.bp[i];
+        if ((int)c->frame - 1 >= p)
+            break;
+        if (*c->load != c->value)
+            return (int)c->frame - 1;
+    }
+    return p <= q ? p : -1;
+}
+
 /* The words the previous walk loaded from frame q outwards, compared with what they hold now:
-   the outermost frame whose step would now differ, or -1 when none does. */
+   the outermost frame whose step would now differ, or -1 when none does.  Nearly always none
+   does, so every word is compared without a branch per frame, two frames a round. */
 static int memo_changed(int q)
 {
     const memo_frame *f = memo.f;
-    for (int p = 0; p <= q; p++)
-        if ((((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip) | (*f[p + 1].load ^ f[p + 1].value))
-            return p;
-    return -1;
+    uintptr_t diff = 0, diff2 = 0;
+    int p = 0;
+    for (; p < q; p += 2) {
+        diff |= ((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip;
+        diff2 |= ((const uintptr_t *)f[p + 1].sp)[-1] ^ f[p + 1].ip;
+    }
+    if (p == q)
+        diff |= ((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip;
+    for (uint32_t i = 0, n = f[q + 1].nbp; i < n; i++)
+        diff |= *memo.bp[i].load ^ memo.bp[i].value;
+    return (diff | diff2) ? memo_first_change(q) : -1;
 }
 
 /* One frame this walk did itself, at outer position p, whose outer frame is in place. */
@@ -674,15 +706,14 @@ static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t
     f->bp = bp;
     f->ip = ip;
     f->chain = churn_chain_step(outer->chain, ip);
+    f->nbp = outer->nbp;
     /* The saved rbp is checked only where the walk outside reads it. */
-    f->load = &zero_word;
-    f->value = 0;
     if (RULE_KIND(rule) != KIND_STEP) {
         f->needs_bp = 0;
     } else if (rule & RULE_RBP_SAVED) {
         if (outer->needs_bp) {
-            f->load = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
-            f->value = outer->bp;
+            const uintptr_t *at = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
+            memo.bp[f->nbp++] = (bp_check){at, outer->bp, p + 1};
         }
         f->needs_bp = (rule & RULE_CFA_RBP) != 0;
     } else {
@@ -827,10 +858,9 @@ remember:
        after the last step when that step found a zero return address. */
     if (n <= MEMO_FRAMES) {
         if (RULE_KIND(own[n - 1].rule) == KIND_STEP)
-            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0, CHURN_CHAIN_SEED};
+            memo.f[0] = (memo_frame){sp, bp, 0, 0, CHURN_CHAIN_SEED, 0};
         else
-            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0,
-                                     CHURN_CHAIN_SEED};
+            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, 0, CHURN_CHAIN_SEED, 0};
         for (unsigned i = n; i-- > 0;)
             memo_put(n - 1 - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = n;
