@@ -772,23 +772,23 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
         memo.generation = gen;
     }
     own_frame own[MEMO_FRAMES];
-    /* q walks the previous walk from its innermost frame outwards as this walk's stack
+    /* m walks the previous walk from its innermost frame outwards as this walk's stack
        pointer grows: one step per frame finds the match.  Frames at or inside a changed
-       word can never match again in this walk; frames below `checked` are known unchanged. */
-    int q = (int)memo.n - 1, checked = -1;
-    const memo_frame *mf = memo.f + 1;
+       word can never match again in this walk; frames up to `checked` are known unchanged.
+       A pointer, not an index: the thread-local base is not recomputed each frame. */
+    const memo_frame *mf = memo.f + 1, *m = mf + (int)memo.n - 1, *checked = mf - 1;
     near_slot *sets = near;
     while (n < max) {
-        while (q >= 0 && mf[q].sp < sp)
-            q--;
-        if (q >= 0 && mf[q].sp == sp && mf[q].ip == ip && (mf[q].bp == bp || !mf[q].needs_bp)) {
-            if (q <= checked)
+        while (m >= mf && m->sp < sp)
+            m--;
+        if (m >= mf && m->sp == sp && m->ip == ip && (m->bp == bp || !m->needs_bp)) {
+            if (m <= checked)
                 goto reuse;
-            int changed = memo_changed(q);
+            int changed = memo_changed((int)(m - mf));
             if (changed < 0)
                 goto reuse;
             /* Frames outside the change were checked on the way: a match there needs no more. */
-            q = checked = changed - 1;
+            m = checked = mf + changed - 1;
         }
         ips[n] = ip;
         if (n < MEMO_FRAMES)
@@ -838,6 +838,7 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
     return (int)n; /* cut short: not a whole walk to remember */
 reuse: {
         /* The previous walk's frames q, q-1, .. 0 are this walk's frames n, n+1, ... */
+        int q = (int)(m - mf);
         unsigned rest = (unsigned)q + 1, take = rest < max - n ? rest : max - n;
         /* Only a walk whose chain is returned may leave these frames to churn_cfi_last_walk */
         if (!lazy || take != rest || n + rest > MEMO_FRAMES)
