@@ -758,10 +758,11 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
         sp = bp + 16;
         ip = f[1];
         bp = f[0];
-        /* As the walk below treats a return address it steps to. */
-        if (ip < 0x4000)
-            return ip ? -1 : 0;
     }
+    /* As the walk below treats a return address it steps to; once, after the loop, as an
+       address that low is never ours (nor is our own return address, where it did not step). */
+    if (ip < 0x4000)
+        return ip ? -1 : 0;
     uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
     if (__builtin_expect(gen != near_generation, 0)) {
         memset(near, 0, sizeof near);
