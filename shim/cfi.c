@@ -695,12 +695,12 @@ static int memo_changed(int q)
     return (diff | diff2) ? memo_first_change(q) : -1;
 }
 
-/* One frame this walk did itself, at outer position p, whose outer frame is in place. */
-static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t sp,
+/* One frame this walk did itself, f (memo.f[p + 1] for outer position p), whose outer frame
+   is in place.  A pointer, as the callers step through the frames in order. */
+static inline __attribute__((always_inline)) void memo_put(memo_frame *f, uintptr_t sp,
                                                           uintptr_t bp, uintptr_t ip,
                                                           uint32_t rule)
 {
-    memo_frame *f = &memo.f[p + 1];
     const memo_frame *outer = f - 1;
     f->sp = sp;
     f->bp = bp;
@@ -713,7 +713,7 @@ static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t
     } else if (rule & RULE_RBP_SAVED) {
         if (outer->needs_bp) {
             const uintptr_t *at = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
-            memo.bp[f->nbp++] = (bp_check){at, outer->bp, p + 1};
+            memo.bp[f->nbp++] = (bp_check){at, outer->bp, (uint32_t)(f - memo.f)};
         }
         f->needs_bp = (rule & RULE_CFA_RBP) != 0;
     } else {
@@ -849,8 +849,9 @@ reuse: {
             return (int)(n + take); /* cut short: the previous walk stays the one to keep */
         /* The frames outside q stay; bp as this walk has it is the one its own frames saw. */
         memo.f[q + 1].bp = bp;
-        for (unsigned i = n; i-- > 0;)
-            memo_put((unsigned)q + n - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo_frame *f = memo.f + q + 2;
+        for (unsigned i = n; i-- > 0; f++)
+            memo_put(f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = (uint32_t)(q + 1) + n;
         *chain = memo.f[memo.n].chain;
         return (int)(n + take);
@@ -863,8 +864,9 @@ remember:
             memo.f[0] = (memo_frame){sp, bp, 0, 0, CHURN_CHAIN_SEED, 0};
         else
             memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, 0, CHURN_CHAIN_SEED, 0};
-        for (unsigned i = n; i-- > 0;)
-            memo_put(n - 1 - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo_frame *f = memo.f + 1;
+        for (unsigned i = n; i-- > 0; f++)
+            memo_put(f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = n;
         *chain = memo.f[n].chain;
     }
