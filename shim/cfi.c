@@ -679,7 +679,7 @@ static __attribute__((noinline)) int memo_first_change(int q)
 /* The words the previous walk loaded from frame q outwards, compared with what they hold now:
    the outermost frame whose step would now differ, or -1 when none does.  Nearly always none
    does, so every word is compared without a branch per frame, two frames a round. */
-static int memo_changed(int q)
+static inline __attribute__((always_inline)) int memo_changed(int q)
 {
     const memo_frame *f = memo.f;
     uintptr_t diff = 0, diff2 = 0;
