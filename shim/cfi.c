@@ -792,9 +792,6 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
             m = checked = mf + changed - 1;
         }
         ips[n] = ip;
-        if (n < MEMO_FRAMES)
-            own[n] = (own_frame){sp, bp, ip, KIND_SLOW};
-        n++;
         /* Two ways per set: the innermost frames of different stacks often share a place.
            (sp >> 3) * sizeof(near_slot), masked to the even slots. */
         near_slot *set = (near_slot *)((char *)sets + ((sp << 1) & ((NEAR - 2) * 16)));
@@ -810,8 +807,10 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
                 set[0] = (near_slot){ip, off, rule};
             }
         }
-        if (n <= MEMO_FRAMES)
-            own[n - 1].rule = rule;
+        /* Kept once the rule is known: a walk that gives up never reads it. */
+        if (n < MEMO_FRAMES)
+            own[n] = (own_frame){sp, bp, ip, rule};
+        n++;
         if (RULE_KIND(rule) != KIND_STEP) {
             if (RULE_KIND(rule) != KIND_END)
                 return -1;
