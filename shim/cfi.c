@@ -630,15 +630,21 @@ static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
    writes its own inner frames. */
 #define MEMO_FRAMES 96
 typedef struct {
-    uintptr_t sp, bp, ip;   /* the state on reaching the frame */
-    /* The step out of the frame loaded the return address at the outer frame's sp - 8, and
-       this word holding this value: the caller's saved rbp when the walk outside uses it,
-       else a word that is always zero. */
-    const uintptr_t *load;
-    uintptr_t value;
+    uintptr_t sp, bp, ip;   /* the state on reaching the frame; ip was loaded at sp - 8 */
     uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */
     uint64_t chain;         /* churn_chain_step over the frames from the outermost to here */
+    uint32_t nbp;           /* bp checks made by the steps out of the frames up to this one */
 } memo_frame;
+
+/* The step out of frame `frame` (an index of memo.f) loaded the caller's saved rbp from
+   `load`, and the walk outside used it.  Few frames need one (only where a frame that keeps
+   rbp is called by one that uses it as its CFA), so they are kept apart from the return
+   addresses, which every frame checks. */
+typedef struct {
+    const uintptr_t *load;
+    uintptr_t value;
+    uint32_t frame;
+} bp_check;
 
 typedef struct {
     uint32_t n;           /* frames; 0 = nothing to reuse */
@@ -647,42 +653,67 @@ typedef struct {
        address; a dummy whose return-address word is zero_word when the rule ended it), f[p+1]
        the frame at outer position p. */
     memo_frame f[MEMO_FRAMES + 1];
+    bp_check bp[MEMO_FRAMES + 1]; /* ordered by frame; f[i].nbp of them belong to f[0..i] */
 } memo_walk;
 
 static __thread memo_walk memo;
 static const uintptr_t zero_word;
 
-/* The words the previous walk loaded from frame q outwards, compared with what they hold now:
-   the outermost frame whose step would now differ, or -1 when none does. */
-static int memo_changed(int q)
+/* The outermost frame at or outside q whose step would now differ, the slow way. */
+static __attribute__((noinline)) int memo_first_change(int q)
 {
     const memo_frame *f = memo.f;
-    for (int p = 0; p <= q; p++)
-        if ((((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip) | (*f[p + 1].load ^ f[p + 1].value))
-            return p;
-    return -1;
+    int p = 0;
+    while (p <= q && ((const uintptr_t *)f[p].sp)[-1] == f[p].ip)
+        p++;
+    for (uint32_t i = 0; i < f[q + 1].nbp; i++) {
+        const bp_check *c = &memo.bp[i];
+        if ((int)c->frame - 1 >= p)
+            break;
+        if (*c->load != c->value)
+            return (int)c->frame - 1;
+    }
+    return p <= q ? p : -1;
 }
 
-/* One frame this walk did itself, at outer position p, whose outer frame is in place. */
-static inline __attribute__((always_inline)) void memo_put(unsigned p, uintptr_t sp,
+/* The words the previous walk loaded from frame q outwards, compared with what they hold now:
+   the outermost frame whose step would now differ, or -1 when none does.  Nearly always none
+   does, so every word is compared without a branch per frame, two frames a round. */
+static inline __attribute__((always_inline)) int memo_changed(int q)
+{
+    const memo_frame *f = memo.f;
+    uintptr_t diff = 0, diff2 = 0;
+    int p = 0;
+    for (; p < q; p += 2) {
+        diff |= ((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip;
+        diff2 |= ((const uintptr_t *)f[p + 1].sp)[-1] ^ f[p + 1].ip;
+    }
+    if (p == q)
+        diff |= ((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip;
+    for (uint32_t i = 0, n = f[q + 1].nbp; i < n; i++)
+        diff |= *memo.bp[i].load ^ memo.bp[i].value;
+    return (diff | diff2) ? memo_first_change(q) : -1;
+}
+
+/* One frame this walk did itself, f (memo.f[p + 1] for outer position p), whose outer frame
+   is in place.  A pointer, as the callers step through the frames in order. */
+static inline __attribute__((always_inline)) void memo_put(memo_frame *f, uintptr_t sp,
                                                           uintptr_t bp, uintptr_t ip,
                                                           uint32_t rule)
 {
-    memo_frame *f = &memo.f[p + 1];
     const memo_frame *outer = f - 1;
     f->sp = sp;
     f->bp = bp;
     f->ip = ip;
     f->chain = churn_chain_step(outer->chain, ip);
+    f->nbp = outer->nbp;
     /* The saved rbp is checked only where the walk outside reads it. */
-    f->load = &zero_word;
-    f->value = 0;
     if (RULE_KIND(rule) != KIND_STEP) {
         f->needs_bp = 0;
     } else if (rule & RULE_RBP_SAVED) {
         if (outer->needs_bp) {
-            f->load = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
-            f->value = outer->bp;
+            const uintptr_t *at = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
+            memo.bp[f->nbp++] = (bp_check){at, outer->bp, (uint32_t)(f - memo.f)};
         }
         f->needs_bp = (rule & RULE_CFA_RBP) != 0;
     } else {
@@ -727,10 +758,11 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
         sp = bp + 16;
         ip = f[1];
         bp = f[0];
-        /* As the walk below treats a return address it steps to. */
-        if (ip < 0x4000)
-            return ip ? -1 : 0;
     }
+    /* As the walk below treats a return address it steps to; once, after the loop, as an
+       address that low is never ours (nor is our own return address, where it did not step). */
+    if (ip < 0x4000)
+        return ip ? -1 : 0;
     uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
     if (__builtin_expect(gen != near_generation, 0)) {
         memset(near, 0, sizeof near);
@@ -741,28 +773,25 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
         memo.generation = gen;
     }
     own_frame own[MEMO_FRAMES];
-    /* q walks the previous walk from its innermost frame outwards as this walk's stack
+    /* m walks the previous walk from its innermost frame outwards as this walk's stack
        pointer grows: one step per frame finds the match.  Frames at or inside a changed
-       word can never match again in this walk; frames below `checked` are known unchanged. */
-    int q = (int)memo.n - 1, checked = -1;
-    const memo_frame *mf = memo.f + 1;
+       word can never match again in this walk; frames up to `checked` are known unchanged.
+       A pointer, not an index: the thread-local base is not recomputed each frame. */
+    const memo_frame *mf = memo.f + 1, *m = mf + (int)memo.n - 1, *checked = mf - 1;
     near_slot *sets = near;
     while (n < max) {
-        while (q >= 0 && mf[q].sp < sp)
-            q--;
-        if (q >= 0 && mf[q].sp == sp && mf[q].ip == ip && (mf[q].bp == bp || !mf[q].needs_bp)) {
-            if (q <= checked)
+        while (m >= mf && m->sp < sp)
+            m--;
+        if (m >= mf && m->sp == sp && m->ip == ip && (m->bp == bp || !m->needs_bp)) {
+            if (m <= checked)
                 goto reuse;
-            int changed = memo_changed(q);
+            int changed = memo_changed((int)(m - mf));
             if (changed < 0)
                 goto reuse;
             /* Frames outside the change were checked on the way: a match there needs no more. */
-            q = checked = changed - 1;
+            m = checked = mf + changed - 1;
         }
         ips[n] = ip;
-        if (n < MEMO_FRAMES)
-            own[n] = (own_frame){sp, bp, ip, KIND_SLOW};
-        n++;
         /* Two ways per set: the innermost frames of different stacks often share a place.
            (sp >> 3) * sizeof(near_slot), masked to the even slots. */
         near_slot *set = (near_slot *)((char *)sets + ((sp << 1) & ((NEAR - 2) * 16)));
@@ -778,8 +807,10 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
                 set[0] = (near_slot){ip, off, rule};
             }
         }
-        if (n <= MEMO_FRAMES)
-            own[n - 1].rule = rule;
+        /* Kept once the rule is known: a walk that gives up never reads it. */
+        if (n < MEMO_FRAMES)
+            own[n] = (own_frame){sp, bp, ip, rule};
+        n++;
         if (RULE_KIND(rule) != KIND_STEP) {
             if (RULE_KIND(rule) != KIND_END)
                 return -1;
@@ -807,6 +838,7 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
     return (int)n; /* cut short: not a whole walk to remember */
 reuse: {
         /* The previous walk's frames q, q-1, .. 0 are this walk's frames n, n+1, ... */
+        int q = (int)(m - mf);
         unsigned rest = (unsigned)q + 1, take = rest < max - n ? rest : max - n;
         /* Only a walk whose chain is returned may leave these frames to churn_cfi_last_walk */
         if (!lazy || take != rest || n + rest > MEMO_FRAMES)
@@ -816,8 +848,9 @@ reuse: {
             return (int)(n + take); /* cut short: the previous walk stays the one to keep */
         /* The frames outside q stay; bp as this walk has it is the one its own frames saw. */
         memo.f[q + 1].bp = bp;
-        for (unsigned i = n; i-- > 0;)
-            memo_put((unsigned)q + n - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo_frame *f = memo.f + q + 2;
+        for (unsigned i = n; i-- > 0; f++)
+            memo_put(f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = (uint32_t)(q + 1) + n;
         *chain = memo.f[memo.n].chain;
         return (int)(n + take);
@@ -827,12 +860,12 @@ remember:
        after the last step when that step found a zero return address. */
     if (n <= MEMO_FRAMES) {
         if (RULE_KIND(own[n - 1].rule) == KIND_STEP)
-            memo.f[0] = (memo_frame){sp, bp, 0, &zero_word, 0, 0, CHURN_CHAIN_SEED};
+            memo.f[0] = (memo_frame){sp, bp, 0, 0, CHURN_CHAIN_SEED, 0};
         else
-            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, &zero_word, 0, 0,
-                                     CHURN_CHAIN_SEED};
-        for (unsigned i = n; i-- > 0;)
-            memo_put(n - 1 - i, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, 0, CHURN_CHAIN_SEED, 0};
+        memo_frame *f = memo.f + 1;
+        for (unsigned i = n; i-- > 0; f++)
+            memo_put(f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
         memo.n = n;
         *chain = memo.f[n].chain;
     }

@@ -85,7 +85,8 @@ static void put(entry_t *slots, size_t mask, const entry_t *e)
     slots[i] = *e;
 }
 
-static int grow(shard_t *s)
+/* Out of line: inlined, its mapping call made the insert save and restore every register. */
+static __attribute__((noinline, cold)) int grow(shard_t *s)
 {
     size_t cap = s->slots ? (s->mask + 1) * 2 : FIRST_CAPACITY;
     entry_t *bigger = churn_os_map(cap * sizeof(entry_t));
