@@ -5,11 +5,12 @@
 
 #include "util.h"
 
-churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch)
+/* The index of the first row whose epoch is not below epoch. */
+static size_t lower_bound(const churn_epochs *t, uint64_t epoch)
 {
     size_t lo = 0, hi = t->count;
     if (t->count && t->rows[t->count - 1].epoch < epoch)
-        lo = t->count; /* the usual case: a new epoch after every known one */
+        return t->count; /* the usual case: a new epoch after every known one */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (t->rows[mid].epoch < epoch)
@@ -17,6 +18,18 @@ churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch)
         else
             hi = mid;
     }
+    return lo;
+}
+
+const churn_epoch_row *churn_epochs_lookup(const churn_epochs *t, uint64_t epoch)
+{
+    size_t i = lower_bound(t, epoch);
+    return i < t->count && t->rows[i].epoch == epoch ? &t->rows[i] : NULL;
+}
+
+churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch)
+{
+    size_t lo = lower_bound(t, epoch);
     if (lo < t->count && t->rows[lo].epoch == epoch)
         return &t->rows[lo];
     churn_reserve(&t->rows, &t->cap, t->count + 1, sizeof *t->rows);

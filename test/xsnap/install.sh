@@ -29,12 +29,8 @@ if [ -x "$BIN" ] && [ "$(cat "$CACHE/.version" 2>/dev/null)" = "$VERSION" ] &&
     exit 0
 fi
 
-if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "xsnap install: installing Debian's npm" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >&2 || true
-fi
-command -v npm >/dev/null 2>&1 ||
-    die "npm is not installed; run: sudo apt-get install -y npm (it is needed to fetch @agoric/xsnap $VERSION)"
+. test/npm.sh
+need_npm "@agoric/xsnap@$VERSION"
 for tool in make cc tar; do
     command -v $tool >/dev/null 2>&1 || die "$tool is missing; run: sudo apt-get install -y build-essential"
 done
@@ -42,12 +38,7 @@ done
 mkdir -p "$CACHE"
 log=$CACHE/install.log
 rm -rf "$CACHE/.version" "$SRC" "$CACHE"/agoric-xsnap-*.tgz
-if ! timeout 600 npm pack --pack-destination "$CACHE" "@agoric/xsnap@$VERSION" >"$log" 2>&1; then
-    if grep -qiE 'ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network|socket hang up|proxy' "$log"; then
-        die "npm cannot reach the npm registry to fetch @agoric/xsnap@$VERSION (network error, see $log): $(grep -m1 -iE 'npm (error|ERR)' "$log" || tail -n 1 "$log")"
-    fi
-    die "npm pack @agoric/xsnap@$VERSION failed (see $log): $(grep -m1 -iE 'npm (error|ERR)' "$log" || tail -n 1 "$log")"
-fi
+npm_run "$log" "@agoric/xsnap@$VERSION" pack --pack-destination "$CACHE" "@agoric/xsnap@$VERSION"
 tar -xzf "$CACHE/agoric-xsnap-$VERSION.tgz" -C "$CACHE" || die "cannot unpack $CACHE/agoric-xsnap-$VERSION.tgz"
 
 # The variables src/build.js passes to make (XSNAP_VERSION, CC with __has_builtin, which
