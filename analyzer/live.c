@@ -78,6 +78,9 @@ static void displace(churn_live *l, const churn_object *o)
 
 void churn_live_insert(churn_live *l, const churn_object *o)
 {
+    uint64_t *known = churn_live_vacant(l, o->addr);
+    if (*known == o->addr)
+        *known = 0;
     if ((l->count + 1) * 4 > l->mask + 1)
         rehash(l, (l->mask + 1) * 2);
     size_t i = probe(l, o->addr);

@@ -27,6 +27,7 @@ static inline uint32_t churn_slack32(uint64_t slack)
 }
 
 #define CHURN_DISPLACED_MAX 4096
+#define CHURN_VACANT_CACHE 1024 /* addresses known to hold no live object, direct-mapped */
 
 typedef struct churn_live {
     churn_object *slots;
@@ -41,7 +42,17 @@ typedef struct churn_live {
        table), when set */
     void (*evicted)(void *ctx, const churn_object *o);
     void *evicted_ctx;
+    /* An allocator hands the same few addresses out again and again, and most allocations
+       are freed in the same chunk of operations, which only asks whether something else is
+       live at the address (churn_live_vacate): the answer, no, is kept here until an
+       insertion at that address, so the table is not probed for it again. */
+    uint64_t vacant[CHURN_VACANT_CACHE];
 } churn_live;
+
+static inline uint64_t *churn_live_vacant(churn_live *l, uint64_t addr)
+{
+    return &l->vacant[(addr >> 4) & (CHURN_VACANT_CACHE - 1)];
+}
 
 enum churn_free_match {
     CHURN_FREE_MATCHED = 0,     /* the live object at that address */
@@ -83,9 +94,13 @@ void churn_live_displace_slot(churn_live *l, size_t i);
    none, so that check is inline. */
 static inline void churn_live_vacate(churn_live *l, uint64_t addr)
 {
+    uint64_t *known = churn_live_vacant(l, addr);
+    if (*known == addr)
+        return;
     size_t i = churn_live_probe(l, addr);
     if (l->slots[i].addr)
         churn_live_displace_slot(l, i);
+    *known = addr;
 }
 
 /* Removes the object a free refers to; *removed gets it unless the result is UNMATCHED. */
