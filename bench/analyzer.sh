@@ -52,7 +52,11 @@ med = {}
 for name, rs in results.items():
     med[name] = (statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs))
     print("%-20s %10.3f %12.1f" % (name, med[name][0], med[name][1]))
+# Each round's own ratio, then their median: the runs of a round share the machine's
+# moment, as make bench pairs its modes.
 for mode in ("cold", "warm"):
-    print("speed ratio (heaptrack_print / churn-analyze %s): %.2fx" %
-          (mode, med["heaptrack_print"][0] / med["churn-analyze " + mode][0]))
+    ratios = [h[0] / c[0] for c, h in zip(results["churn-analyze " + mode], results["heaptrack_print"])]
+    print("speed ratio (heaptrack_print / churn-analyze %s): %.2fx (median of %d rounds' ratios; "
+          "ratio of the medians %.2fx)" % (mode, statistics.median(ratios), len(ratios),
+                                            med["heaptrack_print"][0] / med["churn-analyze " + mode][0]))
 PY

@@ -303,15 +303,19 @@ def report(facts, runs, quick, wls, data, analyzer, events):
     out.append("## Analyzer time on the same round's traces")
     out.append("")
     out.append("| workload | churn-analyze wall s | churn-analyze peak RSS MiB "
-               "| heaptrack_print wall s | heaptrack_print peak RSS MiB |")
-    out.append("|---|---:|---:|---:|---:|")
+               "| heaptrack_print wall s | heaptrack_print peak RSS MiB "
+               "| heaptrack_print / churn-analyze |")
+    out.append("|---|---:|---:|---:|---:|---:|")
     for w in wls:
         a = analyzer[w["name"]]
-        out.append("| %s | %s | %s | %s | %s |" % (
+        # the speed-up is the median of each round's own ratio, as the cost ratios are
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
             w["name"], fmt(med([r["wall"] for r in a["churn"]]), ".3f"),
             fmt(med([r["rss_kb"] / 1024 for r in a["churn"]]), ".1f"),
             fmt(med([r["wall"] for r in a["heaptrack"]]), ".3f"),
-            fmt(med([r["rss_kb"] / 1024 for r in a["heaptrack"]]), ".1f")))
+            fmt(med([r["rss_kb"] / 1024 for r in a["heaptrack"]]), ".1f"),
+            fmt(med([h["wall"] / c["wall"] for c, h in zip(a["churn"], a["heaptrack"])]),
+                ".2f")))
     out.append("")
     out.append("## Thread scaling (threads-2 against threads-1, same ops per thread)")
     out.append("")
