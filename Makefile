@@ -11,7 +11,7 @@ BUILD   := build
 # Build dependencies, and the real components the tests trace or compare against.
 BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3 \
-                  chromium golang-go golang-github-google-pprof-dev
+                  chromium golang-go golang-github-google-pprof-dev valgrind
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
