@@ -60,16 +60,15 @@ typedef struct {
 
 static shard_t shards[SHARDS];
 
-/* Objects allocated close together in time mostly lie close together in memory: addresses in
-   one 64 KiB region share a shard and fill consecutive slots from a random start, so a burst
-   of allocations touches a few cache lines instead of one each.  The returned value is the
-   slot before masking; its top byte picks the shard. */
-#define REGION_SHIFT 16
+/* A plain multiplicative hash of the address (16-byte granules).  An earlier version kept
+   the addresses of one 64 KiB region in consecutive slots, for cache locality on python3;
+   under workerd's tcmalloc a dense region is thousands of consecutive slots, every other key
+   hashing into that run probed through it, and a lookup cost 47..76 probes (2 with this
+   hash, as linear probing at load 3/4 should).  The top byte picks the shard. */
 static inline uint64_t mix(uintptr_t a)
 {
-    uint64_t h = ((uint64_t)a >> REGION_SHIFT) * 0x9e3779b97f4a7c15u;
-    h ^= h >> 29;
-    return h + ((a >> 4) & ((1u << (REGION_SHIFT - 4)) - 1));
+    uint64_t h = ((uint64_t)a >> 4) * 0x9e3779b97f4a7c15u;
+    return h ^ (h >> 29);
 }
 
 static inline shard_t *shard_of(uint64_t h)
