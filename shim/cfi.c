@@ -54,7 +54,11 @@ static rule_slot slots[SLOTS] __attribute__((aligned(64)));
 /* Bumped after churn_cfi_forget has emptied the table: threads then empty their caches. */
 static _Atomic uint32_t generation;
 
-#define NEAR_LOG 9
+/* The per-thread cache in front of `slots`, by stack position: 64 KiB of TLS, resident as
+   a thread's walks reach deeper positions.  At 8 KiB, 70 % of workerd's frames missed it and
+   read the shared table (a cache miss of its own: 22 % of the walk's samples); at 64 KiB,
+   41 %. */
+#define NEAR_LOG 12
 #define NEAR (1u << NEAR_LOG)
 typedef struct {
     uintptr_t ip;

@@ -15,7 +15,7 @@ static uint32_t stack_id(churn_thread *t)
     uint64_t hash;
     int partial;
     unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &hash, &partial);
-    unsigned slot = (unsigned)(hash ^ (hash >> 17)) & 255u;
+    unsigned slot = (unsigned)(hash ^ (hash >> 17)) & (CHURN_STACK_CACHE - 1);
     if (t->cache_hash[slot] == hash)
         return t->cache_id[slot];
     if (partial)
@@ -77,6 +77,7 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     ev.size = size;
     ev.usable = usable;
     ev.aux = 0;
+    churn_livemap_prefetch(ev.addr);
     ev.stack = stack_id(t);
     ev.epoch = epoch_now();
     churn_live live = {size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack,

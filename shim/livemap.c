@@ -102,6 +102,19 @@ static __attribute__((noinline, cold)) int grow(shard_t *s)
     return 0;
 }
 
+/* An allocation's slot is a cache miss in a big map (workerd: 24 MiB of slots); asked for
+   before the stack walk, it arrives while the walk runs.  Read without the lock: a stale
+   table only prefetches a line that is not used. */
+void churn_livemap_prefetch(uintptr_t addr)
+{
+    uint64_t h = mix(addr);
+    const shard_t *s = shard_of(h);
+    const entry_t *slots = __atomic_load_n(&s->slots, __ATOMIC_RELAXED);
+    size_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
+    if (slots)
+        __builtin_prefetch(&slots[h & mask], 1); /* never faults, even on an old table */
+}
+
 void churn_livemap_insert(uintptr_t addr, const churn_live *v)
 {
     uint64_t h = mix(addr);
