@@ -60,15 +60,17 @@ typedef struct {
 
 static shard_t shards[SHARDS];
 
-/* A plain multiplicative hash of the address (16-byte granules).  An earlier version kept
-   the addresses of one 64 KiB region in consecutive slots, for cache locality on python3;
-   under workerd's tcmalloc a dense region is thousands of consecutive slots, every other key
-   hashing into that run probed through it, and a lookup cost 47..76 probes (2 with this
-   hash, as linear probing at load 3/4 should).  The top byte picks the shard. */
+/* The shard comes from the address's 64 KiB region, the slot from a hash of the address.
+   Objects allocated together share a shard, so a burst stays in one table (python3: ~10 %
+   faster than spreading it over all 256); within the table, slots are scattered.  An earlier
+   version also kept a region's addresses in consecutive slots: under workerd's tcmalloc a
+   dense region became a run of thousands of slots that every other key hashing into it
+   probed through, 47..76 probes a lookup instead of 2. */
 static inline uint64_t mix(uintptr_t a)
 {
-    uint64_t h = ((uint64_t)a >> 4) * 0x9e3779b97f4a7c15u;
-    return h ^ (h >> 29);
+    uint64_t region = ((uint64_t)a >> 16) * 0x9e3779b97f4a7c15u;
+    uint64_t h = ((uint64_t)a >> 4) * 0xd6e8feb86659fd93u;
+    return (region & 0xff00000000000000u) | ((h ^ (h >> 32)) & 0x00ffffffffffffffu);
 }
 
 static inline shard_t *shard_of(uint64_t h)
