@@ -34,10 +34,12 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static churn_cfi_thread cfi_state; /* static: zero-filled, as a first walk needs */
+
 static __attribute__((noinline)) int capture(int which, uintptr_t *ips)
 {
     uint64_t chain;
-    int n = which ? churn_cfi_backtrace(ips, MAXF, stack_lo, stack_hi, &chain)
+    int n = which ? churn_cfi_backtrace(&cfi_state, ips, MAXF, stack_lo, stack_hi, &chain)
                   : unw_backtrace((void **)ips, MAXF);
     sink += n;
     return n;

@@ -54,8 +54,8 @@ static rule_slot slots[SLOTS] __attribute__((aligned(64)));
 /* Bumped after churn_cfi_forget has emptied the table: threads then empty their caches. */
 static _Atomic uint32_t generation;
 
-/* The per-thread cache in front of `slots`, by stack position: 64 KiB of TLS, resident as
-   a thread's walks reach deeper positions.  At 8 KiB, 70 % of workerd's frames missed it and
+/* The per-thread cache in front of `slots`, by stack position: 64 KiB, resident as a
+   thread's walks reach deeper positions.  At 8 KiB, 70 % of workerd's frames missed it and
    read the shared table (a cache miss of its own: 22 % of the walk's samples); at 64 KiB,
    41 %. */
 #define NEAR_LOG 12
@@ -66,11 +66,7 @@ typedef struct {
     uint32_t rule;
 } near_slot;
 
-/* Per thread; a walk is never interrupted by another walk on the same thread (the shim's
-   re-entrancy guard keeps signal handlers' allocations untraced). */
-static __thread near_slot near[NEAR];
 _Static_assert(sizeof(near_slot) == 16, "the set index assumes 16-byte slots");
-static __thread uint32_t near_generation;
 
 static inline rule_slot *slot_of(uintptr_t ip)
 {
@@ -640,7 +636,7 @@ typedef struct {
     uint32_t nbp;           /* bp checks made by the steps out of the frames up to this one */
 } memo_frame;
 
-/* The step out of frame `frame` (an index of memo.f) loaded the caller's saved rbp from
+/* The step out of frame `frame` (an index of memo->f) loaded the caller's saved rbp from
    `load`, and the walk outside used it.  Few frames need one (only where a frame that keeps
    rbp is called by one that uses it as its CFA), so they are kept apart from the return
    addresses, which every frame checks. */
@@ -660,18 +656,30 @@ typedef struct {
     bp_check bp[MEMO_FRAMES + 1]; /* ordered by frame; f[i].nbp of them belong to f[0..i] */
 } memo_walk;
 
-static __thread memo_walk memo;
+/* A thread's walking state, in the caller's churn_cfi_thread: not in TLS, as a preloaded
+   library's TLS is taken from every thread's stack, and a program that starts a thread with a
+   small stack (node does) would have pthread_create fail with EINVAL.  A walk is never
+   interrupted by another walk on the same thread (the shim's re-entrancy guard keeps signal
+   handlers' allocations untraced). */
+typedef struct {
+    near_slot near[NEAR];
+    uint32_t near_generation;
+    memo_walk memo;
+} thread_state;
+_Static_assert(sizeof(thread_state) <= sizeof(churn_cfi_thread), "CHURN_CFI_THREAD_BYTES");
+_Static_assert(_Alignof(thread_state) <= _Alignof(churn_cfi_thread), "churn_cfi_thread alignment");
+
 static const uintptr_t zero_word;
 
 /* The outermost frame at or outside q whose step would now differ, the slow way. */
-static __attribute__((noinline)) int memo_first_change(int q)
+static __attribute__((noinline)) int memo_first_change(const memo_walk *memo, int q)
 {
-    const memo_frame *f = memo.f;
+    const memo_frame *f = memo->f;
     int p = 0;
     while (p <= q && ((const uintptr_t *)f[p].sp)[-1] == f[p].ip)
         p++;
     for (uint32_t i = 0; i < f[q + 1].nbp; i++) {
-        const bp_check *c = &memo.bp[i];
+        const bp_check *c = &memo->bp[i];
         if ((int)c->frame - 1 >= p)
             break;
         if (*c->load != c->value)
@@ -683,9 +691,9 @@ static __attribute__((noinline)) int memo_first_change(int q)
 /* The words the previous walk loaded from frame q outwards, compared with what they hold now:
    the outermost frame whose step would now differ, or -1 when none does.  Nearly always none
    does, so every word is compared without a branch per frame, two frames a round. */
-static inline __attribute__((always_inline)) int memo_changed(int q)
+static inline __attribute__((always_inline)) int memo_changed(const memo_walk *memo, int q)
 {
-    const memo_frame *f = memo.f;
+    const memo_frame *f = memo->f;
     uintptr_t diff = 0, diff2 = 0;
     int p = 0;
     for (; p < q; p += 2) {
@@ -695,15 +703,15 @@ static inline __attribute__((always_inline)) int memo_changed(int q)
     if (p == q)
         diff |= ((const uintptr_t *)f[p].sp)[-1] ^ f[p].ip;
     for (uint32_t i = 0, n = f[q + 1].nbp; i < n; i++)
-        diff |= *memo.bp[i].load ^ memo.bp[i].value;
-    return (diff | diff2) ? memo_first_change(q) : -1;
+        diff |= *memo->bp[i].load ^ memo->bp[i].value;
+    return (diff | diff2) ? memo_first_change(memo, q) : -1;
 }
 
-/* One frame this walk did itself, f (memo.f[p + 1] for outer position p), whose outer frame
+/* One frame this walk did itself, f (memo->f[p + 1] for outer position p), whose outer frame
    is in place.  A pointer, as the callers step through the frames in order. */
-static inline __attribute__((always_inline)) void memo_put(memo_frame *f, uintptr_t sp,
-                                                          uintptr_t bp, uintptr_t ip,
-                                                          uint32_t rule)
+static inline __attribute__((always_inline)) void memo_put(memo_walk *memo, memo_frame *f,
+                                                          uintptr_t sp, uintptr_t bp,
+                                                          uintptr_t ip, uint32_t rule)
 {
     const memo_frame *outer = f - 1;
     f->sp = sp;
@@ -717,7 +725,7 @@ static inline __attribute__((always_inline)) void memo_put(memo_frame *f, uintpt
     } else if (rule & RULE_RBP_SAVED) {
         if (outer->needs_bp) {
             const uintptr_t *at = (const uintptr_t *)(outer->sp - 8 * RULE_RBP_SLOT(rule));
-            memo.bp[f->nbp++] = (bp_check){at, outer->bp, (uint32_t)(f - memo.f)};
+            memo->bp[f->nbp++] = (bp_check){at, outer->bp, (uint32_t)(f - memo->f)};
         }
         f->needs_bp = (rule & RULE_CFA_RBP) != 0;
     } else {
@@ -742,11 +750,13 @@ void churn_cfi_skip_frames_of(uintptr_t lo, uintptr_t hi)
 }
 
 /* The walk from the frame of the exported function it is inlined into. */
-static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, uintptr_t *ips,
+static __attribute__((always_inline)) inline int walk(thread_state *ts,
+                                                     const uintptr_t *frame, uintptr_t *ips,
                                                      unsigned max, uintptr_t stack_lo,
                                                      uintptr_t stack_hi, uint64_t *chain,
                                                      int lazy)
 {
+    memo_walk *const memo = &ts->memo;
     *chain = 0;
     uintptr_t sp = (uintptr_t)(frame + 2), bp = frame[0], ip = frame[1];
     unsigned n = 0;
@@ -768,28 +778,28 @@ static __attribute__((always_inline)) inline int walk(const uintptr_t *frame, ui
     if (ip < 0x4000)
         return ip ? -1 : 0;
     uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
-    if (__builtin_expect(gen != near_generation, 0)) {
-        memset(near, 0, sizeof near);
-        near_generation = gen;
+    if (__builtin_expect(gen != ts->near_generation, 0)) {
+        memset(ts->near, 0, sizeof ts->near);
+        ts->near_generation = gen;
     }
-    if (memo.generation != gen) {
-        memo.n = 0;
-        memo.generation = gen;
+    if (memo->generation != gen) {
+        memo->n = 0;
+        memo->generation = gen;
     }
     own_frame own[MEMO_FRAMES];
     /* m walks the previous walk from its innermost frame outwards as this walk's stack
        pointer grows: one step per frame finds the match.  Frames at or inside a changed
        word can never match again in this walk; frames up to `checked` are known unchanged.
        A pointer, not an index: the thread-local base is not recomputed each frame. */
-    const memo_frame *mf = memo.f + 1, *m = mf + (int)memo.n - 1, *checked = mf - 1;
-    near_slot *sets = near;
+    const memo_frame *mf = memo->f + 1, *m = mf + (int)memo->n - 1, *checked = mf - 1;
+    near_slot *sets = ts->near;
     while (n < max) {
         while (m >= mf && m->sp < sp)
             m--;
         if (m >= mf && m->sp == sp && m->ip == ip && (m->bp == bp || !m->needs_bp)) {
             if (m <= checked)
                 goto reuse;
-            int changed = memo_changed((int)(m - mf));
+            int changed = memo_changed(memo, (int)(m - mf));
             if (changed < 0)
                 goto reuse;
             /* Frames outside the change were checked on the way: a match there needs no more. */
@@ -851,12 +861,12 @@ reuse: {
         if (take != rest || n + rest > MEMO_FRAMES)
             return (int)(n + take); /* cut short: the previous walk stays the one to keep */
         /* The frames outside q stay; bp as this walk has it is the one its own frames saw. */
-        memo.f[q + 1].bp = bp;
-        memo_frame *f = memo.f + q + 2;
+        memo->f[q + 1].bp = bp;
+        memo_frame *f = memo->f + q + 2;
         for (unsigned i = n; i-- > 0; f++)
-            memo_put(f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
-        memo.n = (uint32_t)(q + 1) + n;
-        *chain = memo.f[memo.n].chain;
+            memo_put(memo, f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo->n = (uint32_t)(q + 1) + n;
+        *chain = memo->f[memo->n].chain;
         return (int)(n + take);
     }
 remember:
@@ -864,14 +874,14 @@ remember:
        after the last step when that step found a zero return address. */
     if (n <= MEMO_FRAMES) {
         if (RULE_KIND(own[n - 1].rule) == KIND_STEP)
-            memo.f[0] = (memo_frame){sp, bp, 0, 0, CHURN_CHAIN_SEED, 0};
+            memo->f[0] = (memo_frame){sp, bp, 0, 0, CHURN_CHAIN_SEED, 0};
         else
-            memo.f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, 0, CHURN_CHAIN_SEED, 0};
-        memo_frame *f = memo.f + 1;
+            memo->f[0] = (memo_frame){(uintptr_t)(&zero_word + 1), 0, 0, 0, CHURN_CHAIN_SEED, 0};
+        memo_frame *f = memo->f + 1;
         for (unsigned i = n; i-- > 0; f++)
-            memo_put(f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
-        memo.n = n;
-        *chain = memo.f[n].chain;
+            memo_put(memo, f, own[i].sp, own[i].bp, own[i].ip, own[i].rule);
+        memo->n = n;
+        *chain = memo->f[n].chain;
     }
     return (int)n;
 }
@@ -879,36 +889,46 @@ remember:
 /* Our own frame has a frame pointer (this file is built with -fno-omit-frame-pointer, and
    __builtin_frame_address forces one), so the caller's registers at the moment it resumes are
    exact: rsp just above our return address, rbp as we saved it. */
-__attribute__((noinline)) int churn_cfi_backtrace(uintptr_t *ips, unsigned max,
-                                                  uintptr_t stack_lo, uintptr_t stack_hi,
-                                                  uint64_t *chain)
+__attribute__((noinline)) int churn_cfi_backtrace(churn_cfi_thread *ct, uintptr_t *ips,
+                                                  unsigned max, uintptr_t stack_lo,
+                                                  uintptr_t stack_hi, uint64_t *chain)
 {
-    return walk(__builtin_frame_address(0), ips, max, stack_lo, stack_hi, chain, 0);
+    return walk((thread_state *)ct, __builtin_frame_address(0), ips, max, stack_lo, stack_hi,
+                chain, 0);
 }
 
-__attribute__((noinline)) int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned max,
-                                                       uintptr_t stack_lo, uintptr_t stack_hi,
-                                                       uint64_t *chain)
+__attribute__((noinline)) int churn_cfi_backtrace_lazy(churn_cfi_thread *ct, uintptr_t *ips,
+                                                       unsigned max, uintptr_t stack_lo,
+                                                       uintptr_t stack_hi, uint64_t *chain)
 {
-    return walk(__builtin_frame_address(0), ips, max, stack_lo, stack_hi, chain, 1);
+    return walk((thread_state *)ct, __builtin_frame_address(0), ips, max, stack_lo, stack_hi,
+                chain, 1);
+}
+
+void churn_cfi_thread_reset(churn_cfi_thread *ct)
+{
+    ((thread_state *)ct)->memo.n = 0;
 }
 
 /* After a walk that returned its chain, the thread's memo is that walk, outermost first:
-   frame i from the innermost is memo.f[memo.n - i]. */
-void churn_cfi_last_walk(uintptr_t *ips, unsigned n)
+   frame i from the innermost is memo->f[memo->n - i]. */
+void churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips, unsigned n)
 {
-    if (n > memo.n)
-        n = memo.n;
+    const memo_walk *memo = &((const thread_state *)ct)->memo;
+    if (n > memo->n)
+        n = memo->n;
     for (unsigned i = 0; i < n; i++)
-        ips[i] = memo.f[n - i].ip;
+        ips[i] = memo->f[n - i].ip;
 }
 
-uintptr_t churn_cfi_last_ip(unsigned i)
+uintptr_t churn_cfi_last_ip(const churn_cfi_thread *ct, unsigned i)
 {
-    return i < memo.n ? memo.f[memo.n - i].ip : 0;
+    const memo_walk *memo = &((const thread_state *)ct)->memo;
+    return i < memo->n ? memo->f[memo->n - i].ip : 0;
 }
 
-uint64_t churn_cfi_last_chain(unsigned i)
+uint64_t churn_cfi_last_chain(const churn_cfi_thread *ct, unsigned i)
 {
-    return i < memo.n ? memo.f[memo.n - i].chain : 0;
+    const memo_walk *memo = &((const thread_state *)ct)->memo;
+    return i < memo->n ? memo->f[memo->n - i].chain : 0;
 }

@@ -22,7 +22,16 @@ static inline uint64_t churn_chain_step(uint64_t chain, uintptr_t ip)
     return chain ^ (chain >> 32);
 }
 
-/* Walks the calling thread's stack.  ips[0] is the return address into the caller of this
+/* A thread's own walking state (a cache of rules by stack position and its previous walk),
+   owned by the caller, never shared: zero-filled or churn_cfi_thread_reset before the
+   thread's first walk (a previous walk of another thread must not be taken as its own). */
+#define CHURN_CFI_THREAD_BYTES (72u << 10)
+typedef struct {
+    _Alignas(64) unsigned char bytes[CHURN_CFI_THREAD_BYTES];
+} churn_cfi_thread;
+void churn_cfi_thread_reset(churn_cfi_thread *ct);
+
+/* Walks the calling thread's stack, with ct that thread's state.  ips[0] is the return address into the caller of this
    function, then each caller's return address, innermost first, at most max of them; the
    walk ends where the CFI says the stack ends (undefined return address or rbp) or at a zero
    return address, as libunwind's does.  Stack memory is read only inside [the current stack
@@ -31,20 +40,22 @@ static inline uint64_t churn_chain_step(uint64_t chain, uintptr_t ip)
    the chain of churn_chain_step over the returned frames, outermost first, or 0 when the
    walk did not keep it (a walk cut short by max); a chain of exactly 0 is reported as not
    kept too. */
-int churn_cfi_backtrace(uintptr_t *ips, unsigned max, uintptr_t stack_lo, uintptr_t stack_hi,
-                        uint64_t *chain);
+int churn_cfi_backtrace(churn_cfi_thread *ct, uintptr_t *ips, unsigned max, uintptr_t stack_lo,
+                        uintptr_t stack_hi, uint64_t *chain);
 
 /* The same, except that where *chain is returned non-zero only the walk's own inner frames
    are written to ips: the rest, the previous walk's, are often not needed at all (the
    stack's hash is already known to the caller).  churn_cfi_last_walk then writes all n
    frames, until the thread's next walk. */
-int churn_cfi_backtrace_lazy(uintptr_t *ips, unsigned max, uintptr_t stack_lo,
-                             uintptr_t stack_hi, uint64_t *chain);
+int churn_cfi_backtrace_lazy(churn_cfi_thread *ct, uintptr_t *ips, unsigned max,
+                             uintptr_t stack_lo, uintptr_t stack_hi, uint64_t *chain);
 /* Its outermost n frames, innermost first: the whole walk, or the walk without its n - got
    innermost frames. */
-void churn_cfi_last_walk(uintptr_t *ips, unsigned n);
-uintptr_t churn_cfi_last_ip(unsigned i);    /* its frame i from the innermost (0 past the end) */
-uint64_t churn_cfi_last_chain(unsigned i);  /* the chain of its frames from i outwards */
+void churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips, unsigned n);
+/* its frame i from the innermost (0 past the end) */
+uintptr_t churn_cfi_last_ip(const churn_cfi_thread *ct, unsigned i);
+/* the chain of its frames from i outwards */
+uint64_t churn_cfi_last_chain(const churn_cfi_thread *ct, unsigned i);
 
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cfi.h"
 #include "churn/format.h"
 
 #define CHURN_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -243,6 +244,7 @@ typedef struct churn_thread {
     uintptr_t stack_lo, stack_hi;   /* pthread's stack range; walks read only [sp, stack_hi) */
     uint64_t cache_hash[CHURN_STACK_CACHE]; /* hash -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
+    churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
     churn_slot slots[CHURN_RING_EVENTS];
 } churn_thread;
 

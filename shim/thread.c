@@ -89,6 +89,7 @@ churn_thread *churn_thread_self(void)
     t->tail_check = CHURN_RING_EVENTS / 2;
     atomic_store(&t->exited, 0);
     memset(t->cache_hash, 0, sizeof t->cache_hash);
+    churn_cfi_thread_reset(&t->cfi);
     t->tid = churn_gettid();
     t->stack_lo = t->stack_hi = 0;
     /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores

@@ -90,15 +90,14 @@ static unsigned libunwind_walk(uintptr_t *ips, unsigned max)
 }
 
 /* Returns the CFI walker's frames, or -1 when it could not be sure of this stack. */
-static int cfi_walk(uintptr_t *ips, unsigned max, uint64_t *chain, int lazy)
+static int cfi_walk(churn_thread *t, uintptr_t *ips, unsigned max, uint64_t *chain, int lazy)
 {
-    churn_thread *t = churn_thread_self();
     *chain = 0;
     if (!t || !t->stack_hi)
         return -1;
     if (lazy)
-        return churn_cfi_backtrace_lazy(ips, max, t->stack_lo, t->stack_hi, chain);
-    return churn_cfi_backtrace(ips, max, t->stack_lo, t->stack_hi, chain);
+        return churn_cfi_backtrace_lazy(&t->cfi, ips, max, t->stack_lo, t->stack_hi, chain);
+    return churn_cfi_backtrace(&t->cfi, ips, max, t->stack_lo, t->stack_hi, chain);
 }
 
 static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
@@ -124,7 +123,7 @@ static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
     uintptr_t slow[256 + OWN];
     unsigned ns = keep(slow, libunwind_walk(slow, want), max);
     uint64_t chain;
-    int nf = cfi_walk(ips, want, &chain, 0);
+    int nf = cfi_walk(churn_thread_self(), ips, want, &chain, 0);
     atomic_fetch_add_explicit(&verified, 1, memory_order_relaxed);
     if (nf < 0) {
         for (unsigned i = 0; i < ns; i++)
@@ -147,6 +146,7 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
     unsigned want = max + OWN, n;
     uint64_t chain;
     int got;
+    churn_thread *t;
     *partial = 0;
     switch (churn_opt.unwind) {
     case CHURN_UNWIND_FP:
@@ -159,7 +159,8 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
         n = verify_walk(ips, want, max);
         break;
     default:
-        got = cfi_walk(ips, want, &chain, 1);
+        t = churn_thread_self();
+        got = cfi_walk(t, ips, want, &chain, 1);
         if (got < 0) {
             n = keep(ips, libunwind_walk(ips, want), max);
             break;
@@ -169,17 +170,17 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
            rest is within max; churn_unwind_complete copies those outer frames if needed. */
         if (chain && got) {
             unsigned skip = 0;
-            while (skip < (unsigned)got && own_or_allocator(churn_cfi_last_ip(skip)))
+            while (skip < (unsigned)got && own_or_allocator(churn_cfi_last_ip(&t->cfi, skip)))
                 skip++;
             unsigned rest = (unsigned)got - skip;
             if (rest && rest <= max) {
-                *hash = churn_stack_hash_chained(churn_cfi_last_chain(skip), rest);
+                *hash = churn_stack_hash_chained(churn_cfi_last_chain(&t->cfi, skip), rest);
                 *partial = 1;
                 return rest;
             }
         }
         if (chain)
-            churn_cfi_last_walk(ips, (unsigned)got);
+            churn_cfi_last_walk(&t->cfi, ips, (unsigned)got);
         n = keep(ips, (unsigned)got, max);
         break;
     }
@@ -189,7 +190,7 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
 
 void churn_unwind_complete(uintptr_t *ips, unsigned n)
 {
-    churn_cfi_last_walk(ips, n);
+    churn_cfi_last_walk(&churn_thread_current()->cfi, ips, n);
 }
 
 /* The test reads this line: how many stacks were compared, how many the CFI walker took. */
