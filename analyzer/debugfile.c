@@ -140,30 +140,48 @@ static uint64_t plan(const source *s, placed *out, size_t *count, uint64_t *pref
     return at + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
 }
 
-static int fill(const source *s, const placed *sections, size_t n, uint64_t prefix,
-                uint8_t *copy, uint64_t size)
+static int put(int fd, const void *bytes, uint64_t size, uint64_t offset)
 {
-    memcpy(copy, s->map, prefix);
-    Elf64_Shdr *headers = (Elf64_Shdr *)(copy + size - s->eh->e_shnum * sizeof(Elf64_Shdr));
-    memcpy(headers, s->sh, s->eh->e_shnum * sizeof(Elf64_Shdr));
-    Elf64_Ehdr *eh = (Elf64_Ehdr *)copy;
-    eh->e_shoff = (uint64_t)((uint8_t *)headers - copy);
+    const uint8_t *p = bytes;
+    while (size) {
+        ssize_t w = pwrite(fd, p, size, (off_t)offset);
+        if (w <= 0)
+            return -1;
+        p += w;
+        size -= (uint64_t)w;
+        offset += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Written with pwrite, each inflated section through one buffer: the copy's pages are not
+   mapped here, so only what libdw reads of them counts in this process's memory. */
+static int fill(const source *s, const placed *sections, size_t n, uint64_t prefix, int fd,
+                uint64_t size)
+{
+    size_t shdr_bytes = s->eh->e_shnum * sizeof(Elf64_Shdr);
+    Elf64_Shdr *headers = churn_xmalloc(shdr_bytes);
+    memcpy(headers, s->sh, shdr_bytes);
+    Elf64_Ehdr eh = *s->eh;
+    eh.e_shoff = size - shdr_bytes;
+    uint64_t largest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (sections[i].inflate && sections[i].size > largest)
+            largest = sections[i].size;
+    uint8_t *buf = churn_xmalloc(largest ? largest : 1);
     struct libdeflate_decompressor *z = libdeflate_alloc_decompressor();
-    if (!z)
-        return -1;
-    int ok = 1;
+    int ok = z && put(fd, s->map, prefix, 0) == 0 && put(fd, &eh, sizeof eh, 0) == 0;
     for (size_t i = 0; ok && i < n; i++) {
         const placed *p = &sections[i];
         const uint8_t *from = s->map + p->from->sh_offset;
         if (p->inflate) {
             size_t got = 0;
             ok = libdeflate_zlib_decompress(z, from + sizeof(Elf64_Chdr),
-                                            p->from->sh_size - sizeof(Elf64_Chdr),
-                                            copy + p->offset, p->size,
-                                            &got) == LIBDEFLATE_SUCCESS &&
-                 got == p->size;
+                                            p->from->sh_size - sizeof(Elf64_Chdr), buf,
+                                            p->size, &got) == LIBDEFLATE_SUCCESS &&
+                 got == p->size && put(fd, buf, p->size, p->offset) == 0;
         } else {
-            memcpy(copy + p->offset, from, p->size);
+            ok = put(fd, from, p->size, p->offset) == 0;
         }
         Elf64_Shdr *h = &headers[p->from - s->sh];
         h->sh_offset = p->offset;
@@ -173,7 +191,11 @@ static int fill(const source *s, const placed *sections, size_t n, uint64_t pref
             h->sh_addralign = p->align;
         }
     }
-    libdeflate_free_decompressor(z);
+    ok = ok && put(fd, headers, shdr_bytes, eh.e_shoff) == 0;
+    if (z)
+        libdeflate_free_decompressor(z);
+    free(buf);
+    free(headers);
     return ok ? 0 : -1;
 }
 
@@ -194,16 +216,9 @@ static int inflated_copy(const source *s)
     uint64_t prefix = 0;
     uint64_t size = plan(s, sections, &n, &prefix);
     int fd = size ? memfd_create("churn-debuginfo", MFD_CLOEXEC) : -1;
-    if (fd >= 0) {
-        void *copy = ftruncate(fd, (off_t)size) == 0
-                         ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                         : MAP_FAILED;
-        if (copy == MAP_FAILED || fill(s, sections, n, prefix, copy, size) != 0) {
-            close(fd);
-            fd = -1;
-        }
-        if (copy != MAP_FAILED)
-            munmap(copy, size);
+    if (fd >= 0 && (ftruncate(fd, (off_t)size) != 0 || fill(s, sections, n, prefix, fd, size) != 0)) {
+        close(fd);
+        fd = -1;
     }
     free(sections);
     return fd;
