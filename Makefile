@@ -9,7 +9,7 @@ PREFIX  ?= /usr/local
 BUILD   := build
 
 # Build dependencies, and the real components the tests trace or compare against.
-BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev
+BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3 \
                   chromium golang-go golang-github-google-pprof-dev valgrind
 
@@ -27,7 +27,7 @@ SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial
                 -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -flto=auto
 SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
-ANALYZER_LIBS   := -lzstd -ldw -lelf -lstdc++ -lm -lz
+ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lstdc++ -lm -lz
 
 .PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize
 

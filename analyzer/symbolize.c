@@ -21,6 +21,7 @@
  * only for an ip the file lacks.
  */
 #include "symbolize.h"
+#include "debugfile.h"
 #include "symcache.h"
 
 #include <dwarf.h>
@@ -452,9 +453,30 @@ static module *module_at(churn_symbolizer *s, uint64_t addr, uint64_t generation
     return before ? before : after;
 }
 
+/* The standard lookup, except that a debug file found by build id is read from its inflated
+   copy (debugfile.h).  libdwfl also asks here for a dwz file (.gnu_debugaltlink), with the
+   link's name and a CRC of 0 (a real .gnu_debuglink names the debug file by name and CRC):
+   that lookup is left to the standard one. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                          Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len;
+    if (!(debuglink_file && debuglink_crc == 0) &&
+        (len = dwfl_module_build_id(mod, &bits, &vaddr)) > 0) {
+        int fd = churn_debugfile_open(bits, (size_t)len, debuginfo_file_name);
+        if (fd >= 0)
+            return fd;
+    }
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+                                        debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo, /* .gnu_debuglink, /usr/lib/debug */
+    .find_debuginfo = find_debuginfo, /* .gnu_debuglink, /usr/lib/debug */
     .section_address = dwfl_offline_section_address,
 };
 
