@@ -16,6 +16,7 @@ void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn
     p->last = last;
     p->spans = spans;
     churn_live_init(&p->live);
+    churn_early_init(&p->early);
     if (spans) {
         p->live.evicted = evicted;
         p->live.evicted_ctx = spans;
@@ -25,17 +26,13 @@ void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn
 void churn_live_pass_free(churn_live_pass *p)
 {
     churn_live_free(&p->live);
+    churn_early_free(&p->early);
 }
 
 static void count_unmatched(churn_live_pass *p, const churn_object *freed)
 {
     p->unmatched_frees++;
     p->unmatched_bytes += freed->size;
-}
-
-static churn_object *early_slot(churn_live_pass *p, uint64_t addr)
-{
-    return &p->early[churn_hash64(addr) & (CHURN_EARLY_FREES - 1)];
 }
 
 static void on_free(churn_live_pass *p, const churn_object *freed)
@@ -52,37 +49,20 @@ static void on_free(churn_live_pass *p, const churn_object *freed)
         if (p->spans)
             churn_spans_remove(p->spans, &removed);
         break;
-    case CHURN_FREE_UNMATCHED: {
-        churn_object *e = early_slot(p, freed->addr);
-        if (e->addr)
-            count_unmatched(p, e);
-        else
-            p->early_count++;
-        *e = *freed;
+    case CHURN_FREE_UNMATCHED:
+        churn_early_put(&p->early, freed);
         break;
-    }
     }
 }
 
-/* The allocation that a waiting free freed: the pair cancels. */
-static int cancels_early_free(churn_live_pass *p, const churn_object *o)
+static void settled(void *ctx, const churn_object *o)
 {
-    churn_object *e = early_slot(p, o->addr);
-    if (e->addr != o->addr || e->size != o->size || e->stack != o->stack || e->epoch != o->epoch)
-        return 0;
-    e->addr = 0;
-    p->early_count--;
-    return 1;
+    count_unmatched(ctx, o);
 }
 
 void churn_live_pass_settle(churn_live_pass *p)
 {
-    for (size_t i = 0; p->early_count && i < CHURN_EARLY_FREES; i++)
-        if (p->early[i].addr) {
-            count_unmatched(p, &p->early[i]);
-            p->early[i].addr = 0;
-            p->early_count--;
-        }
+    churn_early_drain(&p->early, settled, p);
 }
 
 /* The decoder leaves out frees after the window's end and frees of address 0, and vacates
@@ -95,7 +75,7 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
         case CHURN_LIVE_INSERT:
             if (p->has_last && o->epoch > p->last)
                 break;
-            if (p->early_count && cancels_early_free(p, o))
+            if (p->early.count && churn_early_cancel(&p->early, o))
                 break;
             churn_live_insert(&p->live, o);
             if (p->spans)

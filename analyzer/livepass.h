@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "early.h"
 #include "live.h"
 #include "spans.h"
 
@@ -48,21 +49,13 @@ typedef struct churn_live_sink {
     void *ctx;
 } churn_live_sink;
 
-/* A free may come before its own allocation in the stream: another thread allocated the
-   object in the same epoch, and the writer drained the freeing thread's ring first.  Such a
-   free waits here, by address, for its allocation, which it then cancels; what is still
-   waiting when the pass ends (or is pushed out by another address) freed an object from
-   before the trace. */
-#define CHURN_EARLY_FREES 8192u
-
 typedef struct churn_live_pass {
     int has_last;
     uint64_t last;
     churn_live live;
     uint64_t unmatched_frees, mismatched_frees;
     uint64_t unmatched_bytes;   /* of the unmatched frees: they reduce the carried state */
-    churn_object early[CHURN_EARLY_FREES]; /* direct-mapped by address; addr 0 = empty */
-    size_t early_count;
+    churn_early early;          /* frees waiting for their allocation (early.h) */
     churn_spans *spans;         /* with an allocator model: span occupancy, per epoch */
 } churn_live_pass;
 

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Blocks allocated on one thread and freed on another (test/programs/handoff.c), 4,000 at a
+# time: the frees may reach the trace before their allocations (each thread's ring is drained
+# on its own), and every one must still be paired: no free of an object "never allocated", no
+# mismatch, the epoch's counts exact, nothing left live.
+. test/lib.sh
+
+build_c handoff test/programs/handoff.c -pthread
+traced "$WORK/trace.zst" "$WORK/out" "$WORK/handoff"
+analyze "$WORK/trace.zst" "$WORK/report.json"
+
+check "$WORK/report.json" "$WORK/out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+words = open(sys.argv[2]).read().split("blocks ")[1].split()
+blocks, size = int(words[0]), int(words[2])
+pairing = [w for w in field(report, "warnings")
+           if "never allocated" in w or "differ from the live object" in w or "displaced" in w]
+if pairing:
+    fail("cross-thread frees not paired with their allocations: %s" % "; ".join(pairing))
+expect_epoch(report, ph["handoff"], "handoff", allocs=blocks, frees=blocks,
+             alloc_bytes=blocks * size, free_bytes=blocks * size)
+entries = growth_with(report, "handoff_alloc")
+expect("handoff_alloc (allocs, live_count)",
+       (sum(g["allocs"] for g in entries), sum(g["live_count"] for g in entries)), (blocks, 0))
+print("%d blocks freed on another thread, all paired" % blocks)
+PY
