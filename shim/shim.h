@@ -129,6 +129,7 @@ static inline int churn_tracing(void)
 int churn_main_started(void);
 /* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once. */
 void churn_finish(int how, int detail);
+void churn_fatal_install(void); /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT */
 
 /* ---- epoch_at.c: CHURN_EPOCH_AT ---- */
 /* Hooks every function the comma-separated list names; -1 after one line on stderr. */

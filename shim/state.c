@@ -1,11 +1,10 @@
 /*
  * The shim's lifecycle: bring-up on the first intercepted call (which can come before our
- * constructor), the writer's start in the constructor, the final flush at exit, _exit and
- * fatal signals, and fork.
+ * constructor), the writer's start in the constructor, the final flush at exit and _exit
+ * (fatal signals: fatal.c), and fork.
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,33 +83,6 @@ void churn_finish(int how, int detail)
     churn_in_shim = saved;
 }
 
-/* ---- fatal signals: flush what we have, then let the signal do what it would have ---- */
-
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-
-static void on_fatal(int sig)
-{
-    if (!churn_writer_is_self())
-        churn_finish(CHURN_EXIT_SIGNAL, sig);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_fatal_handlers(void)
-{
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL)
-            continue; /* the program's own handler stays in charge */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal;
-        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-        sigemptyset(&sa.sa_mask);
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
-}
-
 /* ---- fork: quiesce the writer and every lock, so the child inherits consistent state ---- */
 
 static void before_fork(void)
@@ -167,7 +139,7 @@ __attribute__((constructor)) static void churn_constructor(void)
         churn_log("cannot start the writer thread; not tracing");
         atomic_store(&churn_state, CHURN_DISABLED);
     } else {
-        install_fatal_handlers();
+        churn_fatal_install();
         pthread_atfork(before_fork, after_fork_parent, after_fork_child);
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
