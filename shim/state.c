@@ -123,6 +123,7 @@ static void after_fork_child(void)
         strcpy(churn_opt.out, name);
         follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
     }
+    churn_rss_bytes(); /* the child's own statm, opened now rather than at a random later time */
     churn_writer_after_fork_child(follow);
     if (!follow)
         atomic_store(&churn_state, CHURN_DISABLED);
@@ -140,6 +141,7 @@ __attribute__((constructor)) static void churn_constructor(void)
         atomic_store(&churn_state, CHURN_DISABLED);
     } else {
         churn_fatal_install();
+        churn_rss_bytes(); /* opens statm before main, so no descriptor of ours appears later */
         pthread_atfork(before_fork, after_fork_parent, after_fork_child);
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
