@@ -29,6 +29,28 @@ static void derived_name(char *out, size_t cap, const char *base, pid_t pid)
     snprintf(out, cap, "%.*s.%d.zst", (int)stem, base, (int)pid);
 }
 
+/* A relative CHURN_OUT names a file in the directory the root started in: a child forked
+   or a descendant started after the program changed directory writes beside the root's trace
+   (before, `cd /` then fork put it in /, and where it could not be created it went untraced). */
+static void absolute_output(void)
+{
+    char cwd[sizeof churn_opt.out];
+    if (churn_opt.out[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return;
+    char path[sizeof churn_opt.out];
+    if (snprintf(path, sizeof path, "%s/%s", cwd, churn_opt.out) >= (int)sizeof path)
+        return;
+    strcpy(churn_opt.out, path);
+    /* The entry is replaced in place, in the array main receives as envp: a shell (bash)
+       imports its variables from envp and defines its own setenv, so setenv would not reach
+       the commands it starts. */
+    static char entry[sizeof "CHURN_OUT=" + sizeof churn_opt.out];
+    snprintf(entry, sizeof entry, "CHURN_OUT=%s", path);
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "CHURN_OUT=", 10))
+            *e = entry;
+}
+
 static void choose_output(void)
 {
     /* The first traced process of a tree names itself in the environment; descendants that
@@ -40,6 +62,7 @@ static void choose_output(void)
         derived_name(derived, sizeof derived, churn_opt.out, me);
         strcpy(churn_opt.out, derived);
     } else if (!root) {
+        absolute_output();
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)me);
         setenv("CHURN_ROOT_PID", pid, 1);
