@@ -363,6 +363,8 @@ void churn_writer_after_fork_parent(void);
 void churn_writer_after_fork_child(int follow);
 int churn_writer_is_self(void);
 int churn_writer_running(void);
+int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
+void churn_writer_resume(void);
 
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);

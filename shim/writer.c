@@ -900,6 +900,25 @@ void churn_writer_finish(int how, int detail)
     unlock_writer();
 }
 
+/* The process single-threaded again for a call that needs it (namespaces.c): the writer
+   ends its pass and its thread is joined.  Events wait in the rings meanwhile. */
+int churn_writer_pause(void)
+{
+    if (!w.running || churn_writer_is_self() || atomic_load(&churn_state) != CHURN_ON)
+        return 0;
+    atomic_store(&w.stop, 1);
+    churn_futex_wake(&churn_writer_wake);
+    pthread_join(w.thread, NULL);
+    w.running = 0;
+    return 1;
+}
+
+void churn_writer_resume(void)
+{
+    if (atomic_load(&churn_state) == CHURN_ON && start_thread())
+        churn_log("cannot restart the writer thread; the trace ends here");
+}
+
 void churn_writer_before_fork(void)
 {
     lock_writer(0);
