@@ -52,13 +52,12 @@ uint64_t churn_rss_bytes(void)
     pid_t pid = (pid_t)syscall(SYS_getpid);
     int fd = atomic_load(&statm_fd);
     if (fd < 0 || atomic_load(&statm_pid) != pid) {
-        int nfd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        int nfd = churn_fd_keep(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
         if (nfd < 0)
             return 0;
         int old = atomic_exchange(&statm_fd, nfd);
         atomic_store(&statm_pid, pid);
-        if (old >= 0)
-            close(old);
+        churn_fd_drop(old);
         fd = nfd;
     }
     char buf[128];

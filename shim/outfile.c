@@ -17,6 +17,8 @@
 #include "shim.h"
 
 static int fd = -1;
+static dev_t file_dev;
+static ino_t file_ino;
 static uint64_t write_at, ring_bytes, seq;
 /* 0, or the failure already reported on stderr: each is said once. */
 static enum { FAILING = 1, OUT_OF_SPACE } write_failed;
@@ -31,11 +33,15 @@ int churn_outfile_open(const char *path, int events)
         }
         unlink(path);
     }
-    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    fd = churn_fd_keep(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (fd < 0 || fstat(fd, &st)) {
         churn_log("cannot create %s: %s; not tracing", path, strerror(errno));
+        churn_fd_drop(fd);
+        fd = -1;
         return -1;
     }
+    file_dev = st.st_dev;
+    file_ino = st.st_ino;
     ring_bytes = churn_opt.ring_bytes;
     seq = 0;
     write_failed = 0;
@@ -55,7 +61,7 @@ int churn_outfile_open(const char *path, int events)
     h.header_crc = churn_file_header_crc(&h);
     if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
         churn_log("cannot write %s: %s; not tracing", path, strerror(errno));
-        close(fd);
+        churn_fd_drop(fd);
         fd = -1;
         return -1;
     }
@@ -65,12 +71,25 @@ int churn_outfile_open(const char *path, int events)
 
 uint64_t churn_outfile_next_seq(void) { return seq; }
 
+/* A program can still take the trace's number (dup2 onto it, a raw close and a new open):
+   then it is the program's file, and writing on would corrupt it. */
+static int still_ours(void)
+{
+    struct stat st;
+    if (!fstat(fd, &st) && st.st_dev == file_dev && st.st_ino == file_ino)
+        return 1;
+    churn_log("the program took over the trace's file descriptor %d; the trace ends here", fd);
+    churn_fd_forget(fd);
+    fd = -1;
+    return 0;
+}
+
 /* The caller leaves sizeof(churn_segment_header) bytes free in front of the zstd frame, so the
    segment is written with a single call. */
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch)
 {
-    if (fd < 0)
+    if (fd < 0 || !still_ours())
         return -1;
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
@@ -126,7 +145,6 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
 
 void churn_outfile_close(void)
 {
-    if (fd >= 0)
-        close(fd);
+    churn_fd_drop(fd);
     fd = -1;
 }

@@ -56,6 +56,12 @@ uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
 pid_t churn_gettid(void);
+
+/* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
+int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its new number */
+void churn_fd_forget(int fd); /* no longer ours (the program took its number over) */
+void churn_fd_drop(int fd);   /* forget and close */
+void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
 void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 void churn_futex_wake(_Atomic uint32_t *word);
 /* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET. */
@@ -129,6 +135,7 @@ static inline int churn_tracing(void)
 int churn_main_started(void);
 /* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once. */
 void churn_finish(int how, int detail);
+void churn_fatal_install(void); /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT */
 
 /* ---- epoch_at.c: CHURN_EPOCH_AT ---- */
 /* Hooks every function the comma-separated list names; -1 after one line on stderr. */
@@ -356,6 +363,8 @@ void churn_writer_after_fork_parent(void);
 void churn_writer_after_fork_child(int follow);
 int churn_writer_is_self(void);
 int churn_writer_running(void);
+int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
+void churn_writer_resume(void);
 
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);

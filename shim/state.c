@@ -1,11 +1,10 @@
 /*
  * The shim's lifecycle: bring-up on the first intercepted call (which can come before our
- * constructor), the writer's start in the constructor, the final flush at exit, _exit and
- * fatal signals, and fork.
+ * constructor), the writer's start in the constructor, the final flush at exit and _exit
+ * (fatal signals: fatal.c), and fork.
  */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +29,28 @@ static void derived_name(char *out, size_t cap, const char *base, pid_t pid)
     snprintf(out, cap, "%.*s.%d.zst", (int)stem, base, (int)pid);
 }
 
+/* A relative CHURN_OUT names a file in the directory the root started in: a child forked
+   or a descendant started after the program changed directory writes beside the root's trace
+   (before, `cd /` then fork put it in /, and where it could not be created it went untraced). */
+static void absolute_output(void)
+{
+    char cwd[sizeof churn_opt.out];
+    if (churn_opt.out[0] == '/' || !getcwd(cwd, sizeof cwd))
+        return;
+    char path[sizeof churn_opt.out];
+    if (snprintf(path, sizeof path, "%s/%s", cwd, churn_opt.out) >= (int)sizeof path)
+        return;
+    strcpy(churn_opt.out, path);
+    /* The entry is replaced in place, in the array main receives as envp: a shell (bash)
+       imports its variables from envp and defines its own setenv, so setenv would not reach
+       the commands it starts. */
+    static char entry[sizeof "CHURN_OUT=" + sizeof churn_opt.out];
+    snprintf(entry, sizeof entry, "CHURN_OUT=%s", path);
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "CHURN_OUT=", 10))
+            *e = entry;
+}
+
 static void choose_output(void)
 {
     /* The first traced process of a tree names itself in the environment; descendants that
@@ -41,6 +62,7 @@ static void choose_output(void)
         derived_name(derived, sizeof derived, churn_opt.out, me);
         strcpy(churn_opt.out, derived);
     } else if (!root) {
+        absolute_output();
         char pid[24];
         snprintf(pid, sizeof pid, "%d", (int)me);
         setenv("CHURN_ROOT_PID", pid, 1);
@@ -84,33 +106,6 @@ void churn_finish(int how, int detail)
     churn_in_shim = saved;
 }
 
-/* ---- fatal signals: flush what we have, then let the signal do what it would have ---- */
-
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-
-static void on_fatal(int sig)
-{
-    if (!churn_writer_is_self())
-        churn_finish(CHURN_EXIT_SIGNAL, sig);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void install_fatal_handlers(void)
-{
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++) {
-        struct sigaction old;
-        if (sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL)
-            continue; /* the program's own handler stays in charge */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal;
-        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-        sigemptyset(&sa.sa_mask);
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
-}
-
 /* ---- fork: quiesce the writer and every lock, so the child inherits consistent state ---- */
 
 static void before_fork(void)
@@ -151,6 +146,7 @@ static void after_fork_child(void)
         strcpy(churn_opt.out, name);
         follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
     }
+    churn_rss_bytes(); /* the child's own statm, opened now rather than at a random later time */
     churn_writer_after_fork_child(follow);
     if (!follow)
         atomic_store(&churn_state, CHURN_DISABLED);
@@ -167,7 +163,8 @@ __attribute__((constructor)) static void churn_constructor(void)
         churn_log("cannot start the writer thread; not tracing");
         atomic_store(&churn_state, CHURN_DISABLED);
     } else {
-        install_fatal_handlers();
+        churn_fatal_install();
+        churn_rss_bytes(); /* opens statm before main, so no descriptor of ours appears later */
         pthread_atfork(before_fork, after_fork_parent, after_fork_child);
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }

@@ -23,7 +23,9 @@ static _Atomic uint64_t verified, verified_fast, verified_frames;
 
 void churn_unwind_init(void)
 {
+    churn_fd_capture(1); /* libunwind's start-up opens its memory-probe pipe */
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    churn_fd_capture(0);
     churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
 

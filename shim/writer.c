@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 /* ZSTD_createCCtx_advanced (custom allocator) is in the experimental section of the API. */
 #define ZSTD_STATIC_LINKING_ONLY
@@ -820,11 +821,18 @@ static void zstd_free(void *opaque, void *p)
 
 static int start_thread(void)
 {
-    /* pthread_create allocates the thread's stack and TLS: not traced. */
+    /* pthread_create allocates the thread's stack and TLS: not traced.  The writer starts with
+       every signal blocked: the kernel hands a process-directed signal to any thread that does
+       not block it, and a program that blocks SIGTERM to take it with sigwait would otherwise
+       be terminated on our thread. */
     int saved = churn_in_shim;
     churn_in_shim = 1;
     atomic_store(&w.stop, 0);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     churn_in_shim = saved;
     w.running = rc == 0;
     return rc ? -1 : 0;
@@ -890,6 +898,25 @@ void churn_writer_finish(int how, int detail)
     }
     churn_outfile_close();
     unlock_writer();
+}
+
+/* The process single-threaded again for a call that needs it (namespaces.c): the writer
+   ends its pass and its thread is joined.  Events wait in the rings meanwhile. */
+int churn_writer_pause(void)
+{
+    if (!w.running || churn_writer_is_self() || atomic_load(&churn_state) != CHURN_ON)
+        return 0;
+    atomic_store(&w.stop, 1);
+    churn_futex_wake(&churn_writer_wake);
+    pthread_join(w.thread, NULL);
+    w.running = 0;
+    return 1;
+}
+
+void churn_writer_resume(void)
+{
+    if (atomic_load(&churn_state) == CHURN_ON && start_thread())
+        churn_log("cannot restart the writer thread; the trace ends here");
 }
 
 void churn_writer_before_fork(void)

@@ -2,8 +2,8 @@
 # Signal handlers under the shim (test/programs/sigalloc.c): a 10 kHz SIGALRM handler that
 # mallocs and frees while the main thread maps and unmaps pages (so some runs interrupt
 # libchurn's own work on that thread: those allocations go to the real allocator untraced,
-# docs/design.md), and process-wide epoch signals (CHURN_EPOCH_SIGNAL=USR2) that also land on
-# the writer thread during its passes and keep coming during the final flush at exit.  The
+# docs/design.md), and process-wide epoch signals (CHURN_EPOCH_SIGNAL=USR2) that land on any
+# program thread and keep coming during the final flush at exit.  The
 # program must finish with its checks passing; every one of its 200,000 page calls must be in
 # the trace; the handler's traced allocations must be matched by traced frees (an allocation
 # made untraced under the guard is freed untraced too: no unknown frees), no more than the

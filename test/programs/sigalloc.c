@@ -4,8 +4,9 @@
  * locks, so a handler may call malloc without deadlocking glibc); a 10 kHz SIGALRM handler
  * mallocs and frees a block each time it runs, so some runs interrupt libchurn's own work on
  * that thread.  Another thread sends the epoch signal (USR2) to the whole process the whole
- * time, so it also lands on libchurn's writer thread during its passes, and keeps sending
- * while the process exits (during the final flush).  Prints `runs N traced_maps M`.
+ * time, so it lands on whichever program thread does not block it (never libchurn's writer,
+ * which blocks every signal), and keeps sending while the process exits (during the final
+ * flush).  Prints `runs N traced_maps M`.
  */
 #include <pthread.h>
 #include <signal.h>

@@ -1,0 +1,115 @@
+/*
+ * Fatal signals: on SEGV, BUS, ILL, FPE and ABRT the last pass runs before the process goes,
+ * then the signal does what it would have done.  Our handler is installed only where the
+ * program has none, and it stays invisible: a program that asks sees the default it would see
+ * without us (python reports a handler it does not know as None, and a program that chains to
+ * the previous handler must not find ours), setting the default keeps ours (it does the
+ * default once the trace is flushed), and the program's own handler replaces ours.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <string.h>
+
+#include "shim.h"
+
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+#define FATAL_COUNT (sizeof fatal_signals / sizeof *fatal_signals)
+
+/* Which of fatal_signals still have our handler. */
+static _Atomic int ours[FATAL_COUNT];
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
+
+static sigaction_fn next_sigaction(void)
+{
+    static _Atomic sigaction_fn next;
+    if (!next)
+        next = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    return next;
+}
+
+static signal_fn next_signal(void)
+{
+    static _Atomic signal_fn next;
+    if (!next)
+        next = (signal_fn)dlsym(RTLD_NEXT, "signal");
+    return next;
+}
+
+static int slot(int sig)
+{
+    for (size_t i = 0; i < FATAL_COUNT; i++)
+        if (fatal_signals[i] == sig)
+            return atomic_load(&ours[i]) ? (int)i : -1;
+    return -1;
+}
+
+static void on_fatal(int sig)
+{
+    /* SA_RESETHAND already restored the default; raising again applies it. */
+    int i = slot(sig);
+    if (i >= 0)
+        atomic_store(&ours[i], 0);
+    if (!churn_writer_is_self())
+        churn_finish(CHURN_EXIT_SIGNAL, sig);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    next_sigaction()(sig, &dfl, NULL);
+    raise(sig);
+}
+
+void churn_fatal_install(void)
+{
+    /* Looked up now: dlsym is no call for a signal handler to make. */
+    next_signal();
+    for (size_t i = 0; i < FATAL_COUNT; i++) {
+        struct sigaction old;
+        if (next_sigaction()(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL)
+            continue; /* the program's own handler stays in charge */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        if (!next_sigaction()(fatal_signals[i], &sa, NULL))
+            atomic_store(&ours[i], 1);
+    }
+}
+
+static int asks_default(const struct sigaction *act)
+{
+    return !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
+}
+
+CHURN_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int i = slot(sig);
+    if (i < 0)
+        return next_sigaction()(sig, act, old);
+    if (act && !asks_default(act)) {
+        int rc = next_sigaction()(sig, act, NULL);
+        if (rc)
+            return rc;
+        atomic_store(&ours[i], 0);
+    }
+    if (old) {
+        memset(old, 0, sizeof *old);
+        old->sa_handler = SIG_DFL;
+    }
+    return 0;
+}
+
+CHURN_API sighandler_t signal(int sig, sighandler_t handler)
+{
+    int i = slot(sig);
+    if (i < 0)
+        return next_signal()(sig, handler);
+    if (handler != SIG_DFL) {
+        if (next_signal()(sig, handler) == SIG_ERR)
+            return SIG_ERR;
+        atomic_store(&ours[i], 0);
+    }
+    return SIG_DFL;
+}
