@@ -29,6 +29,8 @@ const char *churn_report_exit_how(const churn_analysis *a)
         return "_exit";
     case CHURN_EXIT_SIGNAL:
         return "signal";
+    case CHURN_EXIT_EXEC:
+        return "exec";
     default:
         return "unknown";
     }

@@ -17,6 +17,7 @@
 #include "shim.h"
 
 static int fd = -1;
+static pid_t owner;
 static dev_t file_dev;
 static ino_t file_ino;
 static uint64_t write_at, ring_bytes, seq;
@@ -42,6 +43,7 @@ int churn_outfile_open(const char *path, int events)
     }
     file_dev = st.st_dev;
     file_ino = st.st_ino;
+    owner = getpid();
     ring_bytes = churn_opt.ring_bytes;
     seq = 0;
     write_failed = 0;
@@ -70,6 +72,8 @@ int churn_outfile_open(const char *path, int events)
 }
 
 uint64_t churn_outfile_next_seq(void) { return seq; }
+
+pid_t churn_outfile_pid(void) { return fd >= 0 ? owner : 0; }
 
 /* A program can still take the trace's number (dup2 onto it, a raw close and a new open):
    then it is the program's file, and writing on would corrupt it. */

@@ -363,11 +363,14 @@ void churn_writer_after_fork_parent(void);
 void churn_writer_after_fork_child(int follow);
 int churn_writer_is_self(void);
 int churn_writer_running(void);
+int churn_writer_exec_flush(void);
+void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
 void churn_writer_resume(void);
 
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);
+pid_t churn_outfile_pid(void);   /* the process the open trace belongs to, 0 when none */
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch);
 void churn_outfile_close(void);

@@ -53,10 +53,25 @@ static void absolute_output(void)
 
 static void choose_output(void)
 {
+    /* An image that a traced process exec'd (exec.c) writes NAME.<pid>.<n>.zst: its pid is
+       the one of the image before, whose trace must stay. */
+    const char *exec_of = getenv("CHURN_EXEC_OF");
+    pid_t me = getpid();
+    long pid;
+    int n;
+    if (exec_of && sscanf(exec_of, "%ld.%d", &pid, &n) == 2 && pid == me && n > 0) {
+        char derived[sizeof churn_opt.out];
+        size_t len = strlen(churn_opt.out);
+        size_t stem = len > 4 && !strcmp(churn_opt.out + len - 4, ".zst") ? len - 4 : len;
+        snprintf(derived, sizeof derived, "%.*s.%d.%d.zst", (int)stem, churn_opt.out, (int)me,
+                 n);
+        strcpy(churn_opt.out, derived);
+        churn_exec_set_count(n);
+        return;
+    }
     /* The first traced process of a tree names itself in the environment; descendants that
        inherit LD_PRELOAD see another pid there and take a derived name. */
     const char *root = getenv("CHURN_ROOT_PID");
-    pid_t me = getpid();
     if (root && atoi(root) != me) {
         char derived[sizeof churn_opt.out];
         derived_name(derived, sizeof derived, churn_opt.out, me);

@@ -900,6 +900,27 @@ void churn_writer_finish(int how, int detail)
     unlock_writer();
 }
 
+/* Before exec (exec.c): the image and the writer are about to go.  Every ring is drained and
+   the segment written, ending with an EXIT of kind exec; a new segment is opened, where the
+   trace goes on if the exec fails (a later EXIT then supersedes this one). */
+int churn_writer_exec_flush(void)
+{
+    if (churn_writer_is_self() || lock_writer(FINISH_WAIT_NS))
+        return -1;
+    churn_epoch_advance();
+    pass(0);
+    if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_EXIT);
+        put_u(CHURN_EXIT_EXEC);
+        put_u(0);
+    }
+    if (w.seg_open)
+        segment_close();
+    segment_open();
+    unlock_writer();
+    return 0;
+}
+
 /* The process single-threaded again for a call that needs it (namespaces.c): the writer
    ends its pass and its thread is joined.  Events wait in the rings meanwhile. */
 int churn_writer_pause(void)

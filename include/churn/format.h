@@ -199,6 +199,8 @@ enum churn_exit_how {
     CHURN_EXIT_NORMAL = 1,  /* exit() or return from main: destructors ran */
     CHURN_EXIT_UNDERSCORE = 2, /* _exit() / _Exit(): no destructors */
     CHURN_EXIT_SIGNAL = 3,  /* a fatal signal; detail is the signal number */
+    CHURN_EXIT_EXEC = 4,    /* exec replaced the image (written just before the call); when
+                               the call failed, the trace goes on and a later EXIT counts */
 };
 
 enum churn_drop_reason {

@@ -1,0 +1,48 @@
+/*
+ * A process that execs: the first image allocates BEFORE blocks in before_exec_alloc, tries
+ * an exec that fails, allocates AFTER_FAILED blocks in after_failed_exec_alloc, then execs
+ * itself; the second image allocates SECOND blocks in second_image_alloc and exits.  Every
+ * block is kept.  The first image's trace must hold its two batches and end in an exec; the
+ * second image writes a trace of its own under a derived name.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+#define BEFORE 11
+#define AFTER_FAILED 7
+#define SECOND 5
+#define SIZE 96
+
+/* Bodies that differ, or the compiler folds them into one function. */
+static __attribute__((noinline)) void before_exec_alloc(unsigned i) { keep(malloc(SIZE + i)); }
+static __attribute__((noinline)) void after_failed_exec_alloc(unsigned i)
+{
+    keep(calloc(1, SIZE + i));
+}
+static __attribute__((noinline)) void second_image_alloc(unsigned i)
+{
+    keep(malloc(2 * SIZE + i));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "second")) {
+        for (unsigned i = 0; i < SECOND; i++)
+            second_image_alloc(i);
+        printf("pid %d\n", (int)getpid());
+        return 0;
+    }
+    for (unsigned i = 0; i < BEFORE; i++)
+        before_exec_alloc(i);
+    char *const missing[] = {"/nonexistent/program", NULL};
+    if (execv(missing[0], missing) == 0)
+        die("exec of a missing program succeeded");
+    for (unsigned i = 0; i < AFTER_FAILED; i++)
+        after_failed_exec_alloc(i);
+    fflush(stdout);
+    execl("/proc/self/exe", argv[0], "second", (char *)NULL);
+    die("exec of itself failed");
+}
