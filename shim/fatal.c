@@ -1,6 +1,9 @@
 /*
- * Fatal signals: on SEGV, BUS, ILL, FPE and ABRT the last pass runs before the process goes,
- * then the signal does what it would have done.  Our handler is installed only where the
+ * Fatal signals: on SEGV, BUS, ILL, FPE and ABRT, and on the signals whose default ends the
+ * process (TERM, INT, HUP, QUIT, PIPE, ALRM: `kill`, Ctrl-C, a closed pipe), the last pass
+ * runs before the process goes, then the signal does what it would have done.  Without it a
+ * server stopped with `kill` lost what it had not flushed yet (CHURN_FLUSH_MS), and a short
+ * run its whole trace.  Our handler is installed only where the
  * program has none, and it stays invisible: a program that asks sees the default it would see
  * without us (python reports a handler it does not know as None, and a program that chains to
  * the previous handler must not find ours), setting the default keeps ours (it does the
@@ -12,7 +15,8 @@
 
 #include "shim.h"
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+                                    SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM};
 #define FATAL_COUNT (sizeof fatal_signals / sizeof *fatal_signals)
 
 /* Which of fatal_signals still have our handler. */

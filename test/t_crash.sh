@@ -1,6 +1,6 @@
 #!/bin/sh
-# A traced process that dies (test/programs/crash.c): after abort() the trace ends with the
-# fatal signal and holds the work epoch exactly; after SIGKILL, which the shim cannot see,
+# A traced process that dies (test/programs/crash.c): after abort() or a SIGTERM it has no
+# handler for, the trace ends with the signal and holds the work epoch exactly; after SIGKILL, which the shim cannot see,
 # what it had flushed (CHURN_FLUSH_MS) is readable and the report says the trace was cut short.
 . test/lib.sh
 
@@ -22,6 +22,33 @@ expect_epoch(report, ph["work"], "work before abort()", allocs=13, frees=0,
 expect("metadata.exit.how after abort()", field(report, "metadata", "exit", "how"), "signal")
 expect("metadata.exit.detail after abort()", field(report, "metadata", "exit", "detail"), 6)
 print("abort(): work epoch exact, exit by signal 6 recorded")
+PY
+
+# kill (SIGTERM) of a process with no handler of its own, long before its first flush
+# (CHURN_FLUSH_MS 1000 by default): the trace still ends with the signal and holds the work.
+rm -f "$WORK/term.zst"
+CHURN_OUT="$WORK/term.zst" LD_PRELOAD="$SHIM" "$WORK/crash" hang >"$WORK/term.out" \
+    2>"$WORK/term.err" &
+pid=$!
+tries=0
+until grep -q "^phase idle" "$WORK/term.out" 2>/dev/null; do
+    tries=$((tries + 1))
+    [ "$tries" -lt 300 ] || { kill -9 "$pid"; fail "crash hang never printed its phases"; }
+    sleep 0.05
+done
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+[ "$status" -eq 143 ] || fail "crash hang exited with status $status after SIGTERM, not 143"
+analyze "$WORK/term.zst" "$WORK/term.json"
+check "$WORK/term.json" "$WORK/term.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+expect_epoch(report, ph["work"], "work before SIGTERM", allocs=13, frees=0, alloc_bytes=13 * 500)
+expect("metadata.exit after SIGTERM", field(report, "metadata", "exit"),
+       {"how": "signal", "detail": 15})
+print("SIGTERM: work epoch exact, exit by signal 15 recorded")
 PY
 
 rm -f "$WORK/kill.zst"
