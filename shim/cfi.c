@@ -627,7 +627,7 @@ static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
 
    The previous walk is kept outermost frame first, so a walk that reuses its outer part only
    writes its own inner frames. */
-#define MEMO_FRAMES 96
+#define MEMO_FRAMES CHURN_CFI_MEMO_FRAMES
 typedef struct {
     uintptr_t sp, bp, ip;   /* the state on reaching the frame; ip was loaded at sp - 8 */
     uintptr_t needs_bp;     /* the walk from here on reads bp as it was here */

@@ -22,6 +22,10 @@ static inline uint64_t churn_chain_step(uint64_t chain, uintptr_t ip)
     return chain ^ (chain >> 32);
 }
 
+/* The deepest walk the thread's state remembers: a walk cut short before its end (by max) is
+   not remembered, and the next walk cannot reuse it. */
+#define CHURN_CFI_MEMO_FRAMES 96
+
 /* A thread's own walking state (a cache of rules by stack position and its previous walk),
    owned by the caller, never shared: zero-filled or churn_cfi_thread_reset before the
    thread's first walk (a previous walk of another thread must not be taken as its own). */

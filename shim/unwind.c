@@ -161,8 +161,12 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
         n = verify_walk(ips, want, max);
         break;
     default:
+        /* Walked to its end where the walk can be remembered, and cut to max after: a stack
+           deeper than max was otherwise walked whole every time (workerd: 3 % of walks, a
+           third of the frames walked). */
         t = churn_thread_self();
-        got = cfi_walk(t, ips, want, &chain, 1);
+        got = cfi_walk(t, ips, want > CHURN_CFI_MEMO_FRAMES ? want : CHURN_CFI_MEMO_FRAMES,
+                       &chain, 1);
         if (got < 0) {
             n = keep(ips, libunwind_walk(ips, want), max);
             break;
