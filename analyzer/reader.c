@@ -188,7 +188,13 @@ churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, si
     }
     scan_segments(t);
     if (t->nsegs == 0) {
-        snprintf(err, errlen, "no valid segment (%zu damaged)", t->info.segments_invalid);
+        /* A header alone is what a process leaves that ended (kill -9) or is still running
+           before its first segment was written: say so, the user can do something. */
+        if (t->info.segments_invalid)
+            snprintf(err, errlen, "no valid segment (%zu damaged)", t->info.segments_invalid);
+        else
+            snprintf(err, errlen, "no valid segment: the traced process has not written one "
+                     "(killed, or still running, before its first; CHURN_FLUSH_MS)");
         churn_trace_close(t);
         return NULL;
     }
