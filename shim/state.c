@@ -153,6 +153,7 @@ static void after_fork_child(void)
     churn_livemap_unlock_all();
     churn_stacks_unlock();
     churn_outfile_close();
+    churn_exec_set_count(0); /* the child's own execs are counted from its first */
     int follow = churn_opt.fork_follow;
     if (follow) {
         char name[sizeof churn_opt.out];

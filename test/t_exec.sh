@@ -1,7 +1,8 @@
 #!/bin/sh
 # A traced process that execs (test/programs/exec_chain.c): the first image's trace keeps its
 # events (also those after an exec that failed) and ends in an exec; the new image, same pid,
-# writes NAME.<pid>.1.zst instead of replacing it.  Then a shell whose last command is exec'd
+# writes NAME.<pid>.1.zst instead of replacing it, and a child it forks that execs writes
+# NAME.<child>.1.zst.  Then a shell whose last command is exec'd
 # (`sh -c '...; exec prog'`), the common case, keeps the shell's trace too.
 . test/lib.sh
 
@@ -10,6 +11,9 @@ traced "$WORK/trace.zst" "$WORK/out" "$WORK/exec_chain"
 pid=$(sed -n 's/^pid //p' "$WORK/out")
 [ -n "$pid" ] || fail "exec_chain printed no pid: the second image did not run"
 [ -s "$WORK/trace.$pid.1.zst" ] || fail "the exec'd image wrote no trace.$pid.1.zst: $(ls "$WORK")"
+child=$(sed -n 's/^child //p' "$WORK/out")
+[ -s "$WORK/trace.$child.1.zst" ] ||
+    fail "the forked child's exec'd image wrote no trace.$child.1.zst (its own first exec): $(ls "$WORK")"
 analyze "$WORK/trace.zst" "$WORK/first.json"
 analyze "$WORK/trace.$pid.1.zst" "$WORK/second.json"
 

@@ -1,12 +1,14 @@
 /*
  * A process that execs: the first image allocates BEFORE blocks in before_exec_alloc, tries
  * an exec that fails, allocates AFTER_FAILED blocks in after_failed_exec_alloc, then execs
- * itself; the second image allocates SECOND blocks in second_image_alloc and exits.  Every
- * block is kept.  The first image's trace must hold its two batches and end in an exec; the
- * second image writes a trace of its own under a derived name.
+ * itself; the second image allocates SECOND blocks in second_image_alloc, forks a child that
+ * execs itself once more (`third`: nothing to do but exit) and exits.  Every block is kept.
+ * The first image's trace must hold its two batches and end in an exec; each later image
+ * writes a trace of its own under a derived name, the child's counting its own first exec.
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -29,10 +31,22 @@ static __attribute__((noinline)) void second_image_alloc(unsigned i)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "third"))
+        return 0;
     if (argc == 2 && !strcmp(argv[1], "second")) {
         for (unsigned i = 0; i < SECOND; i++)
             second_image_alloc(i);
         printf("pid %d\n", (int)getpid());
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            execl("/proc/self/exe", argv[0], "third", (char *)NULL);
+            _exit(127);
+        }
+        int status;
+        if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
+            die("the forked child's exec failed");
+        printf("child %d\n", (int)child);
         return 0;
     }
     for (unsigned i = 0; i < BEFORE; i++)
