@@ -31,8 +31,28 @@ void churn_exec_set_count(int n)
     exec_count = n;
 }
 
+/* Whether envp preloads libchurn (by its file name) into the new image: only then does the
+   image need the mark.  A program that execs with an environment of its own (`env -i env`)
+   must find no variable of ours in it. */
+static int preloads_us(char *const envp[])
+{
+    static const char *name;
+    if (!name) {
+        Dl_info info;
+        if (!dladdr((void *)preloads_us, &info) || !info.dli_fname)
+            return 1;
+        const char *slash = strrchr(info.dli_fname, '/');
+        name = slash ? slash + 1 : info.dli_fname;
+    }
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (!strncmp(envp[i], "LD_PRELOAD=", 11) && strstr(envp[i] + 11, name))
+            return 1;
+    return 0;
+}
+
 /* The environment for the new image: envp without any CHURN_EXEC_OF, then ours; NULL when
-   this image is not the one tracing into the file (then envp goes as it is). */
+   this image is not the one tracing into the file or the new one will not be traced (then
+   envp goes as it is). */
 static char **prepare(char *const envp[], char *mark, size_t mark_size)
 {
     if (atomic_load(&churn_state) != CHURN_ON || churn_outfile_pid() != getpid())
@@ -41,6 +61,8 @@ static char **prepare(char *const envp[], char *mark, size_t mark_size)
     churn_in_shim = 1;
     churn_writer_exec_flush();
     churn_in_shim = saved;
+    if (!preloads_us(envp))
+        return NULL;
     size_t n = 0;
     while (envp && envp[n])
         n++;

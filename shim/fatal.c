@@ -41,12 +41,39 @@ static signal_fn next_signal(void)
     return next;
 }
 
+static void on_fatal(int sig);
+
+/* Our slot for sig while our handler is the one installed.  sigset, sysv_signal, bsd_signal
+   and siginterrupt install through glibc's internal sigaction, which passes by ours: the
+   kernel's answer is what says whether the program took the signal over. */
 static int slot(int sig)
 {
-    for (size_t i = 0; i < FATAL_COUNT; i++)
-        if (fatal_signals[i] == sig)
-            return atomic_load(&ours[i]) ? (int)i : -1;
+    for (size_t i = 0; i < FATAL_COUNT; i++) {
+        if (fatal_signals[i] != sig || !atomic_load(&ours[i]))
+            continue;
+        struct sigaction now;
+        if (!next_sigaction()(sig, NULL, &now) && now.sa_handler == on_fatal)
+            return (int)i;
+        atomic_store(&ours[i], 0);
+    }
     return -1;
+}
+
+/* What the program would read back while our handler stands in for the default: the
+   default with the flags and mask it last set along with it (glibc adds SA_RESTORER to
+   every disposition it sets; none at all before the first). */
+static struct sigaction shown[FATAL_COUNT];
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000 /* the kernel's (asm/signal.h clashes with signal.h) */
+#endif
+
+static void show_default(int i, const struct sigaction *act)
+{
+    shown[i] = *act;
+    shown[i].sa_handler = SIG_DFL;
+    shown[i].sa_flags |= SA_RESTORER;
+    shown[i].sa_restorer = NULL;
 }
 
 static void on_fatal(int sig)
@@ -92,17 +119,45 @@ CHURN_API int sigaction(int sig, const struct sigaction *act, struct sigaction *
     int i = slot(sig);
     if (i < 0)
         return next_sigaction()(sig, act, old);
+    struct sigaction before = shown[i];
     if (act && !asks_default(act)) {
         int rc = next_sigaction()(sig, act, NULL);
         if (rc)
             return rc;
         atomic_store(&ours[i], 0);
+    } else if (act) {
+        show_default(i, act);
     }
-    if (old) {
-        memset(old, 0, sizeof *old);
-        old->sa_handler = SIG_DFL;
-    }
+    if (old)
+        *old = before;
     return 0;
+}
+
+/* Signals siginterrupt made interrupt system calls (glibc keeps its own set for signal). */
+static _Atomic uint64_t interrupting;
+
+/* glibc's siginterrupt reads the disposition and sets it back with SA_RESTART changed,
+   through its internal sigaction: over ours, whose flags the program must not see, the
+   change goes to the disposition shown instead. */
+CHURN_API int siginterrupt(int sig, int interrupt)
+{
+    static _Atomic(int (*)(int, int)) next;
+    if (!next)
+        next = (int (*)(int, int))dlsym(RTLD_NEXT, "siginterrupt");
+    int i = slot(sig);
+    int rc = next(sig, interrupt);
+    if (rc || sig < 1 || sig > 63)
+        return rc;
+    if (interrupt)
+        atomic_fetch_or(&interrupting, (uint64_t)1 << sig);
+    else
+        atomic_fetch_and(&interrupting, ~((uint64_t)1 << sig));
+    if (i >= 0) {
+        struct sigaction act = shown[i];
+        act.sa_flags = interrupt ? act.sa_flags & ~SA_RESTART : act.sa_flags | SA_RESTART;
+        show_default(i, &act);
+    }
+    return rc;
 }
 
 CHURN_API sighandler_t signal(int sig, sighandler_t handler)
@@ -114,6 +169,30 @@ CHURN_API sighandler_t signal(int sig, sighandler_t handler)
         if (next_signal()(sig, handler) == SIG_ERR)
             return SIG_ERR;
         atomic_store(&ours[i], 0);
+    } else {
+        /* as glibc's signal sets it: the signal blocked in its handler, calls restarted
+           unless siginterrupt said otherwise */
+        struct sigaction act;
+        memset(&act, 0, sizeof act);
+        sigaddset(&act.sa_mask, sig);
+        act.sa_flags = atomic_load(&interrupting) >> sig & 1 ? 0 : SA_RESTART;
+        show_default(i, &act);
     }
     return SIG_DFL;
 }
+
+/* The other ways to set a handler: the program's call goes through as it is, and only the
+   previous handler, when it was ours, reads as the default. */
+#define HIDDEN_PREVIOUS(name)                                                                \
+    CHURN_API sighandler_t name(int sig, sighandler_t handler)                               \
+    {                                                                                        \
+        static _Atomic signal_fn next;                                                       \
+        if (!next)                                                                           \
+            next = (signal_fn)dlsym(RTLD_NEXT, #name);                                       \
+        sighandler_t previous = next(sig, handler);                                          \
+        return previous == on_fatal ? SIG_DFL : previous;                                    \
+    }
+
+HIDDEN_PREVIOUS(sigset)
+HIDDEN_PREVIOUS(sysv_signal)
+HIDDEN_PREVIOUS(bsd_signal)

@@ -73,12 +73,16 @@ CHURN_API void free(void *p)
 CHURN_API void *calloc(size_t n, size_t size)
 {
     size_t total;
-    if (__builtin_mul_overflow(n, size, &total)) {
-        errno = ENOMEM;
-        return NULL;
+    int overflow = __builtin_mul_overflow(n, size, &total);
+    if (!ready_to_trace() || overflow) {
+        if (have_next())
+            return churn_next.calloc(n, size); /* its errno on overflow (tcmalloc sets none) */
+        if (overflow) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return churn_bootstrap_alloc(total, 16);
     }
-    if (!ready_to_trace())
-        return have_next() ? churn_next.calloc(n, size) : churn_bootstrap_alloc(total, 16);
     GUARD();
     void *p = churn_next.calloc(n, size);
     churn_record_alloc(p, total, CHURN_ALLOC_CALLOC);
@@ -119,27 +123,29 @@ CHURN_API void *reallocarray(void *p, size_t n, size_t size)
     return realloc(p, total);
 }
 
-static void *aligned(size_t align, size_t size, void *(*next)(size_t, size_t))
+/* The next function is picked once the table is resolved: read earlier, as an argument, a
+   first call before resolution found it NULL. */
+static void *aligned(size_t align, size_t size, int c11)
 {
     if (!ready_to_trace()) {
-        if (have_next())
-            return next ? next(align, size) : churn_next.memalign(align, size);
-        return churn_bootstrap_alloc(size, align);
+        if (!have_next())
+            return churn_bootstrap_alloc(size, align);
+        return c11 ? churn_next.aligned_alloc(align, size) : churn_next.memalign(align, size);
     }
     GUARD();
-    void *p = next ? next(align, size) : churn_next.memalign(align, size);
+    void *p = c11 ? churn_next.aligned_alloc(align, size) : churn_next.memalign(align, size);
     churn_record_alloc(p, size, CHURN_ALLOC_ALIGNED);
     return p;
 }
 
 CHURN_API void *memalign(size_t align, size_t size)
 {
-    return aligned(align, size, churn_next.memalign);
+    return aligned(align, size, 0);
 }
 
 CHURN_API void *aligned_alloc(size_t align, size_t size)
 {
-    return aligned(align, size, churn_next.aligned_alloc);
+    return aligned(align, size, 1);
 }
 
 CHURN_API int posix_memalign(void **out, size_t align, size_t size)
@@ -161,16 +167,32 @@ CHURN_API int posix_memalign(void **out, size_t align, size_t size)
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+/* valloc and pvalloc go to the next allocator's own, with its rounding and its overflow
+   check: rounding pvalloc's size here wrapped near SIZE_MAX, and pvalloc(SIZE_MAX) returned
+   a one-page block where glibc says ENOMEM.  pvalloc's block is recorded as whole pages. */
+static void *paged(size_t size, int whole_pages)
+{
+    size_t ps = page_size();
+    if (!ready_to_trace()) {
+        if (!have_next())
+            return churn_bootstrap_alloc(size, ps);
+        return whole_pages ? churn_next.pvalloc(size) : churn_next.valloc(size);
+    }
+    GUARD();
+    void *p = whole_pages ? churn_next.pvalloc(size) : churn_next.valloc(size);
+    size_t rounded = (size + ps - 1) & ~(ps - 1);
+    churn_record_alloc(p, whole_pages && rounded >= size ? rounded : size, CHURN_ALLOC_ALIGNED);
+    return p;
+}
+
 CHURN_API void *valloc(size_t size)
 {
-    return aligned(page_size(), size, NULL);
+    return paged(size, 0);
 }
 
 CHURN_API void *pvalloc(size_t size)
 {
-    size_t ps = page_size();
-    size_t rounded = size ? (size + ps - 1) & ~(ps - 1) : ps;
-    return aligned(ps, rounded, NULL);
+    return paged(size, 1);
 }
 
 CHURN_API size_t malloc_usable_size(void *p)
