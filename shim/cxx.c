@@ -3,7 +3,6 @@
  * next definition in line (libstdc++'s, or a preloaded tcmalloc/jemalloc whose operators
  * never call malloc).  A throwing new that throws leaves through the guard's cleanup.
  */
-#include <dlfcn.h>
 #include <stdlib.h>
 
 #include "cxx_ops.h"
@@ -11,17 +10,6 @@
 
 static void guard_release(int *g) { churn_in_shim = *g; }
 #define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
-
-/* Looked up on first use, under the guard, so dlsym's own allocations are not traced. */
-static void *next_of(void *_Atomic *slot, const char *name)
-{
-    void *f = atomic_load_explicit(slot, memory_order_acquire);
-    if (!f) {
-        f = dlsym(RTLD_NEXT, name);
-        atomic_store_explicit(slot, f, memory_order_release);
-    }
-    return f;
-}
 
 static int tracing(void)
 {
@@ -38,7 +26,7 @@ static int tracing(void)
         static void *_Atomic next;                                                        \
         int traced = tracing();                                                           \
         GUARD();                                                                          \
-        void *f = next_of(&next, #sym);                                                   \
+        void *f = churn_next_of(&next, #sym);                                             \
         void *p = f ? call_next : fallback;                                               \
         if (traced)                                                                       \
             churn_record_alloc(p, size, kind);                                            \
@@ -58,7 +46,7 @@ CHURN_CXX_NEWS(NEW)
         GUARD();                                                                          \
         if (traced)                                                                       \
             churn_record_free(p, kind);                                                   \
-        void *f = next_of(&next, #sym);                                                   \
+        void *f = churn_next_of(&next, #sym);                                             \
         if (f)                                                                            \
             ((churn_delete_fn)f)(p, a, b);                                                        \
         else                                                                              \

@@ -22,6 +22,10 @@
 
 #define MARK "CHURN_EXEC_OF="
 
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
 extern char **environ;
 
 static int exec_count; /* execs that led to this image (state.c sets it) */
@@ -79,11 +83,6 @@ static char **prepare(char *const envp[], char *mark, size_t mark_size)
     return env;
 }
 
-static void *next(const char *name)
-{
-    return dlsym(RTLD_NEXT, name);
-}
-
 /* Runs the real call with the prepared environment; frees it if the call comes back. */
 #define WITH_ENV(envp, call_with_env)                                                        \
     do {                                                                                     \
@@ -98,34 +97,30 @@ static void *next(const char *name)
 
 CHURN_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-    static int (*real)(const char *, char *const[], char *const[]);
-    if (!real)
-        real = next("execve");
+    static void *_Atomic next;
+    execve_fn real = (execve_fn)churn_next_of(&next, "execve");
     WITH_ENV(envp, real(path, argv, use));
 }
 
 CHURN_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    static int (*real)(const char *, char *const[], char *const[]);
-    if (!real)
-        real = next("execvpe");
+    static void *_Atomic next;
+    execve_fn real = (execve_fn)churn_next_of(&next, "execvpe");
     WITH_ENV(envp, real(file, argv, use));
 }
 
 CHURN_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    static int (*real)(int, char *const[], char *const[]);
-    if (!real)
-        real = next("fexecve");
+    static void *_Atomic next;
+    fexecve_fn real = (fexecve_fn)churn_next_of(&next, "fexecve");
     WITH_ENV(envp, real(fd, argv, use));
 }
 
 CHURN_API int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                        int flags)
 {
-    static int (*real)(int, const char *, char *const[], char *const[], int);
-    if (!real)
-        real = next("execveat");
+    static void *_Atomic next;
+    execveat_fn real = (execveat_fn)churn_next_of(&next, "execveat");
     WITH_ENV(envp, real(dirfd, path, argv, use, flags));
 }
 

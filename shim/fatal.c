@@ -27,18 +27,14 @@ typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
 static sigaction_fn next_sigaction(void)
 {
-    static _Atomic sigaction_fn next;
-    if (!next)
-        next = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-    return next;
+    static void *_Atomic next;
+    return (sigaction_fn)churn_next_of(&next, "sigaction");
 }
 
 static signal_fn next_signal(void)
 {
-    static _Atomic signal_fn next;
-    if (!next)
-        next = (signal_fn)dlsym(RTLD_NEXT, "signal");
-    return next;
+    static void *_Atomic next;
+    return (signal_fn)churn_next_of(&next, "signal");
 }
 
 static void on_fatal(int sig);
@@ -141,11 +137,10 @@ static _Atomic uint64_t interrupting;
    change goes to the disposition shown instead. */
 CHURN_API int siginterrupt(int sig, int interrupt)
 {
-    static _Atomic(int (*)(int, int)) next;
-    if (!next)
-        next = (int (*)(int, int))dlsym(RTLD_NEXT, "siginterrupt");
+    static void *_Atomic next;
+    int (*real)(int, int) = (int (*)(int, int))churn_next_of(&next, "siginterrupt");
     int i = slot(sig);
-    int rc = next(sig, interrupt);
+    int rc = real(sig, interrupt);
     if (rc || sig < 1 || sig > 63)
         return rc;
     if (interrupt)
@@ -186,10 +181,8 @@ CHURN_API sighandler_t signal(int sig, sighandler_t handler)
 #define HIDDEN_PREVIOUS(name)                                                                \
     CHURN_API sighandler_t name(int sig, sighandler_t handler)                               \
     {                                                                                        \
-        static _Atomic signal_fn next;                                                       \
-        if (!next)                                                                           \
-            next = (signal_fn)dlsym(RTLD_NEXT, #name);                                       \
-        sighandler_t previous = next(sig, handler);                                          \
+        static void *_Atomic next;                                                           \
+        sighandler_t previous = ((signal_fn)churn_next_of(&next, #name))(sig, handler);      \
         return previous == on_fatal ? SIG_DFL : previous;                                    \
     }
 

@@ -7,7 +7,6 @@
  * opened: close says EBADF.  Without that a daemon closed the trace and the writer's next
  * pwrite went to whatever file took its number.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -133,9 +132,8 @@ CHURN_API void closefrom(int low)
     if (!close_pieces((unsigned)low, ~0u, 0))
         return;
     /* A kernel without close_range: one by one up to our highest, glibc's own way above it. */
-    static void (*_Atomic next)(int);
-    if (!next)
-        next = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
+    static void *_Atomic next_slot;
+    void (*next)(int) = (void (*)(int))churn_next_of(&next_slot, "closefrom");
     int top = low;
     for (int i = 0; i < OWN_MAX; i++) {
         int v = atomic_load(&own[i]);
@@ -151,9 +149,8 @@ CHURN_API void closefrom(int low)
    thread during churn_fd_capture it is kept like our own descriptors. */
 CHURN_API int pipe2(int fds[2], int flags)
 {
-    static int (*_Atomic next)(int *, int);
-    if (!next)
-        next = (int (*)(int *, int))dlsym(RTLD_NEXT, "pipe2");
+    static void *_Atomic next_slot;
+    int (*next)(int *, int) = (int (*)(int *, int))churn_next_of(&next_slot, "pipe2");
     int rc = next(fds, flags);
     pid_t who = atomic_load(&capturing);
     if (!rc && who && who == churn_gettid()) {

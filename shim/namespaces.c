@@ -5,7 +5,6 @@
  * argument").  When one fails so, the writer is stopped and joined, the call made again, and
  * the writer started again; if the program has threads of its own it fails as it would.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <unistd.h>
@@ -35,10 +34,8 @@ static int single_threaded_retry(int (*call)(int, int), int a, int b)
 
 static int (*next_unshare(void))(int)
 {
-    static int (*_Atomic next)(int);
-    if (!next)
-        next = (int (*)(int))dlsym(RTLD_NEXT, "unshare");
-    return next;
+    static void *_Atomic next;
+    return (int (*)(int))churn_next_of(&next, "unshare");
 }
 
 static int unshare_2(int flags, int unused)
@@ -58,10 +55,8 @@ CHURN_API int unshare(int flags)
 
 static int next_setns(int fd, int nstype)
 {
-    static int (*_Atomic next)(int, int);
-    if (!next)
-        next = (int (*)(int, int))dlsym(RTLD_NEXT, "setns");
-    return next(fd, nstype);
+    static void *_Atomic next;
+    return ((int (*)(int, int))churn_next_of(&next, "setns"))(fd, nstype);
 }
 
 CHURN_API int setns(int fd, int nstype)

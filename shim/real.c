@@ -77,3 +77,15 @@ void churn_real_resolve(void)
     atomic_store((_Atomic(void (*)(void *)) *)&churn_next.free, real_free);
     atomic_store(&resolving, 0);
 }
+
+/* The next definition of any other function libchurn wraps (exec, signals, descriptors,
+   C++ operators), looked up on first use and kept in the caller's slot. */
+void *churn_next_of(void *_Atomic *slot, const char *name)
+{
+    void *f = atomic_load_explicit(slot, memory_order_acquire);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        atomic_store_explicit(slot, f, memory_order_release);
+    }
+    return f;
+}

@@ -115,6 +115,7 @@ typedef struct churn_real {
 extern churn_real churn_next;
 /* Resolves churn_next (idempotent, safe to call re-entrantly from dlsym's own calloc). */
 void churn_real_resolve(void);
+void *churn_next_of(void *_Atomic *slot, const char *name);
 /* The bootstrap heap serves calls made while the real allocator is being looked up. */
 void *churn_bootstrap_alloc(size_t size, size_t align);
 int churn_bootstrap_owns(const void *p);

@@ -9,7 +9,7 @@
 . test/lib.sh
 
 gcc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ishim -Iinclude \
-    -o "$WORK/patch_engine" test/programs/patch_engine.c shim/patch.c shim/arena.c shim/os.c shim/fds.c \
+    -o "$WORK/patch_engine" test/programs/patch_engine.c shim/patch.c shim/arena.c shim/os.c shim/fds.c shim/real.c \
     -lcapstone >"$WORK/build.log" 2>&1 ||
     fail "cannot build the engine test: $(tail -n 1 "$WORK/build.log") (libcapstone-dev installed?)"
 
