@@ -9,6 +9,12 @@
  * lock only when their addresses hash to the same shard.  A shard removes an entry before the
  * real free runs and inserts after the real malloc returned, so address reuse between threads
  * is always seen in the right order.
+ *
+ * Most objects die young, and a big map makes every probe a miss to memory (workerd: 24 MiB
+ * of slots, one miss a free).  So each shard has a nursery in front of its table: a small
+ * direct-mapped array under the same lock, where an object stays until it is freed or a
+ * younger one takes its slot and moves it to the table.  An address's entry is in the
+ * nursery or in the table, never in both.
  */
 #include <string.h>
 
@@ -47,12 +53,16 @@ static inline void unpack(const entry_t *e, churn_live *v)
     v->epoch = e->epoch;
 }
 
+#define NURSERY_LOG 7
+#define NURSERY (1u << NURSERY_LOG)
+
 typedef struct {
     churn_spinlock lock;
-    uint32_t used;
+    uint32_t used;    /* entries in the table */
     size_t mask;      /* capacity - 1, capacity a power of two (0 before the first insert) */
     entry_t *slots;
     char pad[32];
+    entry_t nursery[NURSERY]; /* addr 0 = empty */
 } shard_t;
 
 #define SHARDS 256u
@@ -76,6 +86,12 @@ static inline uint64_t mix(uintptr_t a)
 static inline shard_t *shard_of(uint64_t h)
 {
     return &shards[h >> 56];
+}
+
+/* Bits of the hash that neither the shard nor (for tables under 2^40 slots) the slot uses. */
+static inline entry_t *nursery_of(shard_t *s, uint64_t h)
+{
+    return &s->nursery[(h >> 40) & (NURSERY - 1)];
 }
 
 static void put(entry_t *slots, size_t mask, const entry_t *e)
@@ -113,8 +129,55 @@ void churn_livemap_prefetch(uintptr_t addr)
     const shard_t *s = shard_of(h);
     const entry_t *slots = __atomic_load_n(&s->slots, __ATOMIC_RELAXED);
     size_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
-    if (slots)
+    /* The object the insert will move from the nursery to the table, if any: its slot too. */
+    uintptr_t evicted = __atomic_load_n(&nursery_of((shard_t *)s, h)->addr, __ATOMIC_RELAXED);
+    if (slots) {
         __builtin_prefetch(&slots[h & mask], 1); /* never faults, even on an old table */
+        if (evicted && evicted != addr)
+            __builtin_prefetch(&slots[mix(evicted) & mask], 1);
+    }
+}
+
+/* The table's entry for addr, or NULL; the caller holds the lock. */
+static entry_t *table_find(shard_t *s, uintptr_t addr, uint64_t h)
+{
+    if (!s->slots)
+        return NULL;
+    for (size_t i = h & s->mask;; i = (i + 1) & s->mask) {
+        if (s->slots[i].addr == addr)
+            return &s->slots[i];
+        if (!s->slots[i].addr)
+            return NULL;
+    }
+}
+
+/* Backward-shift deletion: later members of the probe run move into the hole. */
+static void table_erase(shard_t *s, entry_t *e)
+{
+    size_t mask = s->mask, hole = (size_t)(e - s->slots);
+    for (size_t j = (hole + 1) & mask; s->slots[j].addr; j = (j + 1) & mask) {
+        size_t home = mix(s->slots[j].addr) & mask;
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            s->slots[hole] = s->slots[j];
+            hole = j;
+        }
+    }
+    s->slots[hole].addr = 0;
+    s->used--;
+}
+
+/* Into the table (an entry whose address it does not hold); lost when libchurn's memory runs
+   out, and that object's free is then counted as unknown. */
+static void table_put(shard_t *s, const entry_t *e)
+{
+    /* Keep the load under 3/4; the grow (a fresh mapping) is amortised over the shard. */
+    if ((!s->slots || (size_t)(s->used + 1) * 4 > (s->mask + 1) * 3) && grow(s))
+        return;
+    size_t i = mix(e->addr) & s->mask;
+    while (s->slots[i].addr)
+        i = (i + 1) & s->mask;
+    s->used++;
+    s->slots[i] = *e;
 }
 
 void churn_livemap_insert(uintptr_t addr, const churn_live *v)
@@ -124,17 +187,14 @@ void churn_livemap_insert(uintptr_t addr, const churn_live *v)
     entry_t e;
     pack(&e, addr, v);
     churn_spin_lock(&s->lock);
-    /* Keep the load under 3/4; the grow (a fresh mapping) is amortised over the shard. */
-    if ((!s->slots || (size_t)(s->used + 1) * 4 > (s->mask + 1) * 3) && grow(s)) {
-        churn_spin_unlock(&s->lock);
-        return;
-    }
-    size_t i = h & s->mask;
-    while (s->slots[i].addr && s->slots[i].addr != addr)
-        i = (i + 1) & s->mask;
-    if (!s->slots[i].addr)
-        s->used++;
-    s->slots[i] = e;
+    /* An address inserted again without a free seen between: the newest entry wins. */
+    entry_t *old = table_find(s, addr, h);
+    if (old)
+        table_erase(s, old);
+    entry_t *n = nursery_of(s, h);
+    if (n->addr && n->addr != addr)
+        table_put(s, n);
+    *n = e;
     churn_spin_unlock(&s->lock);
 }
 
@@ -143,32 +203,20 @@ int churn_livemap_remove(uintptr_t addr, churn_live *out)
     uint64_t h = mix(addr);
     shard_t *s = shard_of(h);
     churn_spin_lock(&s->lock);
-    if (!s->slots) {
+    entry_t *n = nursery_of(s, h);
+    if (n->addr == addr) {
+        unpack(n, out);
+        n->addr = 0;
         churn_spin_unlock(&s->lock);
-        return 0;
+        return 1;
     }
-    size_t mask = s->mask, i = h & mask;
-    while (s->slots[i].addr != addr) {
-        if (!s->slots[i].addr) {
-            churn_spin_unlock(&s->lock);
-            return 0;
-        }
-        i = (i + 1) & mask;
+    entry_t *e = table_find(s, addr, h);
+    if (e) {
+        unpack(e, out);
+        table_erase(s, e);
     }
-    unpack(&s->slots[i], out);
-    /* Backward-shift deletion: pull later members of the probe run into the hole. */
-    size_t hole = i;
-    for (size_t j = (i + 1) & mask; s->slots[j].addr; j = (j + 1) & mask) {
-        size_t home = mix(s->slots[j].addr) & mask;
-        if (((j - home) & mask) >= ((j - hole) & mask)) {
-            s->slots[hole] = s->slots[j];
-            hole = j;
-        }
-    }
-    s->slots[hole].addr = 0;
-    s->used--;
     churn_spin_unlock(&s->lock);
-    return 1;
+    return e != NULL;
 }
 
 void churn_livemap_lock_all(void)
@@ -187,9 +235,13 @@ void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ct
 {
     for (unsigned k = 0; k < SHARDS; k++) {
         shard_t *s = &shards[k];
-        if (!s->slots)
-            continue;
-        for (size_t i = 0; i <= s->mask; i++)
+        for (size_t i = 0; i < NURSERY; i++)
+            if (s->nursery[i].addr) {
+                churn_live v;
+                unpack(&s->nursery[i], &v);
+                fn(s->nursery[i].addr, &v, ctx);
+            }
+        for (size_t i = 0; s->slots && i <= s->mask; i++)
             if (s->slots[i].addr) {
                 churn_live v;
                 unpack(&s->slots[i], &v);
