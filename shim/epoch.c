@@ -29,7 +29,7 @@ static uint64_t advance(int read_counters)
     atomic_store_explicit(&t->seq, ended + 1, memory_order_release);
     /* Wake the writer only now and then: epochs can come by the million. */
     if ((ended & 255) == 255)
-        churn_futex_wake(&churn_writer_wake);
+        churn_writer_poke();
     return ended + 1;
 }
 

@@ -5,8 +5,6 @@
  */
 #include "shim.h"
 
-_Atomic uint32_t churn_writer_wake;
-
 /* A per-thread direct-mapped cache in front of the shared stack table: most allocations
    repeat a recent stack, and the cache turns them into one compare. */
 static uint32_t stack_id(churn_thread *t)

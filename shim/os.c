@@ -43,22 +43,24 @@ uint64_t churn_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 pid_t churn_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
 /* /proc/self/statm stays open: one pread per sample, usable from a signal handler.  After a
-   fork the descriptor still names the parent's file, so reopen when the pid changed. */
+   fork the descriptor still names the parent's file: the fork handler reopens it.  (Asking
+   for the pid at every sample instead was a third system call per epoch, thousands a second
+   under workerd; a child made without fork handlers has no writer to report to anyway.) */
 static _Atomic int statm_fd = -1;
-static _Atomic pid_t statm_pid;
+
+void churn_rss_reopen(void)
+{
+    int nfd = churn_fd_keep(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+    churn_fd_drop(atomic_exchange(&statm_fd, nfd));
+}
 
 uint64_t churn_rss_bytes(void)
 {
-    pid_t pid = (pid_t)syscall(SYS_getpid);
     int fd = atomic_load(&statm_fd);
-    if (fd < 0 || atomic_load(&statm_pid) != pid) {
-        int nfd = churn_fd_keep(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
-        if (nfd < 0)
+    if (fd < 0) {
+        churn_rss_reopen();
+        if ((fd = atomic_load(&statm_fd)) < 0)
             return 0;
-        int old = atomic_exchange(&statm_fd, nfd);
-        atomic_store(&statm_pid, pid);
-        churn_fd_drop(old);
-        fd = nfd;
     }
     char buf[128];
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);

@@ -55,6 +55,7 @@ void churn_os_unmap(void *p, size_t bytes);
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
+void churn_rss_reopen(void);                 /* in a fork child: its own statm */
 pid_t churn_gettid(void);
 
 /* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
@@ -307,7 +308,6 @@ void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
-extern _Atomic uint32_t churn_writer_wake;
 
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {
@@ -364,6 +364,8 @@ void churn_writer_after_fork_parent(void);
 void churn_writer_after_fork_child(int follow);
 int churn_writer_is_self(void);
 int churn_writer_running(void);
+/* Asks the writer for a pass soon (async-signal-safe). */
+void churn_writer_poke(void);
 int churn_writer_exec_flush(void);
 void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */

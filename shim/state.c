@@ -162,7 +162,7 @@ static void after_fork_child(void)
         strcpy(churn_opt.out, name);
         follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
     }
-    churn_rss_bytes(); /* the child's own statm, opened now rather than at a random later time */
+    churn_rss_reopen(); /* the child's own statm: the inherited descriptor reads the parent's */
     churn_writer_after_fork_child(follow);
     if (!follow)
         atomic_store(&churn_state, CHURN_DISABLED);

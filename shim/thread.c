@@ -133,8 +133,7 @@ static int wait_for_room(churn_thread *t, uint64_t end)
         uint32_t seq = atomic_load(&room_seq);
         if (end - atomic_load(&t->tail) <= CHURN_RING_EVENTS)
             break;
-        atomic_store(&churn_writer_wake, 1);
-        churn_futex_wake(&churn_writer_wake);
+        churn_writer_poke();
         churn_futex_wait(&room_seq, seq, ROOM_POLL_NS);
         if (churn_now_ns() > deadline || atomic_load(&churn_state) != CHURN_ON) {
             rc = -1;
@@ -183,8 +182,7 @@ static __attribute__((noinline)) void push_slow(churn_thread *t, uint64_t head,
     t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
     uint64_t used = head - t->tail_seen;
     if (used >= CHURN_RING_EVENTS / 2) {
-        atomic_store(&churn_writer_wake, 1);
-        churn_futex_wake(&churn_writer_wake);
+        churn_writer_poke();
     }
     int full = used + n > CHURN_RING_EVENTS;
     if (full && (!may_wait || wait_for_room(t, head + n))) {
