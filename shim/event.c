@@ -81,7 +81,7 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     churn_live live = {size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack,
                        ev.epoch};
     churn_livemap_insert(ev.addr, &live);
-    churn_thread_push(t, &ev, 1);
+    churn_thread_push(t, ev, 1);
 }
 
 static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live, size_t usable)
@@ -101,7 +101,7 @@ static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live
         ev.size = ev.usable = ev.aux = 0;
         ev.stack = 0;
     }
-    churn_thread_push(t, &ev, 1);
+    churn_thread_push(t, ev, 1);
 }
 
 void churn_record_free(void *p, int kind)
@@ -170,5 +170,5 @@ void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
     ev.epoch = epoch_now();
     /* An internal call may come from inside the allocator holding its locks, and the writer
        may need those locks for the allocator's counters: never wait for room there. */
-    churn_thread_push(t, &ev, !(kind & CHURN_MAP_INTERNAL));
+    churn_thread_push(t, ev, !(kind & CHURN_MAP_INTERNAL));
 }

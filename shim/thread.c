@@ -17,7 +17,6 @@
 
 #include "shim.h"
 
-#define MASK (CHURN_RING_EVENTS - 1)
 /* How long a producer waits for room before it drops an event instead: the writer is stuck
    (a stalled disk) and the program must not be. */
 #define FULL_WAIT_NS 2000000000u
@@ -148,35 +147,11 @@ static int wait_for_room(churn_thread *t, uint64_t end)
    stays so; tail is read only then (or when the ring looks full). */
 #define WAKE_AGAIN 1024u
 
-/* Fills the slots at head and publishes them. */
-static inline void put(churn_thread *t, uint64_t head, const churn_event *ev, uint64_t slack,
-                       int narrow)
-{
-    churn_slot *s = &t->slots[head & MASK];
-    s->ev.addr = ev->addr;
-    s->ev.size = ev->size;
-    s->ev.stack = ev->stack;
-    s->ev.epoch = ev->epoch;
-    uint32_t tag = ev->type | (uint32_t)ev->kind << 4;
-    if (CHURN_LIKELY(narrow)) {
-        s->ev.slack = (uint32_t)slack;
-        s->ev.tag = tag | (uint32_t)ev->aux << 8;
-        atomic_store_explicit(&t->head, head + 1, memory_order_release);
-        return;
-    }
-    s->ev.slack = 0;
-    s->ev.tag = tag | CHURN_SLOT_WIDE;
-    churn_slot *x = &t->slots[(head + 1) & MASK];
-    x->wide.usable = ev->usable;
-    x->wide.aux = ev->aux;
-    atomic_store_explicit(&t->head, head + 2, memory_order_release);
-}
-
 /* The slow path of a push: reads the tail, wakes the writer, waits for room when the ring
    is full.  Kept out of line so that the common push is a leaf that saves no registers. */
-static __attribute__((noinline)) void push_slow(churn_thread *t, uint64_t head,
-                                                const churn_event *ev, uint64_t slack,
-                                                int narrow, int may_wait)
+__attribute__((noinline)) void churn_thread_push_slow(churn_thread *t, uint64_t head,
+                                                     churn_event ev, uint64_t slack, int narrow,
+                                                     int may_wait)
 {
     unsigned n = narrow ? 1 : 2;
     t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
@@ -196,20 +171,7 @@ static __attribute__((noinline)) void push_slow(churn_thread *t, uint64_t head,
                                                  : head + WAKE_AGAIN;
     if (t->tail_check > t->tail_seen + CHURN_RING_EVENTS)
         t->tail_check = t->tail_seen + CHURN_RING_EVENTS;
-    put(t, head, ev, slack, narrow);
-}
-
-void churn_thread_push(churn_thread *t, const churn_event *ev, int may_wait)
-{
-    /* usable below size wraps the slack past 32 bits, so it takes the wide form too */
-    uint64_t slack = ev->usable - ev->size;
-    int narrow = ((slack >> 32) | (ev->aux / (CHURN_SLOT_AGE_MAX + 1u))) == 0 &&
-                 ev->type != CHURN_EV_MAP;
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    if (CHURN_UNLIKELY(head + 2 - narrow > t->tail_check))
-        push_slow(t, head, ev, slack, narrow, may_wait);
-    else
-        put(t, head, ev, slack, narrow);
+    churn_thread_put(t, head, ev, slack, narrow);
 }
 
 static int thread_dead(pid_t tid)

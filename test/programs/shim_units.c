@@ -360,7 +360,7 @@ static void *produce(void *arg)
     for (uint64_t i = 0; i < RING_EVENTS; i++) {
         churn_event ev;
         ring_event(i, &ev);
-        churn_thread_push(t, &ev, 1);
+        churn_thread_push(t, ev, 1);
     }
     atomic_store(&producer_done, 1);
     return NULL;
