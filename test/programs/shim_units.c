@@ -168,6 +168,25 @@ static void test_livemap(void)
     churn_livemap_each(count_live, &got);
     if (got != want)
         fail("live map holds %zu objects, the model %zu", got, want);
+
+    /* An address inserted again without a remove between (a free the shim did not see): the
+       newest entry wins and a second remove finds nothing, whether the first entry is still
+       in its shard's nursery or was moved to the table by the crowd inserted after it. */
+    for (unsigned crowd = 0; crowd <= 200000; crowd += 200000) {
+        uintptr_t addr = 0x6f0000000000u + crowd, other = 0x6e0000000000u;
+        churn_live v1 = {100, 0, 1, 1}, v2 = {200, 8, 2, 2}, out;
+        churn_livemap_insert(addr, &v1);
+        for (unsigned i = 0; i < crowd; i++)
+            churn_livemap_insert(other + (uintptr_t)i * 48, &v1);
+        churn_livemap_insert(addr, &v2);
+        if (!churn_livemap_remove(addr, &out) || out.size != 200 || out.stack != 2)
+            fail("live map: a re-inserted address (crowd %u) did not give its newest entry", crowd);
+        if (churn_livemap_remove(addr, &out))
+            fail("live map: a re-inserted address (crowd %u) was found twice", crowd);
+        for (unsigned i = 0; i < crowd; i++)
+            if (!churn_livemap_remove(other + (uintptr_t)i * 48, &out) || out.size != 100)
+                fail("live map lost crowd entry %u", i);
+    }
 }
 
 /* ---- stack table ---- */
