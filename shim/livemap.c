@@ -61,8 +61,9 @@ typedef struct {
     uint32_t used;    /* entries in the table */
     size_t mask;      /* capacity - 1, capacity a power of two (0 before the first insert) */
     entry_t *slots;
-    char pad[32];
-    entry_t nursery[NURSERY]; /* addr 0 = empty */
+    /* addr 0 = empty; aligned, so the header above has a line of its own (no false sharing
+       of one shard's lock with another's entries) and entries straddle as few lines as can */
+    _Alignas(64) entry_t nursery[NURSERY];
 } shard_t;
 
 #define SHARDS 256u
