@@ -928,13 +928,13 @@ void churn_cfi_thread_reset(churn_cfi_thread *ct)
 
 /* After a walk that returned its chain, the thread's memo is that walk, outermost first:
    frame i from the innermost is memo->h[memo->n - i] (and memo->c). */
-void churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips, unsigned n)
+unsigned churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips)
 {
     const memo_walk *memo = &((const thread_state *)ct)->memo;
-    if (n > memo->n)
-        n = memo->n;
+    unsigned n = memo->n;
     for (unsigned i = 0; i < n; i++)
         ips[i] = memo->h[n - i].ip;
+    return n;
 }
 
 uintptr_t churn_cfi_last_ip(const churn_cfi_thread *ct, unsigned i)

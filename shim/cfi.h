@@ -49,13 +49,12 @@ int churn_cfi_backtrace(churn_cfi_thread *ct, uintptr_t *ips, unsigned max, uint
 
 /* The same, except that where *chain is returned non-zero only the walk's own inner frames
    are written to ips: the rest, the previous walk's, are often not needed at all (the
-   stack's hash is already known to the caller).  churn_cfi_last_walk then writes all n
+   stack's hash is already known to the caller).  churn_cfi_last_walk then writes all the
    frames, until the thread's next walk. */
 int churn_cfi_backtrace_lazy(churn_cfi_thread *ct, uintptr_t *ips, unsigned max,
                              uintptr_t stack_lo, uintptr_t stack_hi, uint64_t *chain);
-/* Its outermost n frames, innermost first: the whole walk, or the walk without its n - got
-   innermost frames. */
-void churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips, unsigned n);
+/* Writes the whole walk, innermost first; returns its number of frames. */
+unsigned churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips);
 /* its frame i from the innermost (0 past the end) */
 uintptr_t churn_cfi_last_ip(const churn_cfi_thread *ct, unsigned i);
 /* the chain of its frames from i outwards */

@@ -10,17 +10,18 @@
 static uint32_t stack_id(churn_thread *t)
 {
     uintptr_t ips[256 + 8];
-    uint64_t hash;
+    uint64_t key, hash;
     int partial;
-    unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &hash, &partial);
-    unsigned slot = (unsigned)(hash ^ (hash >> 17)) & (CHURN_STACK_CACHE - 1);
-    if (t->cache_hash[slot] == hash)
+    unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &key, &partial);
+    unsigned slot = (unsigned)(key ^ (key >> 17)) & (CHURN_STACK_CACHE - 1);
+    if (t->cache_hash[slot] == key)
         return t->cache_id[slot];
+    hash = key;
     if (partial)
-        churn_unwind_complete(ips, depth);
+        depth = churn_unwind_complete(ips, churn_opt.stack_depth, &hash);
     uint32_t id = churn_stack_intern(ips, depth, hash);
     if (id) {
-        t->cache_hash[slot] = hash;
+        t->cache_hash[slot] = key;
         t->cache_id[slot] = id;
     }
     return id;

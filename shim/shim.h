@@ -164,11 +164,13 @@ int churn_epoch_timer_due(uint64_t now_ns);
 
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
-/* Captures the caller's stack (innermost first, libchurn's own frames skipped) and its
-   churn_stack_hash.  When *partial is set, only the hash and the depth are sure: the frames
-   are written by churn_unwind_complete, called before the thread's next churn_unwind. */
-unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial);
-void churn_unwind_complete(uintptr_t *ips, unsigned n);
+/* Captures the caller's stack (innermost first, libchurn's own frames skipped, at most max)
+   and a key for the thread's stack-id cache: its churn_stack_hash, or for a stack cut to max
+   a hash of the whole walk.  When *partial is set only the key is written: the frames, and
+   the stack's own hash, come from churn_unwind_complete, called before the thread's next
+   churn_unwind, which returns the depth. */
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial);
+unsigned churn_unwind_complete(uintptr_t *ips, unsigned max, uint64_t *hash);
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
@@ -251,7 +253,7 @@ typedef struct churn_thread {
     _Atomic int exited;             /* owner is gone; recycle once drained */
     pid_t tid;
     uintptr_t stack_lo, stack_hi;   /* pthread's stack range; walks read only [sp, stack_hi) */
-    uint64_t cache_hash[CHURN_STACK_CACHE]; /* hash -> stack id, owner only */
+    uint64_t cache_hash[CHURN_STACK_CACHE]; /* key (churn_unwind) -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
     churn_slot slots[CHURN_RING_EVENTS];

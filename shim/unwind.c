@@ -19,6 +19,9 @@
 /* Room for libchurn's own frames on top of the requested depth (callers' buffers have it). */
 enum { OWN = 8 };
 
+/* Marks a cache key that hashes a whole walk, not the (cut) stack itself. */
+#define DEEP_KEY 0x5bd1e9955bd1e995ull
+
 static _Atomic uint64_t verified, verified_fast, verified_frames;
 
 void churn_unwind_init(void)
@@ -173,20 +176,26 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames
            inside it are dropped (an allocator's, whose hook called us: tcmalloc's) and the
-           rest is within max; churn_unwind_complete copies those outer frames if needed. */
+           rest is within max.  A stack deeper than max is cut to its inner max frames, which
+           the chain does not hash alone: the whole walk's chain keys the cache instead (kept
+           apart from stacks' own hashes by DEEP_KEY), so a repeated deep stack is not copied
+           and hashed again (workerd: a quarter of stack_id's time).  churn_unwind_complete
+           writes the frames when the cache misses. */
         if (chain && got) {
             unsigned skip = 0;
             while (skip < (unsigned)got && own_or_allocator(churn_cfi_last_ip(&t->cfi, skip)))
                 skip++;
             unsigned rest = (unsigned)got - skip;
-            if (rest && rest <= max) {
+            if (rest) {
                 *hash = churn_stack_hash_chained(churn_cfi_last_chain(&t->cfi, skip), rest);
+                if (rest > max)
+                    *hash ^= DEEP_KEY;
                 *partial = 1;
-                return rest;
+                return rest <= max ? rest : max;
             }
         }
         if (chain)
-            churn_cfi_last_walk(&t->cfi, ips, (unsigned)got);
+            churn_cfi_last_walk(&t->cfi, ips);
         n = keep(ips, (unsigned)got, max);
         break;
     }
@@ -194,9 +203,11 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
     return n;
 }
 
-void churn_unwind_complete(uintptr_t *ips, unsigned n)
+unsigned churn_unwind_complete(uintptr_t *ips, unsigned max, uint64_t *hash)
 {
-    churn_cfi_last_walk(&churn_thread_current()->cfi, ips, n);
+    unsigned n = keep(ips, churn_cfi_last_walk(&churn_thread_current()->cfi, ips), max);
+    *hash = churn_stack_hash(ips, n);
+    return n;
 }
 
 /* The test reads this line: how many stacks were compared, how many the CFI walker took. */
