@@ -646,6 +646,17 @@ static void sample_counters(uint64_t now)
     }
 }
 
+/* An allocator whose counters are read at the tick (tcmalloc's) keeps its slower ones from the
+   writer's last read (way_tcmalloc.c): read them here once a millisecond. */
+static void refresh_counters(uint64_t now)
+{
+    const churn_allocator_info *a = churn_allocator();
+    if (a->counters_at_tick && a->ncounters && now - w.counters_ns >= COUNTER_MIN_NS) {
+        churn_allocator_counters(w.counters);
+        w.counters_ns = now;
+    }
+}
+
 static void close_epoch(const churn_tick *t, int tick_lost)
 {
     uint64_t end_ns = tick_lost ? 0 : t->end_ns, cpu = tick_lost ? 0 : t->cpu_ns;
@@ -806,6 +817,7 @@ static void pass(int final)
     churn_threads_room_made();
     close_epochs_below(global);
     uint64_t now = churn_now_ns();
+    refresh_counters(now);
     if (!w.seg_open)
         segment_open();
     if (final || segment_raw() >= w.target ||
