@@ -156,9 +156,8 @@ __attribute__((noinline)) void churn_thread_push_slow(churn_thread *t, uint64_t 
     unsigned n = narrow ? 1 : 2;
     t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
     uint64_t used = head - t->tail_seen;
-    if (used >= CHURN_RING_EVENTS / 2) {
+    if (used >= CHURN_RING_EVENTS / 2)
         churn_writer_poke();
-    }
     int full = used + n > CHURN_RING_EVENTS;
     if (full && (!may_wait || wait_for_room(t, head + n))) {
         atomic_fetch_add(&churn_dropped_events, 1);

@@ -122,8 +122,9 @@ int churn_writer_running(void)
 /* The writer sleeps on `wake` until it is set or its poll interval passes.  A producer sets it
    and makes the system call only when the writer said it sleeps: a futex wake costs the
    program's thread tens of microseconds in this VM (the IPI to the writer's core exits to the
-   hypervisor), and under workerd the writer was awake for most of them.  Both sides store
-   then load, sequentially consistent, so one of them sees the other: either the producer sees
+   hypervisor).  (Under workerd the writer was asleep at nearly every wake; what took the
+   main thread's 548 futex calls in 2 s down to 63 is BUSY_POLL_NS.)  Both sides store then
+   load, sequentially consistent, so one of them sees the other: either the producer sees
    `sleeping` and wakes it, or the writer's futex wait sees `wake` set and does not sleep. */
 static _Atomic uint32_t wake, sleeping;
 
