@@ -146,7 +146,7 @@ static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
     return n;
 }
 
-unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial)
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
 {
     unsigned want = max + OWN, n;
     uint64_t chain;
@@ -179,17 +179,17 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
            rest is within max.  A stack deeper than max is cut to its inner max frames, which
            the chain does not hash alone: the whole walk's chain keys the cache instead (kept
            apart from stacks' own hashes by DEEP_KEY), so a repeated deep stack is not copied
-           and hashed again (workerd: a quarter of stack_id's time).  churn_unwind_complete
-           writes the frames when the cache misses. */
+           and hashed again (under workerd that copy and hash were a quarter of stack_id's
+           samples).  churn_unwind_complete writes the frames when the cache misses. */
         if (chain && got) {
             unsigned skip = 0;
             while (skip < (unsigned)got && own_or_allocator(churn_cfi_last_ip(&t->cfi, skip)))
                 skip++;
             unsigned rest = (unsigned)got - skip;
             if (rest) {
-                *hash = churn_stack_hash_chained(churn_cfi_last_chain(&t->cfi, skip), rest);
+                *key = churn_stack_hash_chained(churn_cfi_last_chain(&t->cfi, skip), rest);
                 if (rest > max)
-                    *hash ^= DEEP_KEY;
+                    *key ^= DEEP_KEY;
                 *partial = 1;
                 return rest <= max ? rest : max;
             }
@@ -199,7 +199,7 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *hash, int *partial
         n = keep(ips, (unsigned)got, max);
         break;
     }
-    *hash = churn_stack_hash(ips, n);
+    *key = churn_stack_hash(ips, n);
     return n;
 }
 
