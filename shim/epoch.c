@@ -14,13 +14,58 @@ churn_tick churn_ticks[CHURN_TICK_SLOTS];
 uint64_t churn_start_ns, churn_start_cpu_ns;
 static uint64_t next_timer_ns;
 
+/* The process's CPU time and RSS are two system calls, a few microseconds each in a VM, and
+   workerd ends thousands of epochs a second (one per request): read at every tick, they were
+   3 % of its main thread.  So a tick reuses the last reading while it is under READING_NS old:
+   an epoch's RSS is at most that much older than its end, and an epoch that ends sooner shows
+   no CPU time of its own, which the next one read carries (sums over epochs stay exact).
+   Epochs a millisecond apart or more read at every tick.  A seqlock, so that any thread, or a
+   signal handler, can read or publish it without waiting: one that finds it being written
+   reads for itself. */
+#define READING_NS 1000000u
+static struct {
+    _Atomic uint64_t seq; /* odd while written */
+    _Atomic uint64_t ns, cpu, rss;
+} reading;
+
+static void read_cpu_rss(churn_tick *t, uint64_t now)
+{
+    uint64_t s = atomic_load_explicit(&reading.seq, memory_order_acquire);
+    if (!(s & 1) && s) {
+        uint64_t ns = atomic_load_explicit(&reading.ns, memory_order_relaxed);
+        uint64_t cpu = atomic_load_explicit(&reading.cpu, memory_order_relaxed);
+        uint64_t rss = atomic_load_explicit(&reading.rss, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&reading.seq, memory_order_relaxed) == s && now - ns < READING_NS &&
+            now >= ns) {
+            t->cpu_ns = cpu;
+            t->rss = rss;
+            return;
+        }
+    }
+    t->cpu_ns = churn_cpu_ns();
+    t->rss = churn_rss_bytes();
+    s = atomic_load_explicit(&reading.seq, memory_order_relaxed);
+    if ((s & 1) || !atomic_compare_exchange_strong(&reading.seq, &s, s + 1))
+        return;
+    atomic_store_explicit(&reading.ns, now, memory_order_relaxed);
+    atomic_store_explicit(&reading.cpu, t->cpu_ns, memory_order_relaxed);
+    atomic_store_explicit(&reading.rss, t->rss, memory_order_relaxed);
+    atomic_store_explicit(&reading.seq, s + 2, memory_order_release);
+}
+
+/* A forked child's CPU time and RSS are its own. */
+void churn_epoch_after_fork_child(void)
+{
+    atomic_store(&reading.seq, 0);
+}
+
 static uint64_t advance(int read_counters)
 {
     uint64_t ended = atomic_fetch_add(&churn_epoch_now, 1);
     churn_tick *t = &churn_ticks[ended % CHURN_TICK_SLOTS];
     t->end_ns = churn_now_ns();
-    t->cpu_ns = churn_cpu_ns();
-    t->rss = churn_rss_bytes();
+    read_cpu_rss(t, t->end_ns);
     /* Read here, on the thread that ends the epoch, the counters match the live set the
        events describe at this instant (workerd's tcmalloc: exactly, docs/workerd.md). */
     t->counters_read = read_counters;

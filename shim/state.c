@@ -163,6 +163,7 @@ static void after_fork_child(void)
         follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
     }
     churn_rss_reopen(); /* the child's own statm: the inherited descriptor reads the parent's */
+    churn_epoch_after_fork_child();
     churn_writer_after_fork_child(follow);
     if (!follow)
         atomic_store(&churn_state, CHURN_DISABLED);

@@ -1,0 +1,46 @@
+/*
+ * An epoch's CPU time and RSS come from a reading at most 1 ms older than its end
+ * (shim/epoch.c).  Phases: "touch" makes 64 MiB resident, which takes well over 1 ms, so its
+ * epoch must show them; "burst" ends 2000 epochs back to back, which share readings; "spin"
+ * burns 20 ms of CPU, which its epoch must show; the CPU time of all epochs up to "spin"
+ * adds up to the process's own count at spin's end.
+ */
+#include <sys/resource.h>
+#include <time.h>
+
+#include "probe.h"
+
+#define TOUCH (64u << 20)
+#define BURST 2000
+
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(void)
+{
+    phase("before");
+    phase("touch");
+    char *big = malloc(TOUCH);
+    if (!big)
+        die("malloc failed");
+    memset(big, 1, TOUCH);
+    keep(big);
+    phase("burst");
+    for (unsigned i = 0; i < BURST; i++)
+        churn_epoch_begin();
+    phase("spin");
+    uint64_t start = cpu_ns();
+    volatile uint64_t x = 0;
+    while (cpu_ns() - start < 20000000u)
+        x++;
+    uint64_t spun = cpu_ns();
+    phase("end");
+    free(big);
+    phases_print();
+    printf("cpu_at_spin_end %llu\n", (unsigned long long)spun);
+    return 0;
+}
