@@ -2,8 +2,9 @@
 # workerd under libchurn against workerd alone: the seed's case (test/workerd/, 20,000
 # subrequests a run by default), native and under LD_PRELOAD=build/libchurn.so in alternation so
 # that drift of the shared machine hits both alike.  Prints subrequests/s of every run, the
-# medians and the ratio libchurn/native.  BENCH_ROUNDS (3) and BENCH_SUBREQUESTS (20000) change
-# the size; CHURN_* variables in the environment reach the traced runs.
+# medians and the ratio libchurn/native (the median of each round's own ratio).  BENCH_ROUNDS
+# (3) and BENCH_SUBREQUESTS (20000) change the size; CHURN_* variables in the environment reach
+# the traced runs.
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -64,11 +65,12 @@ for mode in ("native", "libchurn"):
              statistics.median(growth)))
 
 
-def median_of(mode, key):
-    return statistics.median(r[key] for r in rows[mode])
+def paired(key):
+    """Median over rounds of libchurn's figure against native's in the same round: the two
+    runs of a round are back to back, so a slow period of the machine falls on both."""
+    return statistics.median(t[key] / n[key] for t, n in zip(rows["libchurn"], rows["native"]))
 
 
-print("ratio libchurn/native: subrequests/s %.3f, workerd CPU time %.3f"
-      % (median_of("libchurn", "subrequests_per_s") / median_of("native", "subrequests_per_s"),
-         median_of("libchurn", "workerd_cpu_s") / median_of("native", "workerd_cpu_s")))
+print("ratio libchurn/native: subrequests/s %.3f, workerd CPU time %.3f (medians of the rounds' "
+      "own ratios)" % (paired("subrequests_per_s"), paired("workerd_cpu_s")))
 PY
