@@ -98,9 +98,11 @@ static void on_delete(const void *arg)
 #define FULL_READ_NS 1000000u
 #define PROGRAM_READ_NS 5000000u
 
+/* The lock covers only copies of the cache: a reading of the slower counters (eleven
+   ExtractStats) under it kept the program's thread spinning when its tick came meanwhile. */
 static churn_spinlock cache_lock;
 static uint64_t cache[sizeof counter_names / sizeof *counter_names];
-static uint64_t cache_ns;
+static _Atomic uint64_t cache_ns;
 
 static uint64_t counter(size_t i)
 {
@@ -117,12 +119,17 @@ static void read_counters(uint64_t *values)
     }
     values[0] = counter(0);
     uint64_t now = churn_now_ns();
-    churn_spin_lock(&cache_lock);
-    if (now - cache_ns >= (churn_writer_is_self() ? FULL_READ_NS : PROGRAM_READ_NS)) {
+    uint64_t last = atomic_load_explicit(&cache_ns, memory_order_relaxed);
+    if (now - last >= (churn_writer_is_self() ? FULL_READ_NS : PROGRAM_READ_NS)) {
         for (size_t i = 1; i < n; i++)
-            cache[i] = counter(i);
-        cache_ns = now;
+            values[i] = counter(i);
+        churn_spin_lock(&cache_lock);
+        memcpy(cache + 1, values + 1, (n - 1) * sizeof *values);
+        atomic_store_explicit(&cache_ns, now, memory_order_relaxed);
+        churn_spin_unlock(&cache_lock);
+        return;
     }
+    churn_spin_lock(&cache_lock);
     memcpy(values + 1, cache + 1, (n - 1) * sizeof *values);
     churn_spin_unlock(&cache_lock);
 }
