@@ -28,10 +28,10 @@ static struct {
     _Atomic uint64_t ns, cpu, rss;
 } reading;
 
-static void read_cpu_rss(churn_tick *t, uint64_t now)
+static void read_cpu_rss(churn_tick *t, uint64_t now, int fresh)
 {
     uint64_t s = atomic_load_explicit(&reading.seq, memory_order_acquire);
-    if (!(s & 1) && s) {
+    if (!fresh && !(s & 1) && s) {
         uint64_t ns = atomic_load_explicit(&reading.ns, memory_order_relaxed);
         uint64_t cpu = atomic_load_explicit(&reading.cpu, memory_order_relaxed);
         uint64_t rss = atomic_load_explicit(&reading.rss, memory_order_relaxed);
@@ -60,12 +60,12 @@ void churn_epoch_after_fork_child(void)
     atomic_store(&reading.seq, 0);
 }
 
-static uint64_t advance(int read_counters)
+static uint64_t advance(int read_counters, int fresh)
 {
     uint64_t ended = atomic_fetch_add(&churn_epoch_now, 1);
     churn_tick *t = &churn_ticks[ended % CHURN_TICK_SLOTS];
     t->end_ns = churn_now_ns();
-    read_cpu_rss(t, t->end_ns);
+    read_cpu_rss(t, t->end_ns, fresh);
     /* Read here, on the thread that ends the epoch, the counters match the live set the
        events describe at this instant (workerd's tcmalloc: exactly, docs/workerd.md). */
     t->counters_read = read_counters;
@@ -80,14 +80,21 @@ static uint64_t advance(int read_counters)
 
 uint64_t churn_epoch_advance(void)
 {
-    return advance(0);
+    return advance(0, 0);
+}
+
+/* The last epoch of the trace (exit, exec) reads anew: nothing comes after it to carry its CPU
+   time. */
+uint64_t churn_epoch_advance_last(void)
+{
+    return advance(0, 1);
 }
 
 uint64_t churn_epoch_advance_in_program(void)
 {
     int guarded = churn_in_shim;
     churn_in_shim = 1;
-    uint64_t e = advance(churn_allocator()->counters_at_tick && churn_main_started());
+    uint64_t e = advance(churn_allocator()->counters_at_tick && churn_main_started(), 0);
     churn_in_shim = guarded;
     return e;
 }

@@ -156,6 +156,7 @@ typedef struct churn_tick {
 extern churn_tick churn_ticks[CHURN_TICK_SLOTS];
 extern uint64_t churn_start_ns, churn_start_cpu_ns;
 uint64_t churn_epoch_advance(void);       /* async-signal-safe */
+uint64_t churn_epoch_advance_last(void);  /* the same, for the trace's last epoch */
 void churn_epoch_after_fork_child(void);
 /* The same from the program's own code (churn_epoch(), CHURN_EPOCH_AT): also reads the
    allocator's counters at that instant when the allocator allows it (counters_at_tick). */

@@ -922,7 +922,7 @@ void churn_writer_finish(int how, int detail)
     if (lock_writer(FINISH_WAIT_NS))
         return; /* the writer is wedged; what is on disk stays valid */
     /* The epoch in progress ends here, so its figures are in the trace. */
-    churn_epoch_advance();
+    churn_epoch_advance_last();
     pass(0);
     w.finishing = 1;
     if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
@@ -954,7 +954,7 @@ int churn_writer_exec_flush(void)
 {
     if (churn_writer_is_self() || lock_writer(FINISH_WAIT_NS))
         return -1;
-    churn_epoch_advance();
+    churn_epoch_advance_last();
     pass(0);
     if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
         put_tag(CHURN_REC_EXIT);

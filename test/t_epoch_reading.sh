@@ -25,6 +25,10 @@ total = sum(e["cpu_ns"] for e in field(report, "epochs") if ph["before"] <= e["e
 if not spun - first - 500000 <= total <= spun - first + 1500000:
     fail("CPU time of the epochs from before to spin %d ns, the process's own over them %d ns"
          % (total, spun - first))
+last = max(field(report, "epochs"), key=lambda e: e["epoch"])
+if last["epoch"] != ph["end"] or last["cpu_ns"] < 450000:
+    fail("the last epoch (%d, end %d) shows %d ns of CPU, not the 0.5 ms spun before exit"
+         % (last["epoch"], ph["end"], last["cpu_ns"]))
 burst = [e for e in field(report, "epochs") if ph["burst"] <= e["epoch"] < ph["spin"]]
 if len(burst) < 2000:
     fail("%d epochs in the burst of 2000" % len(burst))

@@ -3,7 +3,8 @@
  * (shim/epoch.c).  Phases: "touch" makes 64 MiB resident, which takes well over 1 ms, so its
  * epoch must show them; "burst" ends 2000 epochs back to back, which share readings; "spin"
  * burns 20 ms of CPU, which its epoch must show; the CPU time of the epochs from "before"
- * to "spin" adds up to the process's own count over them.
+ * to "spin" adds up to the process's own count over them; the last epoch, ended at exit half
+ * a millisecond of CPU after "end" began, shows that CPU.
  */
 #include <sys/resource.h>
 #include <time.h>
@@ -40,6 +41,10 @@ int main(void)
         x++;
     uint64_t spun = cpu_ns();
     phase("end");
+    /* Half a millisecond of CPU before exit: the trace's last epoch reads anew at the end. */
+    start = cpu_ns();
+    while (cpu_ns() - start < 500000u)
+        x++;
     free(big);
     phases_print();
     printf("cpu %llu %llu\n", (unsigned long long)first, (unsigned long long)spun);
