@@ -26,6 +26,9 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cfi.h"
 
@@ -41,6 +44,7 @@ enum { KIND_EMPTY, KIND_STEP, KIND_END, KIND_SLOW };
 
 #define SLOTS_LOG 15
 #define SLOTS (1u << SLOTS_LOG)
+#define BIG_SLOTS_LOG 17
 #define SEQ_ONE (1ull << 32)
 
 typedef struct {
@@ -50,6 +54,24 @@ typedef struct {
 
 /* Static zero pages: only the slots in use become resident, none of it is the traced heap. */
 static rule_slot slots[SLOTS] __attribute__((aligned(64)));
+
+/* The shared table starts with `slots` and moves once to one of 2^BIG_SLOTS_LOG when return
+   addresses keep evicting each other.  workerd's do, and a rule computed again is a search of
+   the module's CFI under the loader's lock: the move took its main thread 0.957 of the time
+   (a big table from the start, 0.92 to 0.94).  python3 never gets there, which keeps small
+   programs' RSS where it was (a big table from the start cost them 1.5 MiB).  A thread that
+   still holds the small table reads and fills it: rules are the same wherever they are kept. */
+typedef struct {
+    rule_slot *slots;
+    unsigned log;
+} rule_table;
+static const rule_table small_table = {slots, SLOTS_LOG};
+static rule_table big_table;
+static _Atomic(const rule_table *) table = &small_table;
+/* Rules that evicted another address's rule: past GROW_EVICTIONS the table moves. */
+#define GROW_EVICTIONS (SLOTS / 32)
+static _Atomic uint32_t evictions;
+static _Atomic int growing;
 
 /* Bumped after churn_cfi_forget has emptied the table: threads then empty their caches. */
 static _Atomic uint32_t generation;
@@ -69,7 +91,38 @@ typedef struct {
 
 static inline rule_slot *slot_of(uintptr_t ip)
 {
-    return &slots[(ip * 0x9e3779b97f4a7c15ull) >> (64 - SLOTS_LOG)];
+    const rule_table *t = atomic_load_explicit(&table, memory_order_acquire);
+    return &t->slots[(ip * 0x9e3779b97f4a7c15ull) >> (64 - t->log)];
+}
+
+/* Called by the thread whose store made the count pass the mark, so once. */
+static __attribute__((noinline, cold)) void grow_table(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&growing, &expected, 1))
+        return;
+    /* A system call of its own, as libchurn's other mappings: never the traced heap, and
+       never the exported mmap, which would record it. */
+    long p = syscall(SYS_mmap, NULL, sizeof(rule_slot) << BIG_SLOTS_LOG, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == -1)
+        return; /* no memory: the small table goes on serving */
+    rule_slot *bigger = (rule_slot *)p;
+    /* The rules known so far come along (each read as cached_rule reads it), so the move does
+       not cost every address a search again; the new table is not yet seen by anyone. */
+    for (unsigned i = 0; i < SLOTS; i++) {
+        uint64_t w1 = atomic_load_explicit(&slots[i].word, memory_order_acquire);
+        uintptr_t ip = atomic_load_explicit(&slots[i].ip, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        uint64_t w2 = atomic_load_explicit(&slots[i].word, memory_order_relaxed);
+        if (!ip || w1 != w2 || (w1 & SEQ_ONE))
+            continue;
+        rule_slot *d = &bigger[(ip * 0x9e3779b97f4a7c15ull) >> (64 - BIG_SLOTS_LOG)];
+        atomic_store_explicit(&d->ip, ip, memory_order_relaxed);
+        atomic_store_explicit(&d->word, (w1 & 0xffffffffu) | 2 * SEQ_ONE, memory_order_relaxed);
+    }
+    big_table = (rule_table){bigger, BIG_SLOTS_LOG};
+    atomic_store_explicit(&table, &big_table, memory_order_release);
 }
 
 static inline int cached_rule(uintptr_t ip, uint32_t *rule)
@@ -111,14 +164,19 @@ static void store_rule(uintptr_t ip, uint32_t rule)
 {
     rule_slot *s = slot_of(ip);
     uint64_t w;
-    if (slot_claim(s, &w))
-        slot_publish(s, w, ip, rule);
+    if (!slot_claim(s, &w))
+        return;
+    uintptr_t old = atomic_load_explicit(&s->ip, memory_order_relaxed);
+    slot_publish(s, w, ip, rule);
+    if (old && old != ip &&
+        atomic_fetch_add_explicit(&evictions, 1, memory_order_relaxed) + 1 == GROW_EVICTIONS)
+        grow_table();
 }
 
-void churn_cfi_forget(void)
+static void forget_in(const rule_table *t)
 {
-    for (unsigned i = 0; i < SLOTS; i++) {
-        rule_slot *s = &slots[i];
+    for (size_t i = 0; i < (size_t)1 << t->log; i++) {
+        rule_slot *s = &t->slots[i];
         if (!atomic_load_explicit(&s->ip, memory_order_relaxed))
             continue;
         uint64_t w;
@@ -126,6 +184,14 @@ void churn_cfi_forget(void)
             __builtin_ia32_pause();
         slot_publish(s, w, 0, KIND_EMPTY);
     }
+}
+
+void churn_cfi_forget(void)
+{
+    forget_in(&small_table);
+    const rule_table *t = atomic_load_explicit(&table, memory_order_acquire);
+    if (t != &small_table)
+        forget_in(t);
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
 
