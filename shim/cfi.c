@@ -72,6 +72,7 @@ static _Atomic(const rule_table *) table = &small_table;
 #define GROW_EVICTIONS (SLOTS / 32)
 static _Atomic uint32_t evictions;
 static _Atomic int growing;
+static _Atomic uint32_t forgets; /* churn_cfi_forget calls begun */
 
 /* Bumped after churn_cfi_forget has emptied the table: threads then empty their caches. */
 static _Atomic uint32_t generation;
@@ -95,6 +96,8 @@ static inline rule_slot *slot_of(uintptr_t ip)
     return &t->slots[(ip * 0x9e3779b97f4a7c15ull) >> (64 - t->log)];
 }
 
+static void forget_in(const rule_table *t);
+
 /* Called by the thread whose store made the count pass the mark, so once. */
 static __attribute__((noinline, cold)) void grow_table(void)
 {
@@ -108,6 +111,7 @@ static __attribute__((noinline, cold)) void grow_table(void)
     if (p == -1)
         return; /* no memory: the small table goes on serving */
     rule_slot *bigger = (rule_slot *)p;
+    uint32_t begun = atomic_load(&forgets);
     /* The rules known so far come along (each read as cached_rule reads it), so the move does
        not cost every address a search again; the new table is not yet seen by anyone. */
     for (unsigned i = 0; i < SLOTS; i++) {
@@ -122,7 +126,13 @@ static __attribute__((noinline, cold)) void grow_table(void)
         atomic_store_explicit(&d->word, (w1 & 0xffffffffu) | 2 * SEQ_ONE, memory_order_relaxed);
     }
     big_table = (rule_table){bigger, BIG_SLOTS_LOG};
-    atomic_store_explicit(&table, &big_table, memory_order_release);
+    atomic_store(&table, &big_table);
+    /* A module unloaded meanwhile (churn_cfi_forget emptied the small table as the copy read
+       it): the copy may hold its rules.  A forget that began before the table was published
+       and looked for it too early is seen here (both sides store, then load, sequentially
+       consistent), and one that began after empties the big table itself. */
+    if (atomic_load(&forgets) != begun)
+        forget_in(&big_table);
 }
 
 static inline int cached_rule(uintptr_t ip, uint32_t *rule)
@@ -188,8 +198,9 @@ static void forget_in(const rule_table *t)
 
 void churn_cfi_forget(void)
 {
+    atomic_fetch_add(&forgets, 1);
     forget_in(&small_table);
-    const rule_table *t = atomic_load_explicit(&table, memory_order_acquire);
+    const rule_table *t = atomic_load(&table);
     if (t != &small_table)
         forget_in(t);
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
