@@ -89,63 +89,34 @@ typedef struct {
     uint32_t rule;
 } near_slot;
 
+static inline size_t slot_index(uintptr_t ip, unsigned log)
+{
+    return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - log));
+}
 
 static inline rule_slot *slot_of(uintptr_t ip)
 {
     const rule_table *t = atomic_load_explicit(&table, memory_order_acquire);
-    return &t->slots[(ip * 0x9e3779b97f4a7c15ull) >> (64 - t->log)];
+    return &t->slots[slot_index(ip, t->log)];
 }
 
-static void forget_in(const rule_table *t);
-
-/* Called by the thread whose store made the count pass the mark, so once. */
-static __attribute__((noinline, cold)) void grow_table(void)
+/* The return address a slot holds a whole rule for, with the rule; 0 when it holds none or is
+   being written. */
+static inline uintptr_t slot_read(const rule_slot *s, uint32_t *rule)
 {
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&growing, &expected, 1))
-        return;
-    /* A system call of its own, as libchurn's other mappings: never the traced heap, and
-       never the exported mmap, which would record it. */
-    long p = syscall(SYS_mmap, NULL, sizeof(rule_slot) << BIG_SLOTS_LOG, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == -1)
-        return; /* no memory: the small table goes on serving */
-    rule_slot *bigger = (rule_slot *)p;
-    uint32_t begun = atomic_load(&forgets);
-    /* The rules known so far come along (each read as cached_rule reads it), so the move does
-       not cost every address a search again; the new table is not yet seen by anyone. */
-    for (unsigned i = 0; i < SLOTS; i++) {
-        uint64_t w1 = atomic_load_explicit(&slots[i].word, memory_order_acquire);
-        uintptr_t ip = atomic_load_explicit(&slots[i].ip, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        uint64_t w2 = atomic_load_explicit(&slots[i].word, memory_order_relaxed);
-        if (!ip || w1 != w2 || (w1 & SEQ_ONE))
-            continue;
-        rule_slot *d = &bigger[(ip * 0x9e3779b97f4a7c15ull) >> (64 - BIG_SLOTS_LOG)];
-        atomic_store_explicit(&d->ip, ip, memory_order_relaxed);
-        atomic_store_explicit(&d->word, (w1 & 0xffffffffu) | 2 * SEQ_ONE, memory_order_relaxed);
-    }
-    big_table = (rule_table){bigger, BIG_SLOTS_LOG};
-    atomic_store(&table, &big_table);
-    /* A module unloaded meanwhile (churn_cfi_forget emptied the small table as the copy read
-       it): the copy may hold its rules.  A forget that began before the table was published
-       and looked for it too early is seen here (both sides store, then load, sequentially
-       consistent), and one that began after empties the big table itself. */
-    if (atomic_load(&forgets) != begun)
-        forget_in(&big_table);
+    uint64_t w1 = atomic_load_explicit(&s->word, memory_order_acquire);
+    uintptr_t ip = atomic_load_explicit(&s->ip, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    uint64_t w2 = atomic_load_explicit(&s->word, memory_order_relaxed);
+    if (w1 != w2 || (w1 & SEQ_ONE))
+        return 0;
+    *rule = (uint32_t)w1;
+    return ip;
 }
 
 static inline int cached_rule(uintptr_t ip, uint32_t *rule)
 {
-    rule_slot *s = slot_of(ip);
-    uint64_t w1 = atomic_load_explicit(&s->word, memory_order_acquire);
-    uintptr_t key = atomic_load_explicit(&s->ip, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
-    uint64_t w2 = atomic_load_explicit(&s->word, memory_order_relaxed);
-    if (key != ip || w1 != w2 || (w1 & SEQ_ONE))
-        return 0;
-    *rule = (uint32_t)w1;
-    return 1;
+    return slot_read(slot_of(ip), rule) == ip;
 }
 
 /* Claims the slot by making its sequence odd; returns 0 if another thread holds it. */
@@ -168,6 +139,51 @@ static void slot_publish(rule_slot *s, uint64_t w, uintptr_t ip, uint32_t rule)
     atomic_store_explicit(&s->word, seq | rule, memory_order_release);
 }
 
+static void forget_in(const rule_table *t)
+{
+    for (size_t i = 0; i < (size_t)1 << t->log; i++) {
+        rule_slot *s = &t->slots[i];
+        if (!atomic_load_explicit(&s->ip, memory_order_relaxed))
+            continue;
+        uint64_t w;
+        while (!slot_claim(s, &w))
+            __builtin_ia32_pause();
+        slot_publish(s, w, 0, KIND_EMPTY);
+    }
+}
+
+/* Called by the thread whose store made the count pass the mark, so once. */
+static __attribute__((noinline, cold)) void grow_table(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&growing, &expected, 1))
+        return;
+    /* A system call of its own, as libchurn's other mappings: never the traced heap, and
+       never the exported mmap, which would record it. */
+    long p = syscall(SYS_mmap, NULL, sizeof(rule_slot) << BIG_SLOTS_LOG, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == -1)
+        return; /* no memory: the small table goes on serving */
+    rule_slot *bigger = (rule_slot *)p;
+    uint32_t begun = atomic_load(&forgets);
+    /* The rules known so far come along, so the move does not cost every address a search
+       again; the new table is not yet seen by anyone, so its slots need no claim. */
+    for (unsigned i = 0; i < SLOTS; i++) {
+        uint32_t rule;
+        uintptr_t ip = slot_read(&slots[i], &rule);
+        if (ip)
+            slot_publish(&bigger[slot_index(ip, BIG_SLOTS_LOG)], 0, ip, rule);
+    }
+    big_table = (rule_table){bigger, BIG_SLOTS_LOG};
+    atomic_store(&table, &big_table);
+    /* A module unloaded meanwhile (churn_cfi_forget emptied the small table as the copy read
+       it): the copy may hold its rules.  A forget that began before the table was published
+       and looked for it too early is seen here (both sides store, then load, sequentially
+       consistent), and one that began after empties the big table itself. */
+    if (atomic_load(&forgets) != begun)
+        forget_in(&big_table);
+}
+
 /* A slot being filled by another thread is left alone: this rule is computed again the next
    time the address is seen. */
 static void store_rule(uintptr_t ip, uint32_t rule)
@@ -181,19 +197,6 @@ static void store_rule(uintptr_t ip, uint32_t rule)
     if (old && old != ip &&
         atomic_fetch_add_explicit(&evictions, 1, memory_order_relaxed) + 1 == GROW_EVICTIONS)
         grow_table();
-}
-
-static void forget_in(const rule_table *t)
-{
-    for (size_t i = 0; i < (size_t)1 << t->log; i++) {
-        rule_slot *s = &t->slots[i];
-        if (!atomic_load_explicit(&s->ip, memory_order_relaxed))
-            continue;
-        uint64_t w;
-        while (!slot_claim(s, &w))
-            __builtin_ia32_pause();
-        slot_publish(s, w, 0, KIND_EMPTY);
-    }
 }
 
 void churn_cfi_forget(void)

@@ -36,8 +36,8 @@ static void read_cpu_rss(churn_tick *t, uint64_t now, int fresh)
         uint64_t cpu = atomic_load_explicit(&reading.cpu, memory_order_relaxed);
         uint64_t rss = atomic_load_explicit(&reading.rss, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&reading.seq, memory_order_relaxed) == s && now - ns < READING_NS &&
-            now >= ns) {
+        if (atomic_load_explicit(&reading.seq, memory_order_relaxed) == s && now >= ns &&
+            now - ns < READING_NS) {
             t->cpu_ns = cpu;
             t->rss = rss;
             return;

@@ -93,8 +93,9 @@ static void on_delete(const void *arg)
    against) is read at every call, the others at most once a millisecond.  The writer reads
    them every millisecond while the program is busy (writer.c), so the program's thread, which
    ends the epochs, only copies them: doing it there took ten ExtractStats a millisecond and a
-   mincore (half of workerd's main-thread ExtractStats samples, and its mincore calls).  It reads them itself only when the writer has not
-   for PROGRAM_READ_NS (an idle writer looks every 50 ms). */
+   mincore (half of workerd's main-thread ExtractStats samples, and its mincore calls).  It
+   reads them itself only when the writer has not for PROGRAM_READ_NS (an idle writer looks
+   every 50 ms). */
 #define FULL_READ_NS 1000000u
 #define PROGRAM_READ_NS 5000000u
 
