@@ -48,10 +48,11 @@ static void check_summaries(churn_analysis *a)
                 df = (int64_t)(row->frees - row->s_frees),
                 dab = (int64_t)(row->alloc_bytes - row->s_alloc_bytes),
                 dfb = (int64_t)(row->free_bytes - row->s_free_bytes);
-        d.allocs += da;
-        d.frees += df;
-        d.alloc_bytes += dab;
-        d.free_bytes += dfb;
+        /* a damaged trace's figures can be anything: sums wrap, never overflow */
+        d.allocs = churn_wrap_add(d.allocs, (uint64_t)da);
+        d.frees = churn_wrap_add(d.frees, (uint64_t)df);
+        d.alloc_bytes = churn_wrap_add(d.alloc_bytes, (uint64_t)dab);
+        d.free_bytes = churn_wrap_add(d.free_bytes, (uint64_t)dfb);
         d.moved |= da || df || dab || dfb;
         d.late |= row->late_events != 0;
         if (run_settled(&d)) {
@@ -161,6 +162,8 @@ void churn_crosscheck(churn_analysis *a)
                    (unsigned long long)a->duplicate_summaries);
     if (a->allocator_changed)
         churn_warn(w, "the allocator description changes between segments; the first kept");
+    if (a->stack_sample_changed)
+        churn_warn(w, "the stack sampling rate changes between segments; the first kept");
     const churn_totals *t = &a->totals;
     if (t->dropped_events)
         churn_warn(w, "the shim dropped %llu event(s): figures are incomplete (%llu with its "
