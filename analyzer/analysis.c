@@ -12,6 +12,7 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     memset(a, 0, sizeof *a);
     a->info = info;
     a->window = window;
+    a->stack_sample = 1;
     a->events = (info->flags & CHURN_FILE_EVENTS) != 0;
     a->warn = warn;
     a->sym = sym;
@@ -98,20 +99,23 @@ static void on_counts(churn_analysis *a, const churn_record *r)
     a->live_bytes = churn_wrap_sub(churn_wrap_add(a->live_bytes, allocs * size), frees * size);
     a->live_usable =
         churn_wrap_sub(churn_wrap_add(a->live_usable, allocs * usable), frees * usable);
-    churn_callsite *site = churn_growth_site(&a->growth, r->u.counts.stack);
-    if (allocs)
-        churn_growth_change(&a->growth, site, a->clock, 0, allocs, allocs * size);
-    if (frees)
-        churn_growth_change(&a->growth, site, a->clock, 1, frees, frees * size);
+    uint64_t w = churn_site_weight(a, r->u.counts.stack);
+    churn_callsite *site = w ? churn_growth_site(&a->growth, r->u.counts.stack) : NULL;
+    if (site && allocs)
+        churn_growth_change(&a->growth, site, a->clock, 0, allocs * w, allocs * size * w);
+    if (site && frees)
+        churn_growth_change(&a->growth, site, a->clock, 1, frees * w, frees * size * w);
     /* the frees are of objects allocated in this very epoch: lifetime "same" */
     if (!churn_in_window(&a->window, r->epoch))
         return;
     a->lifetime[0] += frees;
-    site->lifetime[0] += frees;
-    site->allocs += allocs;
-    site->alloc_bytes += allocs * size;
-    site->frees += frees;
-    site->free_bytes += frees * size;
+    if (site) {
+        site->lifetime[0] += frees * w;
+        site->allocs += allocs * w;
+        site->alloc_bytes += allocs * size * w;
+        site->frees += frees * w;
+        site->free_bytes += frees * size * w;
+    }
     a->totals.allocs += allocs;
     a->totals.alloc_bytes += allocs * size;
     a->totals.reallocs += r->u.counts.reallocs;
@@ -149,17 +153,22 @@ static void on_free(churn_analysis *a, const churn_record *r)
     a->live_count = churn_wrap_sub(a->live_count, 1);
     a->live_bytes = churn_wrap_sub(a->live_bytes, size);
     a->live_usable = churn_wrap_sub(a->live_usable, size + r->u.free.slack);
-    churn_callsite *site = churn_growth_site(&a->growth, stack);
-    churn_growth_change(&a->growth, site, a->clock, 1, 1, size);
+    uint64_t w = churn_site_weight(a, stack);
+    churn_callsite *site = w ? churn_growth_site(&a->growth, stack) : NULL;
+    if (site)
+        churn_growth_change(&a->growth, site, a->clock, 1, w, size * w);
     if (churn_in_window(&a->window, alloc_epoch)) {
         unsigned b = churn_lifetime_bucket(age);
         a->lifetime[b]++;
-        site->lifetime[b]++;
+        if (site)
+            site->lifetime[b] += w;
     }
     if (!churn_in_window(&a->window, r->epoch))
         return;
-    site->frees++;
-    site->free_bytes += size;
+    if (site) {
+        site->frees += w;
+        site->free_bytes += size * w;
+    }
     a->totals.frees++;
     a->totals.free_bytes += size;
     churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
@@ -225,9 +234,10 @@ static void on_carry(churn_analysis *a, const churn_record *r)
     a->live_bytes = a->carried_bytes = a->start_live_bytes = (int64_t)r->u.carry.live_bytes;
     for (size_t i = 0; i < r->u.carry.n; i++) {
         const churn_carry_entry *e = &r->u.carry.entries[i];
-        churn_callsite *site = churn_growth_site(&a->growth, e->stack);
-        churn_growth_change(&a->growth, site, a->first_epoch, 0, e->live_count,
-                            e->live_bytes);
+        uint64_t w = churn_site_weight(a, e->stack);
+        if (w)
+            churn_growth_change(&a->growth, churn_growth_site(&a->growth, e->stack),
+                                a->first_epoch, 0, e->live_count * w, e->live_bytes * w);
     }
 }
 
@@ -271,13 +281,16 @@ static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
     }
     for (size_t i = 0; i < s->n_callsites; i++) {
         const churn_callsite_entry *e = &s->callsites[i];
+        uint64_t w = churn_site_weight(a, e->stack);
+        if (!w)
+            continue;
         churn_callsite *site = churn_growth_site(&a->growth, e->stack);
-        churn_growth_set(&a->growth, site, s->epoch, (int64_t)e->live_count,
-                         (int64_t)e->live_bytes);
-        site->allocs += e->allocs;
-        site->frees += e->frees;
-        site->alloc_bytes += e->alloc_bytes;
-        site->free_bytes += e->free_bytes;
+        churn_growth_set(&a->growth, site, s->epoch, (int64_t)(e->live_count * w),
+                         (int64_t)(e->live_bytes * w));
+        site->allocs += e->allocs * w;
+        site->frees += e->frees * w;
+        site->alloc_bytes += e->alloc_bytes * w;
+        site->free_bytes += e->free_bytes * w;
     }
 }
 
@@ -369,6 +382,12 @@ void churn_analysis_record(void *ctx, const churn_record *r)
     case CHURN_REC_CARRY:
         on_carry(a, r);
         break;
+    case CHURN_REC_STACK_SAMPLE:
+        /* the same in every segment: a change means segments of different runs */
+        a->stack_sample_changed |= a->stack_sample > 1 && a->stack_sample != r->u.stack_sample.n;
+        if (a->stack_sample == 1)
+            a->stack_sample = r->u.stack_sample.n;
+        break;
     case CHURN_REC_DROPPED:
         a->totals.dropped_events += r->u.dropped.count;
         *(r->u.dropped.reason == CHURN_DROP_RING_FULL       ? &a->totals.dropped_ring
@@ -408,7 +427,9 @@ static void count_leak(void *ctx, const churn_object *o)
     a->leaked_count++;
     a->leaked_bytes += o->size;
     a->lifetime[CHURN_LIFETIME_NEVER]++;
-    churn_growth_site(&a->growth, o->stack)->lifetime[CHURN_LIFETIME_NEVER]++;
+    uint64_t w = churn_site_weight(a, o->stack);
+    if (w)
+        churn_growth_site(&a->growth, o->stack)->lifetime[CHURN_LIFETIME_NEVER] += w;
 }
 
 /* Epochs that no event closed (no events at all, or only a summary) take the live value

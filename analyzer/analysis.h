@@ -88,7 +88,9 @@ typedef struct churn_analysis {
     uint64_t allocs_seen; /* allocations in the trace, in any epoch */
     uint64_t bad_ages, stack_conflicts, carry_mismatches, duplicate_summaries;
     uint64_t carry_expected_count, carry_seen_count, carry_mismatch_seq;
-    int allocator_changed;
+    int allocator_changed, stack_sample_changed;
+    /* CHURN_STACK_SAMPLE of the trace (1: every allocation has its stack) */
+    uint64_t stack_sample;
 } churn_analysis;
 
 /* first_epoch is the epoch current when the trace's first used segment was opened. */
@@ -105,6 +107,15 @@ void churn_analysis_record(void *ctx, const churn_record *r);
 /* Closes the last epoch, samples growth through the window and counts what is left live,
    with the live-set pass that ran over the same segments. */
 void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p);
+
+/* How many objects one object of this stack stands for in callsite figures.  Under
+   CHURN_STACK_SAMPLE=n an allocation had its stack walked with probability 1/n, so a
+   callsite's counts times n estimate its allocations', and the objects without a stack (id
+   0) belong to no callsite; every other figure counts each object once. */
+static inline uint64_t churn_site_weight(const churn_analysis *a, uint64_t stack)
+{
+    return a->stack_sample <= 1 ? 1 : stack ? a->stack_sample : 0;
+}
 
 static inline int churn_in_window(const churn_window *w, uint64_t epoch)
 {

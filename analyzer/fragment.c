@@ -206,23 +206,27 @@ static churn_frag_part *part_of(parts *p, uint64_t key)
 
 typedef struct survivors {
     const churn_spans *spans;
+    const churn_analysis *a;
     parts sites, classes;
 } survivors;
 
-static void add_part(churn_frag_part *p, const churn_object *o, double share)
+/* w: how many objects this one stands for (churn_site_weight) */
+static void add_part(churn_frag_part *p, const churn_object *o, double share, uint64_t w)
 {
-    p->count++;
-    p->live_bytes += o->size;
-    p->usable_bytes += o->size + o->slack;
-    p->span_share += share;
+    p->count += w;
+    p->live_bytes += o->size * w;
+    p->usable_bytes += (o->size + o->slack) * w;
+    p->span_share += share * (double)w;
 }
 
 static void survivor(void *ctx, const churn_object *o)
 {
     survivors *s = ctx;
     double share = churn_spans_share(s->spans, o);
-    add_part(part_of(&s->sites, o->stack), o, share);
-    add_part(part_of(&s->classes, o->size + o->slack), o, share);
+    uint64_t w = churn_site_weight(s->a, o->stack);
+    if (w)
+        add_part(part_of(&s->sites, o->stack), o, share, w);
+    add_part(part_of(&s->classes, o->size + o->slack), o, share, 1);
 }
 
 static int by_pinned(const void *x, const void *y)
@@ -265,7 +269,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     f->snaps = spans->snaps;
     spans->snaps = NULL;
     spans->nsnaps = spans->snaps_cap = 0;
-    survivors s = {spans, {0}, {0}};
+    survivors s = {spans, a, {0}, {0}};
     churn_live_foreach(&p->live, survivor, &s);
     displaced_survivors(&p->live, &s);
     if (s.sites.count) {

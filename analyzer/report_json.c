@@ -53,6 +53,7 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
     u64(out, "ring_bytes", in->ring_bytes, 1);
     u64(out, "file_bytes", in->file_bytes, 1);
     u64(out, "page_size", in->page_size, 1);
+    u64(out, "stack_sample", a->stack_sample, 1);
     u64(out, "start_realtime_ns", in->start_realtime_ns, 1);
     u64(out, "segments_used", a->segments_used, 1);
     u64(out, "segments_dropped", churn_report_segments_dropped(a), 1);

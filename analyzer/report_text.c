@@ -39,6 +39,10 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     if (a->has_exit && a->exit_how == CHURN_EXIT_SIGNAL)
         fprintf(out, " %llu", (unsigned long long)a->exit_detail);
     fputs("\n", out);
+    if (a->stack_sample > 1)
+        fprintf(out, "  stacks sampled: one allocation in %llu (CHURN_STACK_SAMPLE); callsite "
+                     "figures are estimates, %llu x what the sampled allocations did\n",
+                (unsigned long long)a->stack_sample, (unsigned long long)a->stack_sample);
     if (a->window.has_first || a->window.has_last)
         fprintf(out, "  window: epochs %llu..%llu\n",
                 (unsigned long long)(a->window.has_first ? a->window.first : a->first_epoch),

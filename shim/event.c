@@ -27,6 +27,19 @@ static uint32_t stack_id(churn_thread *t)
     return id;
 }
 
+/* The stack id of an allocation: under CHURN_STACK_SAMPLE only one in N is walked, the others
+   get stack 0 ("none"), which the analyzer leaves out of its callsites and scales the rest
+   by N; every allocation is still traced and counted. */
+static inline uint32_t alloc_stack_id(churn_thread *t)
+{
+    if (CHURN_LIKELY(churn_opt.stack_sample == 1))
+        return stack_id(t);
+    if (--t->sample_left)
+        return 0;
+    t->sample_left = churn_stack_sample_gap(t);
+    return stack_id(t);
+}
+
 static inline uint32_t epoch_now(void)
 {
     return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
@@ -77,7 +90,7 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     ev.usable = usable;
     ev.aux = 0;
     churn_livemap_prefetch(ev.addr);
-    ev.stack = stack_id(t);
+    ev.stack = alloc_stack_id(t);
     ev.epoch = epoch_now();
     churn_live live = {size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack,
                        ev.epoch};

@@ -38,6 +38,9 @@ static const opt_row table[] = {
     {"CHURN_EPOCH_MS", OPT_UINT, "0", 0, 86400000,
      "begin a new epoch every N milliseconds; 0 = only on churn_epoch() or the signal"},
     {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, CHURN_STACK_MAX_DEPTH, "frames kept per stack"},
+    {"CHURN_STACK_SAMPLE", OPT_UINT, "1", 1, 1u << 30,
+     "walk the stack of one allocation in N, at random (1 = every one); the others are traced "
+     "and counted without a callsite, and churn-analyze scales callsite figures by N"},
     {"CHURN_UNWIND", OPT_UNWIND, "cfi", 0, 0,
      "cfi (cached DWARF CFI, libunwind where it cannot), libunwind, fp (frame pointers: "
      "needs them), verify (test mode: cfi and libunwind on every stack, abort if they differ)"},
@@ -135,6 +138,8 @@ static int apply(const opt_row *row, const char *value)
         churn_opt.epoch_ms = v;
     else if (!strcmp(n, "CHURN_STACK_DEPTH"))
         churn_opt.stack_depth = (unsigned)v;
+    else if (!strcmp(n, "CHURN_STACK_SAMPLE"))
+        churn_opt.stack_sample = (uint32_t)v;
     else if (!strcmp(n, "CHURN_SEGMENT_KB"))
         churn_opt.segment_bytes = v << 10;
     else if (!strcmp(n, "CHURN_FLUSH_MS"))

@@ -35,6 +35,7 @@ typedef struct churn_options {
     uint64_t epoch_ms;       /* CHURN_EPOCH_MS, 0 = none */
     char epoch_at[4096];     /* CHURN_EPOCH_AT, "" = none */
     unsigned stack_depth;    /* CHURN_STACK_DEPTH */
+    uint32_t stack_sample;   /* CHURN_STACK_SAMPLE */
     int unwind;              /* CHURN_UNWIND, an enum churn_unwind_mode */
     int fork_follow;         /* CHURN_FORK=follow (1) or stop (0) */
     uint64_t segment_bytes;  /* CHURN_SEGMENT_KB */
@@ -255,11 +256,26 @@ typedef struct churn_thread {
     _Atomic int exited;             /* owner is gone; recycle once drained */
     pid_t tid;
     uintptr_t stack_lo, stack_hi;   /* pthread's stack range; walks read only [sp, stack_hi) */
+    uint32_t sample_left;           /* CHURN_STACK_SAMPLE: allocations until the next walk */
+    uint32_t sample_rng;            /* xorshift state of the gaps between walks */
     uint64_t cache_hash[CHURN_STACK_CACHE]; /* key (churn_unwind) -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
     churn_slot slots[CHURN_RING_EVENTS];
 } churn_thread;
+
+/* CHURN_STACK_SAMPLE=N: allocations between two stack walks, uniform in 1..2N-1 (mean N).
+   Random gaps, because a fixed one lines up with a loop that allocates a multiple of N
+   objects a turn and walks the same callsite every time. */
+static inline uint32_t churn_stack_sample_gap(churn_thread *t)
+{
+    uint32_t x = t->sample_rng;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    t->sample_rng = x;
+    return 1u + (uint32_t)(((uint64_t)x * (2u * churn_opt.stack_sample - 1u)) >> 32);
+}
 
 /* Writer side: the event at ring position pos (published, so whole); returns the slots it
    takes, 1 or 2. */

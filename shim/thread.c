@@ -91,6 +91,9 @@ churn_thread *churn_thread_self(void)
     churn_cfi_thread_reset(&t->cfi);
     t->tid = churn_gettid();
     t->stack_lo = t->stack_hi = 0;
+    t->sample_rng = ((uint32_t)t->tid * 2654435761u) ^ (uint32_t)churn_now_ns();
+    t->sample_rng |= !t->sample_rng; /* xorshift never leaves 0 */
+    t->sample_left = churn_stack_sample_gap(t);
     /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores
        it): once per thread, under the caller's guard, as pthread_getattr_np may allocate. */
     stack_bounds(t);

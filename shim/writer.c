@@ -401,6 +401,10 @@ static void segment_open(void)
     w.seg_open_ns = churn_now_ns();
     put_u(w.seg_open_ns);
     emit_allocator();
+    if (churn_opt.stack_sample > 1 && room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_STACK_SAMPLE);
+        put_u(churn_opt.stack_sample);
+    }
     emit_size_classes();
     emit_modules();
     emit_carry();

@@ -234,6 +234,8 @@ def decode(raw, seq, version=2):
             rec["counters"] = [r.bytes() for _ in range(r.v())]
         elif tag == 0x0B:
             rec["size_classes"] = [(r.v(), r.v()) for _ in range(r.v())]
+        elif tag == 0x0C:
+            rec["stack_sample"] = r.v()
         elif tag == 0x07:
             rec.update(live_count=r.v(), live_bytes=r.v())
             rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]

@@ -22,9 +22,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK; readers
-   take 1 and 2. */
-#define CHURN_FORMAT_VERSION 2u
+/* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK, version 3
+   CHURN_REC_STACK_SAMPLE; readers take 1 to 3. */
+#define CHURN_FORMAT_VERSION 3u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
@@ -120,6 +120,12 @@ enum churn_record_tag {
        be asked, by ways in that can ask (Google tcmalloc's stats text); the analyzer's
        fragmentation model (docs/fragmentation.md) uses it over its built-in rules. */
     CHURN_REC_SIZE_CLASSES = 0x0b,
+    /* V n >= 2: stacks are sampled (CHURN_STACK_SAMPLE): one allocation in n on average, at
+       random, has its stack; the others have stack id 0, and so do their frees.  In every
+       segment after CHURN_REC_ALLOCATOR when n >= 2; absent means every allocation has its
+       stack.  Counts and sizes of all events stay exact; a callsite's figures times n
+       estimate what all of its allocations did. */
+    CHURN_REC_STACK_SAMPLE = 0x0c,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */

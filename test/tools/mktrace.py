@@ -35,6 +35,7 @@ absolute instruction pointers innermost first:
   ["thread", tid]              ["epoch", epoch]
   ["allocator", name, page_size, [counter names]]
   ["size_classes", [[object size, span bytes], ...]]
+  ["stack_sample", n]          (version 3)
   ["carry", live_count, live_bytes, [[stack, count, bytes], ...]]
   ["dropped", count, reason]   ["exit", how, detail]
   ["alloc", kind, addr, size, slack, stack]
@@ -66,6 +67,7 @@ SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_hea
 TAGS = {
     "segment_start": 0x01, "module": 0x02, "stack": 0x03, "stack_ref": 0x03, "module_unloaded": 0x02, "thread": 0x04, "epoch": 0x05,
     "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
+    "stack_sample": 0x0c,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
 }
@@ -152,7 +154,7 @@ class Encoder:
     A "free" of an object this segment allocated, with matching fields, becomes FREE_SHORT;
     "free_full" always writes the self-describing FREE."""
 
-    def __init__(self, version=2):
+    def __init__(self, version=3):
         self.out = bytearray()
         self.version = version
         self.reset()
@@ -240,6 +242,8 @@ class Encoder:
             for ip in ips:
                 body += varint(zigzag(ip - prev))
                 prev = ip
+        elif name == "stack_sample":
+            body += varint(args[0])
         elif name == "size_classes":
             (pairs,) = args
             body += varint(len(pairs))
@@ -294,13 +298,13 @@ def crc32(b):
 
 
 def segment_bytes(seg):
-    enc = Encoder(seg.get("version", 2))
+    enc = Encoder(seg.get("version", 3))
     for rec in seg.get("records", []):
         enc.record(rec)
     raw = bytes(enc.out)
     payload = bytes.fromhex(seg["payload_hex"]) if "payload_hex" in seg else zstd_compress(raw)
     fields = [SKIPPABLE_MAGIC, SEGMENT_HEADER.size - 8, seg.get("magic", SEGMENT_MAGIC),
-              seg.get("version", 2), seg["seq"], seg.get("first_epoch", 0),
+              seg.get("version", 3), seg["seq"], seg.get("first_epoch", 0),
               seg.get("last_epoch", 0), seg.get("raw_bytes", len(raw)), len(payload),
               seg.get("payload_crc", crc32(payload)), 0]
     fields[-1] = seg.get("header_crc", crc32(SEGMENT_HEADER.pack(*fields)))
@@ -309,7 +313,7 @@ def segment_bytes(seg):
 
 def file_header(h, body_len):
     magic = h.get("magic", "CHURNTRC").encode()
-    fields = [SKIPPABLE_MAGIC, FILE_HEADER.size - 8, magic, h.get("version", 2),
+    fields = [SKIPPABLE_MAGIC, FILE_HEADER.size - 8, magic, h.get("version", 3),
               h.get("flags", 1), h.get("ring_bytes", FILE_HEADER.size + body_len),
               h.get("pid", 4242), h.get("start_realtime_ns", 0), h.get("page_size", 4096), 0]
     fields[-1] = h.get("header_crc", crc32(FILE_HEADER.pack(*fields)))
