@@ -2,8 +2,8 @@
 """Measures libchurn against a native run and against heaptrack on real workloads.
 
 Run by bench/run.sh (`make bench`), which builds the helpers this script expects in
-build/bench/.  For every round, for every workload, it runs the four modes one after the other
-(native, libchurn, libchurn with CHURN_EVENTS=0, heaptrack), so that drift in the machine's
+build/bench/.  For every round, for every workload, it runs the five modes one after the other
+(native, libchurn, libchurn with CHURN_STACK_SAMPLE=64, libchurn with CHURN_EVENTS=0, heaptrack), so that drift in the machine's
 speed hits every mode alike, and then times both analyzers on that round's traces.
 
 Each run is started with posix_spawn (through build/bench/detach, so that its peak RSS does
@@ -45,7 +45,8 @@ THREADS = os.path.join(BUILD, "bench", "threads")
 DETACH = os.path.join(BUILD, "bench", "detach")
 PR_SET_CHILD_SUBREAPER = 36
 
-MODES = ("native", "libchurn", "libchurn-noevents", "heaptrack")
+MODES = ("native", "libchurn", "libchurn-sampled", "libchurn-noevents", "heaptrack")
+SAMPLE = "64"  # CHURN_STACK_SAMPLE of the libchurn-sampled mode
 
 
 def fail(msg):
@@ -146,6 +147,8 @@ def run_mode(wl, mode, rnd):
         env["CHURN_OUT"] = trace
         if mode == "libchurn-noevents":
             env["CHURN_EVENTS"] = "0"
+        if mode == "libchurn-sampled":
+            env["CHURN_STACK_SAMPLE"] = SAMPLE
         trace_pattern = trace
     elif mode == "heaptrack":
         prefix = os.path.join(WORK, tag + ".heaptrack")
@@ -258,9 +261,9 @@ def report(facts, runs, quick, wls, data, analyzer, events):
     out.append("- load average (1, 5, 15 min) at start: %s; at end: %s (other work on the "
                "machine shows up as wall time well above CPU time in native runs)"
                % (facts["load_start"], facts["load_end"]))
-    out.append("- runs per mode: %d%s, alternating native / libchurn / libchurn-noevents / "
-               "heaptrack within each round; figures are medians"
-               % (runs, " (BENCH_QUICK)" if quick else ""))
+    out.append("- runs per mode: %d%s, alternating native / libchurn / libchurn-sampled "
+               "(CHURN_STACK_SAMPLE=%s) / libchurn-noevents / heaptrack within each round; "
+               "figures are medians" % (runs, " (BENCH_QUICK)" if quick else "", SAMPLE))
     out.append("- sizes: " + ", ".join("%s %s" % (w["name"], w["size"]) for w in wls))
     out.append("")
     out.append("## Cost of tracing")

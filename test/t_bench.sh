@@ -1,9 +1,10 @@
 #!/bin/sh
 # The benchmark suite in its short form (BENCH_QUICK=1: 2 rounds of small workloads, 2,000
-# workerd subrequests), as CI runs it: every workload runs natively, under libchurn (with and
-# without events) and under heaptrack and prints the same result; the results file has every
-# row; libchurn and heaptrack count the same allocation and free events.  No figure of speed is
-# asserted here (docs/benchmarks.md: speed is judged in `make bench` on a quiet machine).
+# workerd subrequests), as CI runs it: every workload runs natively, under libchurn (with
+# events, with sampled stacks, without events) and under heaptrack and prints the same result;
+# the results file has every row; libchurn and heaptrack count the same allocation and free
+# events.  No figure of speed is asserted here (docs/benchmarks.md: speed is judged in
+# `make bench` on a quiet machine).
 . test/lib.sh
 
 BENCH_QUICK=1 BENCH_RESULTS="$WORK/results.md" sh bench/run.sh >"$WORK/out" 2>"$WORK/err" ||
@@ -13,7 +14,7 @@ import re, sys
 from churncheck import *
 text = open(sys.argv[1]).read()
 for workload in ("python", "threads-1", "threads-2", "sqlite", "node"):
-    for mode in ("native", "libchurn", "libchurn-noevents", "heaptrack"):
+    for mode in ("native", "libchurn", "libchurn-sampled", "libchurn-noevents", "heaptrack"):
         if not re.search(r"^\| %s \| %s \|" % (re.escape(workload), re.escape(mode)), text, re.M):
             fail("no row for %s under %s" % (workload, mode))
 # allocation + free events: libchurn against heaptrack, within 0.5 % (start-up differs)
