@@ -66,7 +66,7 @@ static void *churn(void *arg)
             exit(1);
         }
         if (use_map)
-            churn_livemap_insert((uintptr_t)slot[k], &(churn_live){size, 8, x & 0xffff, 0});
+            churn_livemap_insert((uintptr_t)slot[k], size, 8, x & 0xffff, 0);
     }
     for (unsigned k = 0; k < SLOTS; k++) {
         if (use_map)
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         void *p = malloc(size);
         if (!p)
             return 1;
-        churn_livemap_insert((uintptr_t)p, &(churn_live){size, 8, 1, 0});
+        churn_livemap_insert((uintptr_t)p, size, 8, 1, 0);
     }
     for (int n = 1; n <= 2; n++) {
         use_map = 0;

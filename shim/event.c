@@ -92,9 +92,8 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     churn_livemap_prefetch(ev.addr);
     ev.stack = alloc_stack_id(t);
     ev.epoch = epoch_now();
-    churn_live live = {size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack,
-                       ev.epoch};
-    churn_livemap_insert(ev.addr, &live);
+    churn_livemap_insert(ev.addr, size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN,
+                         ev.stack, ev.epoch);
     churn_thread_push(t, ev, 1);
 }
 
@@ -155,7 +154,7 @@ void *churn_record_realloc(void *p, size_t size)
     void *q = churn_next.realloc(p, size);
     if (!q && size) {
         if (known)
-            churn_livemap_insert((uintptr_t)p, &live);
+            churn_livemap_insert((uintptr_t)p, live.size, live.slack, live.stack, live.epoch);
         return NULL;
     }
     emit_free(t, p, CHURN_FREE_REALLOC, known ? &live : NULL, usable);

@@ -42,14 +42,14 @@ typedef struct {
 #define SIZE_BITS 48
 #define SLACK_MAX 0x7fffu
 
-static inline void pack(entry_t *e, uintptr_t addr, const churn_live *v)
+static inline void pack(entry_t *e, uintptr_t addr, uint64_t size, uint64_t slack,
+                        uint32_t stack, uint32_t epoch)
 {
     e->addr = addr;
-    e->size = v->size >> SIZE_BITS == 0 && v->slack <= SLACK_MAX
-                  ? PACKED | v->slack << SIZE_BITS | v->size
-                  : v->size;
-    e->stack = v->stack;
-    e->epoch = v->epoch;
+    e->size = size >> SIZE_BITS == 0 && slack <= SLACK_MAX ? PACKED | slack << SIZE_BITS | size
+                                                           : size;
+    e->stack = stack;
+    e->epoch = epoch;
 }
 
 static inline void unpack(const entry_t *e, churn_live *v)
@@ -193,12 +193,13 @@ static void table_put(shard_t *s, const entry_t *e)
     s->slots[i] = *e;
 }
 
-void churn_livemap_insert(uintptr_t addr, const churn_live *v)
+void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
+                          uint32_t epoch)
 {
     uint64_t h = mix(addr);
     shard_t *s = shard_of(h);
     entry_t e;
-    pack(&e, addr, v);
+    pack(&e, addr, size, slack, stack, epoch);
     churn_spin_lock(&s->lock);
     entry_t *n = nursery_of(s, h);
     if (n->addr && n->addr != addr)

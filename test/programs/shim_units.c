@@ -133,8 +133,8 @@ static void *drive_livemap(void *arg)
             m->size[i] = rng(&m->seed) % 100000;
             if (op % 97 == 0)
                 m->size[i] += (uint64_t)op << 40; /* past the packed size's 48 bits at times */
-            churn_live v = {m->size[i], slack_of(m->size[i]), i, (uint32_t)(m->size[i] ^ i)};
-            churn_livemap_insert(addr, &v);
+            churn_livemap_insert(addr, m->size[i], slack_of(m->size[i]), i,
+                                 (uint32_t)(m->size[i] ^ i));
             m->live[i] = 1;
         }
     }
@@ -178,13 +178,13 @@ static void test_livemap(void)
     for (unsigned round = 0; round < 3; round++) {
         unsigned crowd = round ? 2000 : 0, crowds = round == 2 ? 2 : 1;
         uintptr_t addr = 0x6f0000000000u + (uintptr_t)round * 0x10000;
-        churn_live v1 = {100, 0, 1, 1}, v2 = {200, 8, 2, 2}, out;
-        churn_livemap_insert(addr, &v1);
+        churn_live out;
+        churn_livemap_insert(addr, 100, 0, 1, 1);
         for (unsigned i = 0; i < crowd; i++)
-            churn_livemap_insert(addr + 16 + (uintptr_t)i * 16, &v1);
-        churn_livemap_insert(addr, &v2);
+            churn_livemap_insert(addr + 16 + (uintptr_t)i * 16, 100, 0, 1, 1);
+        churn_livemap_insert(addr, 200, 8, 2, 2);
         for (unsigned i = 0; crowds == 2 && i < crowd; i++)
-            churn_livemap_insert(addr + 0x8000 + (uintptr_t)i * 16, &v1);
+            churn_livemap_insert(addr + 0x8000 + (uintptr_t)i * 16, 100, 0, 1, 1);
         if (!churn_livemap_remove(addr, &out) || out.size != 200 || out.stack != 2)
             fail("live map: a re-inserted address (round %u) did not give its newest entry", round);
         if (round == 1 && (!churn_livemap_remove(addr, &out) || out.size != 100 || out.stack != 1))
