@@ -5,9 +5,7 @@
  * tiny, on 1 and 2 threads.  The addresses are real ones from this process's malloc, so their
  * layout (and the map's cache behaviour) is the allocator's.
  *
- *   gcc -O2 -D_GNU_SOURCE -Iinclude -pthread -o build/bench/livemap_bench \
- *       bench/livemap_bench.c shim/livemap.c
- *   build/bench/livemap_bench [OPS_PER_THREAD]
+ * bench/run.sh (`make bench`) builds and runs it: build/bench/livemap_bench [OPS_PER_THREAD]
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
 #!/bin/sh
 # `make bench`: builds the benchmark's own helpers, then bench/bench.py measures native,
-# libchurn, libchurn with CHURN_EVENTS=0 and heaptrack on every workload and writes
-# bench/results/latest.md (BENCH_RESULTS: elsewhere), and bench/workerd.sh adds workerd's
-# throughput under libchurn against native.  The Makefile has already built build/libchurn.so
+# libchurn (every stack, stacks sampled, histograms only) and heaptrack on every workload and
+# writes bench/results/latest.md (BENCH_RESULTS: elsewhere), bench/workerd.sh adds workerd's
+# throughput under libchurn against native, and the micro benchmarks of the live map and the
+# stack walk add their tables.  The Makefile has already built build/libchurn.so
 # and build/churn-analyze.  BENCH_RUNS=N sets the rounds (default 5); BENCH_QUICK=1 is the
 # short form for CI (2 rounds, small workloads, 2,000 subrequests).
 set -eu
@@ -24,6 +25,14 @@ $CC -O2 -g -Wall -Wextra -std=gnu11 -fno-omit-frame-pointer -pthread \
     -o build/bench/threads bench/threads.c
 $CC -O2 -Wall -Wextra -std=gnu11 -shared -fPIC -o build/bench/libmaxrss.so bench/maxrss_preload.c
 $CC -O2 -Wall -Wextra -std=gnu11 -o build/bench/detach bench/detach.c
+# The micro benchmarks of the two hottest structures, built from the shim's own sources (the
+# walker with frame pointers, as the Makefile builds it; the benchmark's recursion without).
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread -o build/bench/livemap_bench \
+    bench/livemap_bench.c shim/livemap.c
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
+    -c shim/cfi.c -o build/bench/cfi.o
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fomit-frame-pointer \
+    -o build/bench/unwind_bench bench/unwind_bench.c build/bench/cfi.o -lunwind
 /usr/bin/python3 bench/bench.py
 RESULTS=${BENCH_RESULTS:-bench/results/latest.md}
 if [ "${BENCH_QUICK:-}" = 1 ]; then
@@ -38,4 +47,14 @@ echo "bench: workerd (${BENCH_SUBREQUESTS:-20000} subrequests a run)" >&2
     sh bench/workerd.sh
     echo '```'
 } >>"$RESULTS"
-tail -n 6 "$RESULTS"
+echo "bench: micro benchmarks (live map, stack walk)" >&2
+{
+    echo
+    echo "## Micro benchmarks"
+    echo
+    echo '```'
+    build/bench/livemap_bench $([ "${BENCH_QUICK:-}" = 1 ] && echo 200000)
+    build/bench/unwind_bench
+    echo '```'
+} >>"$RESULTS"
+tail -n 17 "$RESULTS"

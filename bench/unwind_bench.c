@@ -5,10 +5,7 @@
  * a large frame and an alloca'd (rbp-based CFA) frame.  Both unwinders' outputs are compared
  * once per depth first: a benchmark of a wrong answer is worthless.
  *
- *   gcc -O2 -D_GNU_SOURCE -fno-omit-frame-pointer -c shim/cfi.c -o build/bench/cfi.o
- *   gcc -O2 -D_GNU_SOURCE -fomit-frame-pointer -o build/bench/unwind_bench \
- *       bench/unwind_bench.c build/bench/cfi.o -lunwind
- *   build/bench/unwind_bench
+ * bench/run.sh (`make bench`) builds and runs it: build/bench/unwind_bench
  */
 #define UNW_LOCAL_ONLY
 #include <alloca.h>

@@ -2,8 +2,8 @@
 # The benchmark suite in its short form (BENCH_QUICK=1: 2 rounds of small workloads, 2,000
 # workerd subrequests), as CI runs it: every workload runs natively, under libchurn (with
 # events, with sampled stacks, without events) and under heaptrack and prints the same result;
-# the results file has every row; libchurn and heaptrack count the same allocation and free
-# events.  No figure of speed is asserted here (docs/benchmarks.md: speed is judged in
+# the results file has every row and the micro benchmarks' tables; libchurn and heaptrack
+# count the same allocation and free events.  No figure of speed is asserted here (docs/benchmarks.md: speed is judged in
 # `make bench` on a quiet machine).
 . test/lib.sh
 
@@ -26,5 +26,10 @@ for m in counts:
         fail("%s: libchurn counted %d events, heaptrack %d" % (name, ours, theirs))
 if not re.search(r"ratio libchurn/native: subrequests/s [\d.]+", text):
     fail("no workerd ratio in the results")
-print("short benchmark: every workload and mode ran, event counts agree, workerd measured")
+for what in (r"1 thread\(s\): [\d.]+ ns per free\+malloc pair, [\d.]+ with the map",
+             r"^\s+64\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x$"):
+    if not re.search(what, text, re.M):
+        fail("the micro benchmarks' results lack /%s/" % what)
+print("short benchmark: every workload and mode ran, event counts agree, workerd and the "
+      "micro benchmarks measured")
 PY
