@@ -3,8 +3,9 @@
 
 Run by bench/run.sh (`make bench`), which builds the helpers this script expects in
 build/bench/.  For every round, for every workload, it runs the five modes one after the other
-(native, libchurn, libchurn with CHURN_STACK_SAMPLE=64, libchurn with CHURN_EVENTS=0, heaptrack), so that drift in the machine's
-speed hits every mode alike, and then times both analyzers on that round's traces.
+(native, libchurn, libchurn with CHURN_STACK_SAMPLE=64, libchurn with CHURN_EVENTS=0,
+heaptrack), so that drift in the machine's speed hits every mode alike, and then times both
+analyzers on that round's traces.
 
 Each run is started with posix_spawn (through build/bench/detach, so that its peak RSS does
 not start at this interpreter's) and reaped with os.wait4: wall time from time.perf_counter
