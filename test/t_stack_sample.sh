@@ -17,6 +17,8 @@ done
 traced "$WORK/every.zst" "$WORK/every.out" "$WORK/stack_sample"
 analyze "$WORK/every.zst" "$WORK/every.json"
 "$ANALYZE" "$WORK/events.zst" >"$WORK/events.txt" || fail "churn-analyze (text) failed"
+"$ANALYZE" --folded=allocs "$WORK/events.zst" >"$WORK/events.folded" ||
+    fail "churn-analyze --folded=allocs failed"
 grep -q "stacks sampled: one allocation in 10 " "$WORK/events.txt" ||
     fail "the text report does not say that stacks were sampled"
 check "$WORK" <<'PY'
@@ -52,6 +54,15 @@ for mode in ("events", "summaries", "every"):
         if abs(allocs - TURNS) > TURNS * 0.12:
             fail("%s: temp%d estimated %d allocations of %d (all callsites: %s)"
                  % (mode, n, allocs, TURNS, temps))
+    if mode == "events":
+        # the flame graph's weights are the report's estimates, not the sampled counts
+        folded = {}
+        for line in open("%s/events.folded" % work):
+            frames, value = line.rsplit(" ", 1)
+            folded[frames.split(";")[-1]] = folded.get(frames.split(";")[-1], 0) + int(value)
+        for function, want in [("keep_one", kept["allocs"])] + [
+                ("temp%d" % n, temps[n]) for n in range(TEMPS)]:
+            expect("folded allocs of %s" % function, folded.get(function), want)
     print("%s: 1 in %d; keep_one live %d of %d; temporaries %d..%d of %d each"
           % (mode, rate, kept["live_count"], TURNS, min(temps), max(temps), TURNS))
 PY
