@@ -19,6 +19,7 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     a->first_epoch = a->last_epoch = first_epoch;
     churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
                       window.has_last ? window.last : UINT64_MAX);
+    churn_functions_attach(&a->functions, &a->growth, &a->stacks, &a->modules, sym);
 }
 
 void churn_analysis_free(churn_analysis *a)
@@ -26,6 +27,7 @@ void churn_analysis_free(churn_analysis *a)
     churn_stacks_free(&a->stacks);
     churn_modules_free(&a->modules);
     churn_growth_free(&a->growth);
+    churn_functions_free(&a->functions);
     churn_epochs_free(&a->epochs);
     free(a->allocator);
     for (size_t i = 0; i < a->n_counter_names; i++)
@@ -500,5 +502,6 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
         finish_summaries_only(a);
     }
     churn_growth_finish(&a->growth);
+    churn_functions_finish(&a->functions, &a->growth);
     churn_crosscheck(a);
 }

@@ -15,6 +15,7 @@
 #include "churn/format.h"
 #include "epochs.h"
 #include "fragment.h"
+#include "functions.h"
 #include "growth.h"
 #include "lifetime.h"
 #include "livepass.h"
@@ -52,6 +53,7 @@ typedef struct churn_analysis {
     churn_stacks stacks;
     churn_modules modules;
     churn_growth growth;
+    churn_functions functions; /* the callsites merged by allocating function */
     churn_epochs epochs;
 
     churn_totals totals;

@@ -79,6 +79,9 @@ churn_callsite *churn_growth_lookup(churn_growth *g, uint64_t stack)
         *direct = g->count;
     if (g->count * 4 > (g->mask + 1) * 3)
         grow_slots(g);
+    uint64_t group = g->parent_of ? g->parent_of(g->parent_ctx, stack) : 0;
+    if (group)
+        s->parent = (size_t)(churn_growth_lookup(g->parents, group) - g->parents->sites) + 1;
     return s;
 }
 
@@ -98,6 +101,11 @@ void churn_growth_sample(churn_growth *g, churn_callsite *s, uint64_t until)
 void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,
                       int64_t bytes)
 {
+    if (s->parent) {
+        churn_callsite *p = &g->parents->sites[s->parent - 1];
+        churn_growth_set(g->parents, p, epoch, churn_wrap_add(p->live_count, count - s->live_count),
+                         churn_wrap_add(p->live_bytes, bytes - s->live_bytes));
+    }
     churn_growth_sample(g, s, epoch);
     s->live_count = count;
     s->live_bytes = bytes;
@@ -105,6 +113,10 @@ void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_
 
 void churn_growth_finish(churn_growth *g)
 {
+    if (g->parents) {
+        g->parents->window_last = g->window_last;
+        churn_growth_finish(g->parents);
+    }
     for (size_t i = 0; i < g->count; i++)
         churn_growth_sample(g, &g->sites[i], g->window_last == UINT64_MAX ? UINT64_MAX
                                                                     : g->window_last + 1);

@@ -23,6 +23,7 @@ typedef struct churn_callsite {
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* events inside the window */
     uint64_t lifetime[CHURN_LIFETIME_BUCKETS];
     uint64_t next_point;  /* first epoch whose sample is not in the fits yet */
+    size_t parent;        /* index + 1 into the parent table's sites; 0: none */
     churn_fit count_fit, bytes_fit;
 } churn_callsite;
 
@@ -34,6 +35,11 @@ typedef struct churn_growth {
     size_t *direct;   /* stack id -> index + 1, for the dense ids the shim hands out */
     size_t direct_cap;
     uint64_t window_first, window_last; /* epochs sampled, inclusive */
+    /* A table that sums groups of these callsites (functions.h), or NULL: each new callsite
+       asks parent_of for its group's id (0: none), and passes every change on to it. */
+    struct churn_growth *parents;
+    uint64_t (*parent_of)(void *ctx, uint64_t stack);
+    void *parent_ctx;
 } churn_growth;
 
 void churn_growth_init(churn_growth *g, uint64_t window_first, uint64_t window_last);
@@ -57,6 +63,9 @@ static inline churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
 static inline void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch,
                                        int remove, uint64_t count, uint64_t bytes)
 {
+    if (s->parent)
+        churn_growth_change(g->parents, &g->parents->sites[s->parent - 1], epoch, remove, count,
+                            bytes);
     if (epoch > s->next_point)
         churn_growth_sample(g, s, epoch);
     if (remove) {
@@ -72,8 +81,9 @@ static inline void churn_growth_change(churn_growth *g, churn_callsite *s, uint6
 void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,
                       int64_t bytes);
 
-/* Samples every callsite through the end of the window; the caller first lowers an open
-   window_last to the last epoch the trace reached. */
+/* Samples every callsite through the end of the window, and the parent table's with the
+   same window; the caller first lowers an open window_last to the last epoch the trace
+   reached. */
 void churn_growth_finish(churn_growth *g);
 
 /* Callsites sorted by bytes per epoch, descending (then live bytes, then stack id); the

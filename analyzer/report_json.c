@@ -220,6 +220,56 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
     free(sites);
 }
 
+/* A function's name as the reports print it; "module+0xoffset" when it has none. */
+static void function_name(FILE *out, const churn_function *fn)
+{
+    char buf[256];
+    if (fn->name) {
+        json_string(out, fn->name);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%s+0x%llx", fn->module ? fn->module : "?",
+             (unsigned long long)fn->offset);
+    json_string(out, buf);
+}
+
+static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    size_t n;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, o->top, &n);
+    fputs("\"functions\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = rows[i];
+        const churn_function *fn = churn_functions_of(&a->functions, s);
+        fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);
+        function_name(out, fn);
+        fputs(", \"module\": ", out);
+        if (fn->module)
+            json_string(out, fn->module);
+        else
+            fputs("null", out);
+        fputs(", \"count_per_epoch\": ", out);
+        json_double(out, churn_fit_slope(&s->count_fit));
+        fputs(", \"bytes_per_epoch\": ", out);
+        json_double(out, churn_fit_slope(&s->bytes_fit));
+        fputs(", \"r2\": ", out);
+        json_double(out, churn_fit_r2(&s->bytes_fit));
+        fputs(", \"count_r2\": ", out);
+        json_double(out, churn_fit_r2(&s->count_fit));
+        fputs(", ", out);
+        i64(out, "live_count", s->live_count, 1);
+        i64(out, "live_bytes", s->live_bytes, 1);
+        u64(out, "allocs", fn->allocs, 1);
+        u64(out, "frees", fn->frees, 1);
+        u64(out, "alloc_bytes", fn->alloc_bytes, 1);
+        u64(out, "free_bytes", fn->free_bytes, 1);
+        u64(out, "stacks", fn->stacks, 0);
+        fputs("}", out);
+    }
+    fputs("]", out);
+    free(rows);
+}
+
 static void opt_i64(FILE *out, const char *key, int known, long long v)
 {
     if (known)
@@ -365,6 +415,8 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     lifetime(out, a->lifetime);
     fputs(",\n", out);
     size_classes(out, a);
+    fputs(",\n", out);
+    functions(out, a, o);
     fputs(",\n", out);
     growth(out, a, o);
     fputs(",\n", out);

@@ -121,6 +121,33 @@ static void lifetime_line(FILE *out, const uint64_t *buckets)
     fputs("\n", out);
 }
 
+static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    size_t n;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, o->top, &n);
+    fprintf(out, "\nTop functions by retained growth (each the sum of its callsites):\n");
+    if (!n)
+        fputs("  (none)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = rows[i];
+        const churn_function *fn = churn_functions_of(&a->functions, s);
+        char b1[32], b2[32];
+        if (fn->name)
+            fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, fn->module ? fn->module : "?");
+        else
+            fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
+                    (unsigned long long)fn->offset);
+        fprintf(out, ": %sB/epoch (%+.3g objects/epoch, r2 %.2f), live %lld objects (%sB), "
+                     "%llu allocs, %llu frees, %zu stack%s\n",
+                human(churn_fit_slope(&s->bytes_fit), b1, sizeof b1),
+                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
+                (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks,
+                fn->stacks == 1 ? "" : "s");
+    }
+    free(rows);
+}
+
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -239,6 +266,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     header(out, a, o);
     totals(out, a);
     epochs(out, a);
+    functions(out, a, o);
     callsites(out, a, o);
     fragmentation(out, a, o);
     fputs("\nLifetimes in epochs (all callsites):", out);

@@ -1,0 +1,147 @@
+#include "functions.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "util.h"
+
+#define INLINE_MAX 16
+
+/* The C library's own allocating functions (strdup, fopen, qsort's buffer, ...) are not what
+   a user looks for: the row goes to the program's function that called them. */
+static int in_libc(const char *module)
+{
+    return module && (strncmp(module, "libc.so", 7) == 0 || strncmp(module, "libc-", 5) == 0);
+}
+
+static uint64_t str_hash(const char *s, uint64_t h)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return churn_hash64(h);
+}
+
+/* Functions with a name are one row per (module, name); without one, per recorded ip. */
+static uint64_t key_of(const churn_function *fn)
+{
+    if (!fn->name)
+        return churn_hash64(fn->ip ^ 0x9e3779b97f4a7c15ULL);
+    return str_hash(fn->name, str_hash(fn->module, 0xcbf29ce484222325ULL));
+}
+
+static int same(const churn_function *a, const churn_function *b)
+{
+    if (!a->name || !b->name)
+        return !a->name && !b->name && a->ip == b->ip;
+    return strcmp(a->name, b->name) == 0 &&
+           (a->module == b->module || (a->module && b->module && !strcmp(a->module, b->module)));
+}
+
+static uint64_t *find_slot(uint64_t *slots, size_t mask, const churn_function *fns,
+                           const churn_function *want)
+{
+    size_t i = key_of(want) & mask;
+    while (slots[i] && !same(&fns[slots[i] - 1], want))
+        i = (i + 1) & mask;
+    return &slots[i];
+}
+
+static uint64_t intern(churn_functions *f, const churn_function *want)
+{
+    uint64_t *slot = find_slot(f->slots, f->mask, f->fns, want);
+    if (*slot)
+        return *slot;
+    churn_reserve(&f->fns, &f->cap, f->count + 1, sizeof *f->fns);
+    f->fns[f->count] = *want;
+    *slot = ++f->count;
+    if (f->count * 4 > (f->mask + 1) * 3) {
+        size_t n = (f->mask + 1) * 2;
+        uint64_t *slots = churn_xcalloc(n, sizeof *slots);
+        for (size_t i = 0; i < f->count; i++)
+            *find_slot(slots, n - 1, f->fns, &f->fns[i]) = i + 1;
+        free(f->slots);
+        f->slots = slots;
+        f->mask = n - 1;
+    }
+    return f->count;
+}
+
+/* growth.h's parent_of: the innermost frame outside the C library, its innermost inlined
+   function first.  A stack entirely inside the C library keeps its innermost frame. */
+static uint64_t function_of(void *ctx, uint64_t stack)
+{
+    churn_functions *f = ctx;
+    size_t depth;
+    const uint64_t *ips = churn_stacks_get(f->stacks, stack, &depth);
+    if (!ips || !depth)
+        return 0;
+    uint64_t generation = churn_stacks_generation(f->stacks, stack);
+    churn_frame frames[INLINE_MAX];
+    churn_function fn = {0};
+    for (size_t i = 0; i < depth; i++) {
+        size_t n = churn_symbolizer_resolve(f->sym, ips[i], i > 0, generation, frames,
+                                            INLINE_MAX);
+        if (!n || (i > 0 && in_libc(frames[0].module)))
+            continue;
+        const churn_module *m = churn_modules_find(f->modules, ips[i]);
+        fn.name = frames[0].function;
+        fn.module = frames[0].module ? frames[0].module : m ? m->name : NULL;
+        fn.ip = ips[i];
+        fn.offset = m ? ips[i] - m->bias : ips[i];
+        if (!in_libc(fn.module))
+            break;
+    }
+    return intern(f, &fn);
+}
+
+void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stacks *stacks,
+                            const churn_modules *modules, churn_symbolizer *sym)
+{
+    memset(f, 0, sizeof *f);
+    churn_growth_init(&f->growth, g->window_first, g->window_last);
+    f->mask = 255;
+    f->slots = churn_xcalloc(f->mask + 1, sizeof *f->slots);
+    f->stacks = stacks;
+    f->modules = modules;
+    f->sym = sym;
+    g->parents = &f->growth;
+    g->parent_of = function_of;
+    g->parent_ctx = f;
+}
+
+void churn_functions_free(churn_functions *f)
+{
+    churn_growth_free(&f->growth);
+    free(f->fns);
+    free(f->slots);
+    memset(f, 0, sizeof *f);
+}
+
+void churn_functions_finish(churn_functions *f, const churn_growth *g)
+{
+    for (size_t i = 0; i < g->count; i++) {
+        const churn_callsite *s = &g->sites[i];
+        if (!s->parent)
+            continue;
+        churn_function *fn = &f->fns[f->growth.sites[s->parent - 1].stack - 1];
+        fn->stacks++;
+        fn->allocs += s->allocs;
+        fn->frees += s->frees;
+        fn->alloc_bytes += s->alloc_bytes;
+        fn->free_bytes += s->free_bytes;
+    }
+}
+
+churn_callsite **churn_functions_sorted(const churn_functions *f, size_t top, size_t *n)
+{
+    size_t total, kept = 0;
+    churn_callsite **v = churn_growth_sorted(&f->growth, &total);
+    for (size_t i = 0; i < total && (!top || kept < top); i++) {
+        const churn_function *fn = churn_functions_of(f, v[i]);
+        if (fn->allocs || fn->frees || v[i]->live_count || v[i]->live_bytes)
+            v[kept++] = v[i];
+    }
+    *n = kept;
+    return v;
+}
