@@ -348,6 +348,39 @@ static void frame_line(void *ctx, const char *frame)
     fputs("<br>", l->out);
 }
 
+static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    size_t n;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, o->top, &n);
+    fputs("<h2>Top functions by retained growth</h2>\n<p>Each row is the sum of the callsites "
+          "whose allocating function it is.</p>\n<table><tr><th>#</th><th>bytes/epoch</th>"
+          "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
+          "<th>stacks</th><th class=\"stack\">function (module)</th></tr>\n", out);
+    char b1[32], b2[32], name[512];
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = rows[i];
+        const churn_function *fn = churn_functions_of(&a->functions, s);
+        fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%+.3g</td><td>%.2f</td>"
+                     "<td>%lld (%s)</td><td>%llu</td><td>%llu</td><td>%zu</td>"
+                     "<td class=\"stack\">",
+                i + 1, human(churn_fit_slope(&s->bytes_fit), "B", b1, sizeof b1),
+                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
+                (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks);
+        if (fn->name)
+            snprintf(name, sizeof name, "%s (%s)", fn->name, fn->module ? fn->module : "?");
+        else
+            snprintf(name, sizeof name, "%s+0x%llx", fn->module ? fn->module : "?",
+                     (unsigned long long)fn->offset);
+        text(out, name);
+        fputs("</td></tr>\n", out);
+    }
+    if (!n)
+        fputs("<tr><td colspan=\"9\">(none)</td></tr>\n", out);
+    fputs("</table>\n", out);
+    free(rows);
+}
+
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -451,6 +484,7 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
         chart(out, &a->epochs, &charts[i]);
     fputs("</div>\n", out);
     fragmentation(out, a);
+    functions(out, a, o);
     callsites(out, a, o);
     lifetimes(out, a->lifetime);
     flames(out, w);

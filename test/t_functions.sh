@@ -3,7 +3,7 @@
 # from four callers each active for a quarter of the run, is one row of four stacks whose
 # fit is that of the sum (exactly one 64-byte object per epoch, r2 1) while no callsite alone
 # grows linearly; strdup's leak is the row of copy_name, the program's function that called
-# the C library; the temporary's row has allocations and no growth.  Text and JSON agree.
+# the C library; the temporary's row has allocations and no growth.  Text, JSON and the page agree.
 . test/lib.sh
 
 build_c functions test/programs/functions.c
@@ -11,12 +11,15 @@ traced "$WORK/trace.zst" "$WORK/out" "$WORK/functions"
 analyze "$WORK/trace.zst" "$WORK/report.json"
 "$ANALYZE" "$WORK/trace.zst" >"$WORK/report.txt" 2>"$WORK/report.txt.err" ||
     fail "churn-analyze text report failed: $(tail -n 1 "$WORK/report.txt.err")"
+"$ANALYZE" --html "$WORK/trace.zst" -o "$WORK/report.html" 2>"$WORK/report.html.err" ||
+    fail "churn-analyze --html failed: $(tail -n 1 "$WORK/report.html.err")"
 
-check "$WORK/report.json" "$WORK/report.txt" <<'PY'
-import sys
+check "$WORK/report.json" "$WORK/report.txt" "$WORK/report.html" <<'PY'
+import re, sys
 from churncheck import *
 report = load(sys.argv[1])
 text = open(sys.argv[2]).read()
+html = open(sys.argv[3]).read()
 epochs = 400
 functions = field(report, "functions")
 by_name = {f["function"]: f for f in functions}
@@ -71,6 +74,12 @@ if first > text.find("Top callsites by retained growth"):
 line = next((l for l in text[first:].splitlines() if "grow_slots" in l), None)
 if not line or "4 stacks" not in line or "live %d objects" % epochs not in line:
     fail("text row of grow_slots: %r" % line)
+first = html.find("Top functions by retained growth")
+if first < 0 or first > html.find("Top callsites by retained growth"):
+    fail("the page does not show the functions before the callsites")
+row = re.search(r"<tr><td>1</td>(.*?)</tr>", html[first:])
+if not row or "grow_slots (functions)" not in row.group(1) or "<td>4</td>" not in row.group(1):
+    fail("the page's first function row: %r" % (row.group(1) if row else None))
 print("grow_slots: 4 stacks, %d objects, r2 %.6f (callsites' best r2 %.3f, top share %.2f)"
       % (g["live_count"], g["r2"], worst, top_share))
 PY
