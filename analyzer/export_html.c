@@ -309,6 +309,12 @@ static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
     snprintf(b, sizeof b, "%.2f", t->duration_vs_live_correlation);
     card(out, b, "epoch duration vs live bytes (r)");
     fputs("</div>\n", out);
+    if (churn_report_single_epoch(a)) {
+        fputs("<p class=\"warn\">One epoch only: nothing marked units of work, so nothing can "
+              "grow per epoch. Mark them with ", out);
+        text(out, CHURN_REPORT_EPOCH_SOURCES);
+        fputs(".</p>\n", out);
+    }
 }
 
 static void lifetimes(FILE *out, const uint64_t *buckets)

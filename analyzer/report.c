@@ -41,6 +41,11 @@ unsigned long long churn_report_segments_dropped(const churn_analysis *a)
     return (unsigned long long)a->first_seq;
 }
 
+int churn_report_single_epoch(const churn_analysis *a)
+{
+    return a->first_epoch == a->last_epoch && !a->window.has_first && !a->window.has_last;
+}
+
 void churn_report_collect_warnings(churn_analysis *a)
 {
     const char *const *lines;

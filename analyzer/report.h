@@ -28,6 +28,14 @@ const char *churn_report_exit_how(const churn_analysis *a);
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 
+/* The whole trace is one epoch: nothing marked units of work, so there is no growth per
+   epoch to fit.  The reports say how to get epochs. */
+int churn_report_single_epoch(const churn_analysis *a);
+#define CHURN_REPORT_EPOCH_SOURCES                                                          \
+    "CHURN_EPOCH_AT=<function> (a function called once per request), CHURN_EPOCH_MS=<ms> "  \
+    "(a timer), CHURN_EPOCH_SIGNAL=USR2 (then kill -USR2 <pid>) or churn_epoch_begin() "     \
+    "from include/churn.h"
+
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);
 

@@ -77,6 +77,9 @@ static void epoch_row(FILE *out, const churn_epoch_row *r)
 static void epochs(FILE *out, const churn_analysis *a)
 {
     const churn_epochs *e = &a->epochs;
+    if (churn_report_single_epoch(a))
+        fprintf(out, "\nOne epoch only: nothing marked units of work, so nothing can grow per "
+                     "epoch.\n  Mark them with %s.\n", CHURN_REPORT_EPOCH_SOURCES);
     if (!e->count)
         return;
     size_t max_live = 0, max_wall = 0;

@@ -4,6 +4,7 @@
 # fit is that of the sum (exactly one 64-byte object per epoch, r2 1) while no callsite alone
 # grows linearly; strdup's leak is the row of copy_name, the program's function that called
 # the C library; the temporary's row has allocations and no growth.  Text, JSON and the page agree.
+# A trace of one epoch (/bin/true) makes the text and the page say how to mark epochs.
 . test/lib.sh
 
 build_c functions test/programs/functions.c
@@ -83,3 +84,14 @@ if not row or "grow_slots (functions)" not in row.group(1) or "<td>4</td>" not i
 print("grow_slots: 4 stacks, %d objects, r2 %.6f (callsites' best r2 %.3f, top share %.2f)"
       % (g["live_count"], g["r2"], worst, top_share))
 PY
+
+# A program that marks no epochs: the text report and the page say how to get them.
+traced "$WORK/noepochs.zst" "$WORK/noepochs.out" /bin/true
+"$ANALYZE" "$WORK/noepochs.zst" >"$WORK/noepochs.txt" 2>&1 || fail "churn-analyze on /bin/true's trace failed"
+"$ANALYZE" --html "$WORK/noepochs.zst" -o "$WORK/noepochs.html" 2>&1 || fail "--html on /bin/true's trace failed"
+for f in "$WORK/noepochs.txt" "$WORK/noepochs.html"; do
+    grep -q "One epoch only" "$f" && grep -q "CHURN_EPOCH_AT=" "$f" && grep -q "CHURN_EPOCH_MS=" "$f" &&
+        grep -q "CHURN_EPOCH_SIGNAL=" "$f" || fail "$f does not say how to mark epochs"
+done
+grep -q "One epoch only" "$WORK/report.txt" && fail "the hint about epochs appears in a trace with 400 epochs"
+echo "no-epoch hint shown on a trace of /bin/true and not on one with epochs"
