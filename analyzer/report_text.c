@@ -12,7 +12,7 @@
 
 static const char *human(double v, char *buf, size_t len)
 {
-    static const char *const unit[] = {"", "K", "M", "G", "T", "P"};
+    static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
     int neg = v < 0;
     double m = neg ? -v : v;
     size_t u = 0;
@@ -39,6 +39,7 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     if (a->has_exit && a->exit_how == CHURN_EXIT_SIGNAL)
         fprintf(out, " %llu", (unsigned long long)a->exit_detail);
     fputs("\n", out);
+    fputs("  sizes in binary units: KiB = 1024 bytes, MiB = 1024 KiB\n", out);
     if (a->stack_sample > 1)
         fprintf(out, "  stacks sampled: one allocation in %llu (CHURN_STACK_SAMPLE); callsite "
                      "figures are estimates, %llu x what the sampled allocations did\n",
