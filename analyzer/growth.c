@@ -98,9 +98,28 @@ void churn_growth_sample(churn_growth *g, churn_callsite *s, uint64_t until)
     s->next_point = until;
 }
 
+void churn_growth_epoch(churn_callsite *s, uint64_t epoch)
+{
+    if (!s->changed) {
+        s->changed = 1;
+        s->first_change = epoch;
+    }
+    int64_t drop = s->epoch_start_count - s->live_count;
+    if (drop > s->drop_count) {
+        s->drop_count = drop;
+        s->drop_from = s->epoch_start_count;
+        s->drop_epoch = s->epoch_now;
+    }
+    s->epoch_start_count = s->live_count;
+    s->epoch_start_bytes = s->live_bytes;
+    s->epoch_now = epoch;
+}
+
 void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_t count,
                       int64_t bytes)
 {
+    if (epoch > s->epoch_now || !s->changed)
+        churn_growth_epoch(s, epoch);
     if (s->parent) {
         churn_callsite *p = &g->parents->sites[s->parent - 1];
         churn_growth_set(g->parents, p, epoch, churn_wrap_add(p->live_count, count - s->live_count),
@@ -120,6 +139,50 @@ void churn_growth_finish(churn_growth *g)
     for (size_t i = 0; i < g->count; i++)
         churn_growth_sample(g, &g->sites[i], g->window_last == UINT64_MAX ? UINT64_MAX
                                                                     : g->window_last + 1);
+}
+
+churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s, int ended)
+{
+    churn_retained r = {CHURN_RETENTION_STEADY, s->live_count, s->live_bytes, 0, 0};
+    int teardown = s->epoch_now > g->window_last; /* its newest change was in the teardown */
+    if (teardown) {
+        r.count = s->epoch_start_count;
+        r.bytes = s->epoch_start_bytes;
+    }
+    /* The newest epoch's own drop counts too unless it is the teardown's. */
+    int64_t drop = s->drop_count, from = s->drop_from;
+    uint64_t drop_epoch = s->drop_epoch;
+    if (!teardown && s->epoch_start_count - s->live_count > drop) {
+        drop = s->epoch_start_count - s->live_count;
+        from = s->epoch_start_count;
+        drop_epoch = s->epoch_now;
+    }
+    if (drop >= 2 && 2 * drop >= from) {
+        r.reclaimed_epoch = drop_epoch;
+        r.reclaimed_count = drop;
+    }
+    /* Accumulated: what is kept is well above the mean live count since the callsite's first
+       change (the window's samples before it are the carried value, 0 for a new callsite),
+       so a pipeline's few objects in flight that the teardown frees are not "kept". */
+    uint64_t from_epoch = s->changed && s->first_change > g->window_first ? s->first_change
+                                                                         : g->window_first;
+    double active = g->window_last >= from_epoch ? (double)(g->window_last - from_epoch + 1) : 0;
+    double mean = active > 0 ? s->count_fit.n * s->count_fit.mean_y / active : 0;
+    int accumulated = r.count >= 2 && (double)r.count >= 1.5 * mean;
+    if (s->live_count > 0)
+        r.kind = ended ? CHURN_RETENTION_LEAKED : CHURN_RETENTION_LIVE;
+    else if (ended && teardown && accumulated)
+        r.kind = CHURN_RETENTION_KEPT;
+    else if (r.reclaimed_count)
+        r.kind = CHURN_RETENTION_RECLAIMED;
+    return r;
+}
+
+const char *churn_retention_name(enum churn_retention kind)
+{
+    static const char *const names[] = {"steady", "leaked", "kept_until_exit", "reclaimed",
+                                         "live"};
+    return names[kind];
 }
 
 static int by_growth(const void *a, const void *b)

@@ -25,6 +25,14 @@ typedef struct churn_callsite {
     uint64_t next_point;  /* first epoch whose sample is not in the fits yet */
     size_t parent;        /* index + 1 into the parent table's sites; 0: none */
     churn_fit count_fit, bytes_fit;
+    /* What happened to the objects (churn_growth_retention): the epoch of the newest change,
+       the live value when it began, the largest drop of the live count from the start to
+       the end of one epoch before that one, and the value it dropped from. */
+    uint64_t epoch_now, first_change; /* first_change: valid once changed is set */
+    int changed;
+    int64_t epoch_start_count, epoch_start_bytes;
+    int64_t drop_count, drop_from;
+    uint64_t drop_epoch;
 } churn_callsite;
 
 typedef struct churn_growth {
@@ -58,6 +66,9 @@ static inline churn_callsite *churn_growth_site(churn_growth *g, uint64_t stack)
     return churn_growth_lookup(g, stack);
 }
 
+/* A change arrives in a later epoch than the site's newest: closes that epoch's drop. */
+void churn_growth_epoch(churn_callsite *s, uint64_t epoch);
+
 /* Adds (or with remove set, takes away) objects during `epoch`: the samples of the epochs
    before it keep the old value. */
 static inline void churn_growth_change(churn_growth *g, churn_callsite *s, uint64_t epoch,
@@ -68,6 +79,8 @@ static inline void churn_growth_change(churn_growth *g, churn_callsite *s, uint6
                             bytes);
     if (epoch > s->next_point)
         churn_growth_sample(g, s, epoch);
+    if (epoch > s->epoch_now || !s->changed)
+        churn_growth_epoch(s, epoch);
     if (remove) {
         s->live_count = churn_wrap_sub(s->live_count, count);
         s->live_bytes = churn_wrap_sub(s->live_bytes, bytes);
@@ -85,6 +98,32 @@ void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_
    same window; the caller first lowers an open window_last to the last epoch the trace
    reached. */
 void churn_growth_finish(churn_growth *g);
+
+/* What happened to a callsite's objects, from its live series (docs/analyzer.md):
+   LEAKED        still live at the end of a trace that recorded the process's exit;
+   KEPT          accumulated (at least 1.5 times its mean live count over the epochs since
+                 its first change: a ramp is 2, objects in flight 1) and live at the end
+                 of the last epoch before the teardown (the epoch the exit ended, left out of
+                 the fits), all freed by it;
+   RECLAIMED     half or more of what had accumulated (two objects at least) freed within one
+                 epoch before the teardown: a collection, a flush (also given, with its epoch,
+                 for a callsite that is then leaked or kept);
+   LIVE          still live where a trace without an exit record ends (cut short: whether
+                 the program would have freed them cannot be told);
+   STEADY        none of these: freed as it goes, no accumulation that lasts. */
+enum churn_retention { CHURN_RETENTION_STEADY, CHURN_RETENTION_LEAKED, CHURN_RETENTION_KEPT,
+                       CHURN_RETENTION_RECLAIMED, CHURN_RETENTION_LIVE };
+typedef struct churn_retained {
+    enum churn_retention kind;
+    int64_t count, bytes;      /* live at the end of the last epoch before the teardown */
+    uint64_t reclaimed_epoch;  /* a bulk free (RECLAIMED's rule): its epoch and how many;
+                                  reclaimed_count 0 when there was none */
+    int64_t reclaimed_count;
+} churn_retained;
+/* ended: the trace has the process's exit; the growth fit ends at g->window_last, and
+   epochs after it are the teardown.  Call after churn_growth_finish. */
+churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s, int ended);
+const char *churn_retention_name(enum churn_retention kind);
 
 /* Callsites sorted by bytes per epoch, descending (then live bytes, then stack id); the
    caller frees the array. */

@@ -41,6 +41,12 @@ unsigned long long churn_report_segments_dropped(const churn_analysis *a)
     return (unsigned long long)a->first_seq;
 }
 
+churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
+                                      const churn_callsite *s)
+{
+    return churn_growth_retention(g, s, a->has_exit);
+}
+
 int churn_report_single_epoch(const churn_analysis *a)
 {
     return a->first_epoch == a->last_epoch && !a->window.has_first && !a->window.has_last;

@@ -28,6 +28,10 @@ const char *churn_report_exit_how(const churn_analysis *a);
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 
+/* What happened to the objects of a row of g (a->growth or a->functions.growth). */
+churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
+                                      const churn_callsite *s);
+
 /* The whole trace is one epoch: nothing marked units of work, so there is no growth per
    epoch to fit.  The reports say how to get epochs. */
 int churn_report_single_epoch(const churn_analysis *a);

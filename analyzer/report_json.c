@@ -184,6 +184,20 @@ static void frame_json(void *ctx, const char *frame)
     json_string(l->out, frame);
 }
 
+static void retention(FILE *out, const churn_analysis *a, const churn_growth *g,
+                      const churn_callsite *s)
+{
+    churn_retained r = churn_report_retention(a, g, s);
+    fprintf(out, "\"retention\": \"%s\", ", churn_retention_name(r.kind));
+    i64(out, "retained_count", r.count, 1);
+    i64(out, "retained_bytes", r.bytes, 1);
+    if (r.reclaimed_count)
+        fprintf(out, "\"reclaimed\": {\"epoch\": %llu, \"count\": %lld}, ",
+                (unsigned long long)r.reclaimed_epoch, (long long)r.reclaimed_count);
+    else
+        fputs("\"reclaimed\": null, ", out);
+}
+
 static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -212,6 +226,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         u64(out, "frees", s->frees, 1);
         u64(out, "alloc_bytes", s->alloc_bytes, 1);
         u64(out, "free_bytes", s->free_bytes, 1);
+        retention(out, a, &a->growth, s);
         fputs("\"lifetime\": ", out);
         lifetime(out, s->lifetime);
         fputs("}", out);
@@ -263,6 +278,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "frees", fn->frees, 1);
         u64(out, "alloc_bytes", fn->alloc_bytes, 1);
         u64(out, "free_bytes", fn->free_bytes, 1);
+        retention(out, a, &a->functions.growth, s);
         u64(out, "stacks", fn->stacks, 0);
         fputs("}", out);
     }

@@ -125,6 +125,22 @@ static void lifetime_line(FILE *out, const uint64_t *buckets)
     fputs("\n", out);
 }
 
+/* "leaked", "kept_until_exit: 20000 objects (1.2MiB) live before the teardown" and the like. */
+static void retention_text(FILE *out, const churn_analysis *a, const churn_growth *g,
+                           const churn_callsite *s)
+{
+    churn_retained r = churn_report_retention(a, g, s);
+    char b[32];
+    fputs(churn_retention_name(r.kind), out);
+    if (r.kind == CHURN_RETENTION_KEPT)
+        fprintf(out, ": %lld objects (%sB) live before the teardown freed them",
+                (long long)r.count, human((double)r.bytes, b, sizeof b));
+    if (r.reclaimed_count)
+        fprintf(out, "%s %lld objects freed at once in epoch %llu",
+                r.kind == CHURN_RETENTION_KEPT ? ";" : ":", (long long)r.reclaimed_count,
+                (unsigned long long)r.reclaimed_epoch);
+}
+
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -142,12 +158,14 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
                     (unsigned long long)fn->offset);
         fprintf(out, ": %sB/epoch (%+.3g objects/epoch, r2 %.2f), live %lld objects (%sB), "
-                     "%llu allocs, %llu frees, %zu stack%s\n",
+                     "%llu allocs, %llu frees, %zu stack%s, ",
                 human(churn_fit_slope(&s->bytes_fit), b1, sizeof b1),
                 churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks,
                 fn->stacks == 1 ? "" : "s");
+        retention_text(out, a, &a->functions.growth, s);
+        fputs("\n", out);
     }
     free(rows);
 }
@@ -169,7 +187,9 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
                 churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
                 (unsigned long long)s->allocs, (unsigned long long)s->frees);
-        fputs("      lifetimes:", out);
+        fputs("      ", out);
+        retention_text(out, a, &a->growth, s);
+        fputs("\n      lifetimes:", out);
         lifetime_line(out, s->lifetime);
         size_t total = churn_frames_each(&src, s->stack, TEXT_FRAMES, frame_text, out);
         if (total > TEXT_FRAMES)
