@@ -107,6 +107,8 @@ static void on_counts(churn_analysis *a, const churn_record *r)
         churn_growth_change(&a->growth, site, a->clock, 0, allocs * w, allocs * size * w);
     if (site && frees)
         churn_growth_change(&a->growth, site, a->clock, 1, frees * w, frees * size * w);
+    if (site && frees && a->has_freed && churn_in_window(&a->freed, r->epoch))
+        churn_growth_freed(&a->growth, site, r->epoch, frees * w, frees * size * w);
     /* the frees are of objects allocated in this very epoch: lifetime "same" */
     if (!churn_in_window(&a->window, r->epoch))
         return;
@@ -159,6 +161,8 @@ static void on_free(churn_analysis *a, const churn_record *r)
     churn_callsite *site = w ? churn_growth_site(&a->growth, stack) : NULL;
     if (site)
         churn_growth_change(&a->growth, site, a->clock, 1, w, size * w);
+    if (site && a->has_freed && churn_in_window(&a->freed, r->epoch))
+        churn_growth_freed(&a->growth, site, alloc_epoch, w, size * w);
     if (churn_in_window(&a->window, alloc_epoch)) {
         unsigned b = churn_lifetime_bucket(age);
         a->lifetime[b]++;

@@ -46,6 +46,8 @@ typedef struct churn_class_stats {
 typedef struct churn_analysis {
     const churn_trace_info *info;
     churn_window window;
+    churn_window freed; /* --freed: frees inside it are ranked by callsite and function */
+    int has_freed;
     int events; /* the trace has allocation events, not only epoch summaries */
     churn_warnings *warn;
     churn_symbolizer *sym;

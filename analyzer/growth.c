@@ -185,6 +185,42 @@ const char *churn_retention_name(enum churn_retention kind)
     return names[kind];
 }
 
+void churn_growth_freed(churn_growth *g, churn_callsite *s, uint64_t alloc_epoch,
+                        uint64_t count, uint64_t bytes)
+{
+    if (s->parent)
+        churn_growth_freed(g->parents, &g->parents->sites[s->parent - 1], alloc_epoch, count,
+                           bytes);
+    if (!s->freed_count || alloc_epoch < s->freed_from)
+        s->freed_from = alloc_epoch;
+    if (!s->freed_count || alloc_epoch > s->freed_to)
+        s->freed_to = alloc_epoch;
+    s->freed_count += count;
+    s->freed_bytes += bytes;
+}
+
+static int by_freed(const void *a, const void *b)
+{
+    const churn_callsite *x = *(churn_callsite *const *)a, *y = *(churn_callsite *const *)b;
+    if (x->freed_bytes != y->freed_bytes)
+        return x->freed_bytes > y->freed_bytes ? -1 : 1;
+    if (x->freed_count != y->freed_count)
+        return x->freed_count > y->freed_count ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+churn_callsite **churn_growth_sorted_by_freed(const churn_growth *g, size_t top, size_t *n)
+{
+    churn_callsite **v = churn_xmalloc((g->count ? g->count : 1) * sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; i < g->count; i++)
+        if (g->sites[i].freed_count)
+            v[k++] = &g->sites[i];
+    qsort(v, k, sizeof *v, by_freed);
+    *n = top && top < k ? top : k;
+    return v;
+}
+
 static int by_growth(const void *a, const void *b)
 {
     const churn_callsite *x = *(churn_callsite *const *)a, *y = *(churn_callsite *const *)b;

@@ -31,8 +31,8 @@ typedef enum output_form {
 typedef struct options {
     output_form form;
     const churn_metric *metric; /* --folded, --svg */
-    churn_window window, base;
-    int has_base;
+    churn_window window, base, freed;
+    int has_base, has_freed;
     const char *model;  /* --model; NULL = the trace's allocator */
     size_t top;
     const char *output; /* -o; NULL = stdout */
@@ -42,7 +42,8 @@ static void usage(FILE *out)
 {
     fputs("usage: churn-analyze [--json | --folded[=METRIC] | --svg[=METRIC] | --html | "
           "--pprof]\n"
-          "                     [--epochs A:B] [--base A:B] [--model NAME] [--top N] [-o FILE]\n"
+          "                     [--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N]\n"
+          "                     [-o FILE]\n"
           "                     TRACE\n"
           "  --json             one JSON object (schema: docs/analyzer.md)\n"
           "  --folded[=METRIC]  collapsed stacks for flame graph tools (docs/flamegraphs.md)\n"
@@ -51,6 +52,8 @@ static void usage(FILE *out)
           "  --pprof            a gzipped pprof profile (allocations, bytes, live bytes)\n"
           "  --epochs A:B       only epochs A..B inclusive; either end may be left empty\n"
           "  --base A:B         with --folded or --svg: compare with window A:B (differential)\n"
+          "  --freed A:B        rank functions and callsites by what was freed in epochs A..B\n"
+          "                     (a collection, a flush), with the epochs it was allocated in\n"
           "  --model NAME       allocator model for the fragmentation estimate, instead of the\n"
           "                     trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
           "                     jemalloc[:PAGE] (docs/fragmentation.md)\n"
@@ -115,10 +118,14 @@ static void segment_edge(void *ctx, size_t i, int after)
 static void analyze_window(churn_trace *t, churn_window window, const churn_model *model,
                            int model_from_option, churn_warnings *warnings,
                            churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                           churn_export_window *ew)
+                           churn_export_window *ew, const churn_window *freed)
 {
     churn_analysis_init(a, churn_trace_info_of(t), window,
                         churn_trace_segment(t, 0)->first_epoch, warnings, sym);
+    if (freed) {
+        a->freed = *freed;
+        a->has_freed = 1;
+    }
     /* Span occupancy needs addresses: traces with events only. */
     int spans_on = model->kind != CHURN_MODEL_NONE &&
                    (churn_trace_info_of(t)->flags & CHURN_FILE_EVENTS);
@@ -215,9 +222,9 @@ static int analyze(const char *path, const options *o)
     churn_warnings base_warnings = {0};
     if (o->has_base)
         analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym, &progress,
-                       &base, &base_ew);
+                       &base, &base_ew, NULL);
     analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress, &a,
-                   exporting ? &ew : NULL);
+                   exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL);
     churn_progress_done(&progress);
 
     int status = write_report(out, o, path, &a, exporting ? &ew : NULL,
@@ -254,7 +261,7 @@ static int set_form(options *o, output_form form, const char *metric)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL };
+    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL, OPT_FREED };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"folded", optional_argument, NULL, OPT_FOLDED},
@@ -263,6 +270,7 @@ int main(int argc, char **argv)
         {"pprof", no_argument, NULL, OPT_PPROF},
         {"epochs", required_argument, NULL, 'e'},
         {"base", required_argument, NULL, OPT_BASE},
+        {"freed", required_argument, NULL, OPT_FREED},
         {"model", required_argument, NULL, OPT_MODEL},
         {"top", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'},
@@ -301,6 +309,12 @@ int main(int argc, char **argv)
                 return usage_error("--base wants A:B with A <= B (either may be empty)",
                                    optarg);
             o.has_base = 1;
+            break;
+        case OPT_FREED:
+            if (parse_window(optarg, &o.freed) != 0)
+                return usage_error("--freed wants A:B with A <= B (either may be empty)",
+                                   optarg);
+            o.has_freed = 1;
             break;
         case OPT_MODEL: {
             churn_model m;

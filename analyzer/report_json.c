@@ -286,6 +286,66 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
     free(rows);
 }
 
+static void window_bound(FILE *out, const char *key, int has, uint64_t v, int comma)
+{
+    if (has)
+        u64(out, key, v, comma);
+    else
+        fprintf(out, "\"%s\": null%s", key, comma ? ", " : "");
+}
+
+static void freed_fields(FILE *out, const churn_callsite *s)
+{
+    u64(out, "count", s->freed_count, 1);
+    u64(out, "bytes", s->freed_bytes, 1);
+    u64(out, "allocated_from", s->freed_from, 1);
+    u64(out, "allocated_to", s->freed_to, 0);
+}
+
+/* --freed: what the window released; null without the option. */
+static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    if (!a->has_freed) {
+        fputs("\"freed\": null", out);
+        return;
+    }
+    fputs("\"freed\": {", out);
+    window_bound(out, "first", a->freed.has_first, a->freed.first, 1);
+    window_bound(out, "last", a->freed.has_last, a->freed.last, 1);
+    size_t n;
+    churn_callsite **rows = churn_growth_sorted_by_freed(&a->functions.growth, o->top, &n);
+    fputs("\"functions\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);
+        const churn_function *fn = churn_functions_of(&a->functions, rows[i]);
+        function_name(out, fn);
+        fputs(", \"module\": ", out);
+        if (fn->module)
+            json_string(out, fn->module);
+        else
+            fputs("null", out);
+        fputs(", ", out);
+        freed_fields(out, rows[i]);
+        fputs("}", out);
+    }
+    free(rows);
+    rows = churn_growth_sorted_by_freed(&a->growth, o->top, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fputs("],\n\"callsites\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "stack_id", rows[i]->stack, 1);
+        fputs("\"stack\": [", out);
+        frame_list l = {out, 1};
+        churn_frames_each(&src, rows[i]->stack, 0, frame_json, &l);
+        fputs("], ", out);
+        freed_fields(out, rows[i]);
+        fputs("}", out);
+    }
+    free(rows);
+    fputs("]}", out);
+}
+
 static void opt_i64(FILE *out, const char *key, int known, long long v)
 {
     if (known)
@@ -435,6 +495,8 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     functions(out, a, o);
     fputs(",\n", out);
     growth(out, a, o);
+    fputs(",\n", out);
+    freed(out, a, o);
     fputs(",\n", out);
     fragmentation(out, a, o);
     fputs(",\n", out);

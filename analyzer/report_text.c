@@ -198,6 +198,54 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
     free(sites);
 }
 
+/* --freed: what the window released, by function and by callsite. */
+static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    if (!a->has_freed)
+        return;
+    char b[32], w[64];
+    if (a->freed.has_first && a->freed.has_last)
+        snprintf(w, sizeof w, "%llu..%llu", (unsigned long long)a->freed.first,
+                 (unsigned long long)a->freed.last);
+    else if (a->freed.has_first)
+        snprintf(w, sizeof w, "%llu..", (unsigned long long)a->freed.first);
+    else
+        snprintf(w, sizeof w, "..%llu", (unsigned long long)a->freed.last);
+    size_t n;
+    churn_callsite **rows = churn_growth_sorted_by_freed(&a->functions.growth, o->top, &n);
+    fprintf(out, "\nFreed in epochs %s, by function:\n", w);
+    if (!n)
+        fputs("  (nothing)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = rows[i];
+        const churn_function *fn = churn_functions_of(&a->functions, s);
+        if (fn->name)
+            fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, fn->module ? fn->module : "?");
+        else
+            fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
+                    (unsigned long long)fn->offset);
+        fprintf(out, ": %llu objects (%sB), allocated in epochs %llu..%llu\n",
+                (unsigned long long)s->freed_count, human((double)s->freed_bytes, b, sizeof b),
+                (unsigned long long)s->freed_from, (unsigned long long)s->freed_to);
+    }
+    free(rows);
+    rows = churn_growth_sorted_by_freed(&a->growth, o->top, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fprintf(out, "Freed in epochs %s, by callsite:\n", w);
+    if (!n)
+        fputs("  (nothing)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = rows[i];
+        fprintf(out, "  #%zu %llu objects (%sB), allocated in epochs %llu..%llu\n", i + 1,
+                (unsigned long long)s->freed_count, human((double)s->freed_bytes, b, sizeof b),
+                (unsigned long long)s->freed_from, (unsigned long long)s->freed_to);
+        size_t total = churn_frames_each(&src, s->stack, 3, frame_text, out);
+        if (total > 3)
+            fprintf(out, "        ... %zu more frame(s)\n", total - 3);
+    }
+    free(rows);
+}
+
 static const char *signed_human(int known, double v, char *buf, size_t len)
 {
     return known ? human(v, buf, len) : "-";
@@ -292,6 +340,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     epochs(out, a);
     functions(out, a, o);
     callsites(out, a, o);
+    freed(out, a, o);
     fragmentation(out, a, o);
     fputs("\nLifetimes in epochs (all callsites):", out);
     lifetime_line(out, a->lifetime);

@@ -2,7 +2,7 @@
 # What happened to the objects (test/programs/retention.c, 300 epochs): each callsite gets
 # its retention class with exact counts, in the JSON growth rows and the text report; the
 # same program killed with SIGKILL after its last epoch (no exit record) makes the objects
-# still live "live", neither leaked nor kept.
+# still live "live", neither leaked nor kept.  --freed names the window's frees.
 . test/lib.sh
 
 build_c retention test/programs/retention.c
@@ -10,17 +10,23 @@ traced "$WORK/ended.zst" "$WORK/ended.out" "$WORK/retention"
 analyze "$WORK/ended.zst" "$WORK/ended.json"
 "$ANALYZE" "$WORK/ended.zst" >"$WORK/ended.txt" 2>&1 || fail "churn-analyze text report failed"
 
+"$ANALYZE" --json --freed 201:201 "$WORK/ended.zst" >"$WORK/freed.json" 2>&1 ||
+    fail "churn-analyze --freed 201:201 failed: $(tail -n 1 "$WORK/freed.json")"
+"$ANALYZE" --freed 201: "$WORK/ended.zst" >"$WORK/freed.txt" 2>&1 || fail "churn-analyze --freed 201: failed"
+"$ANALYZE" --freed 5:x "$WORK/ended.zst" >/dev/null 2>&1 && fail "--freed 5:x was accepted"
+
 rm -f "$WORK/cut.zst"
 status=0
 env CHURN_FLUSH_MS=20 CHURN_OUT="$WORK/cut.zst" LD_PRELOAD="$SHIM" "$WORK/retention" cut >"$WORK/cut.out" 2>&1 || status=$?
 [ "$status" -eq 137 ] || fail "the cut run ended with status $status, not SIGKILL's 137"
 analyze "$WORK/cut.zst" "$WORK/cut.json"
 
-check "$WORK/ended.json" "$WORK/cut.json" "$WORK/ended.txt" <<'PY'
+check "$WORK/ended.json" "$WORK/cut.json" "$WORK/ended.txt" "$WORK/freed.json" "$WORK/freed.txt" <<'PY'
 import sys
 from churncheck import *
 ended, cut = load(sys.argv[1]), load(sys.argv[2])
 text = open(sys.argv[3]).read()
+freed, freed_text = load(sys.argv[4]), open(sys.argv[5]).read()
 
 # The compiler may call a function from more than one place in main (a peeled loop turn):
 # every callsite of it has the class, and their retained counts add up.
@@ -67,5 +73,19 @@ for name, kind in (("leak_one", "leaked"), ("keep_one", "kept_until_exit: 300 ob
     row = max(i for i in range(at) if lines[i].startswith("  #"))
     if not lines[row + 1].strip().startswith(kind):
         fail("text report: %s's class line is %r, not %r" % (name, lines[row + 1], kind))
+# --freed 201:201, the collection's epoch: collect_one's 200 objects, allocated in epochs
+# 1..200, then the one pipeline object freed that epoch; nothing else.
+expect("freed window", (freed["freed"]["first"], freed["freed"]["last"]), (201, 201))
+expect("no freed section without the option", ended["freed"], None)
+rows = field(freed["freed"], "callsites")
+top = rows[0]
+if not any("collect_one" in f for f in top["stack"][:3]):
+    fail("top freed callsite is not collect_one: %s" % top["stack"][:3])
+expect("collect_one freed", (top["count"], top["bytes"], top["allocated_from"], top["allocated_to"]),
+       (200, 56 * 200, 1, 200))
+expect("callsites freeing in epoch 201", [r["count"] for r in rows], [200, 1])
+expect("freed by function, in all", sum(f["count"] for f in freed["freed"]["functions"]), 201)
+if "Freed in epochs 201.., by function:" not in freed_text:
+    fail("the text report has no section for --freed 201:")
 print("leaked, kept_until_exit (300), reclaimed (200 at epoch 201), steady; cut: live")
 PY
