@@ -27,7 +27,7 @@ SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial
                 -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -flto=auto
 SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
-ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lstdc++ -lm -lz
+ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 
 .PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize
 

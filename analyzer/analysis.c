@@ -20,6 +20,7 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
                       window.has_last ? window.last : UINT64_MAX);
     churn_functions_attach(&a->functions, &a->growth, &a->stacks, &a->modules, sym);
+    a->types = churn_cxx_types_new(sym, &a->stacks);
 }
 
 void churn_analysis_free(churn_analysis *a)
@@ -28,6 +29,7 @@ void churn_analysis_free(churn_analysis *a)
     churn_modules_free(&a->modules);
     churn_growth_free(&a->growth);
     churn_functions_free(&a->functions);
+    churn_cxx_types_free(a->types);
     churn_epochs_free(&a->epochs);
     free(a->allocator);
     for (size_t i = 0; i < a->n_counter_names; i++)

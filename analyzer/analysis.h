@@ -56,6 +56,8 @@ typedef struct churn_analysis {
     churn_modules modules;
     churn_growth growth;
     churn_functions functions; /* the callsites merged by allocating function */
+    churn_cxx_types *types;    /* C++ types of the callsites, read on demand by reports */
+    int types_done;            /* functions' types filled (churn_report_types) */
     churn_epochs epochs;
 
     churn_totals totals;

@@ -373,7 +373,10 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
                 churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks);
-        if (fn->name)
+        if (fn->name && fn->type)
+            snprintf(name, sizeof name, "%s (%s), type %s", fn->name,
+                     fn->module ? fn->module : "?", fn->type);
+        else if (fn->name)
             snprintf(name, sizeof name, "%s (%s)", fn->name, fn->module ? fn->module : "?");
         else
             snprintf(name, sizeof name, "%s+0x%llx", fn->module ? fn->module : "?",
@@ -474,6 +477,7 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
 {
     churn_analysis *a = w->a;
     churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_report_types(a);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>libchurn: ",
           out);
     text(out, o->trace_path);

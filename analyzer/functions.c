@@ -133,6 +133,29 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g)
     }
 }
 
+void churn_functions_types(churn_functions *f, const churn_growth *g, churn_cxx_types *types)
+{
+    /* A function's callsites nearly always construct one type.  Where they construct
+       several, a running choice stands in for a table per (function, type): callsites of the
+       chosen type add their allocations to it, and a callsite of another type with more
+       allocations than that takes over. */
+    for (size_t i = 0; i < g->count; i++) {
+        const churn_callsite *s = &g->sites[i];
+        if (!s->parent)
+            continue;
+        const char *type = churn_cxx_type_of(types, s->stack);
+        churn_function *fn = &f->fns[f->growth.sites[s->parent - 1].stack - 1];
+        if (!type)
+            continue;
+        if (fn->type && strcmp(fn->type, type) == 0)
+            fn->type_allocs += s->allocs;
+        else if (!fn->type || s->allocs > fn->type_allocs) {
+            fn->type = type;
+            fn->type_allocs = s->allocs;
+        }
+    }
+}
+
 churn_callsite **churn_functions_sorted(const churn_functions *f, size_t top, size_t *n)
 {
     size_t total, kept = 0;

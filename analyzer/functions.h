@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cxxtype.h"
 #include "growth.h"
 #include "modules.h"
 #include "stacks.h"
@@ -22,6 +23,8 @@ typedef struct churn_function {
     uint64_t ip;        /* the frame's recorded address, for a function without a name */
     uint64_t offset;    /* ip - module bias, for display */
     size_t stacks;      /* callsites merged into the row */
+    const char *type;   /* the C++ type its callsites construct most (by allocations), or NULL */
+    uint64_t type_allocs;
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* sums of the callsites' */
 } churn_function;
 
@@ -44,6 +47,9 @@ void churn_functions_free(churn_functions *f);
 /* Adds the callsites' counts and stack numbers to their functions; call once, after
    churn_growth_finish. */
 void churn_functions_finish(churn_functions *f, const churn_growth *g);
+
+/* Sets each function's type from its callsites' (cxxtype.h), the one with most allocations. */
+void churn_functions_types(churn_functions *f, const churn_growth *g, churn_cxx_types *types);
 
 /* The function of a growth row of f->growth. */
 static inline const churn_function *churn_functions_of(const churn_functions *f,

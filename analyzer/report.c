@@ -47,6 +47,18 @@ churn_retained churn_report_retention(const churn_analysis *a, const churn_growt
     return churn_growth_retention(g, s, a->has_exit);
 }
 
+const char *churn_report_type(churn_analysis *a, const churn_callsite *s)
+{
+    return churn_cxx_type_of(a->types, s->stack);
+}
+
+void churn_report_types(churn_analysis *a)
+{
+    if (!a->types_done)
+        churn_functions_types(&a->functions, &a->growth, a->types);
+    a->types_done = 1;
+}
+
 int churn_report_single_epoch(const churn_analysis *a)
 {
     return a->first_epoch == a->last_epoch && !a->window.has_first && !a->window.has_last;

@@ -32,6 +32,11 @@ unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
                                       const churn_callsite *s);
 
+/* The C++ type a callsite constructs, or NULL (cxxtype.h). */
+const char *churn_report_type(churn_analysis *a, const churn_callsite *s);
+/* Fills the functions' types once; every report calls it before it prints them. */
+void churn_report_types(churn_analysis *a);
+
 /* The whole trace is one epoch: nothing marked units of work, so there is no growth per
    epoch to fit.  The reports say how to get epochs. */
 int churn_report_single_epoch(const churn_analysis *a);

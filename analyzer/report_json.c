@@ -184,6 +184,16 @@ static void frame_json(void *ctx, const char *frame)
     json_string(l->out, frame);
 }
 
+static void type_field(FILE *out, const char *type)
+{
+    fputs("\"type\": ", out);
+    if (type)
+        json_string(out, type);
+    else
+        fputs("null", out);
+    fputs(", ", out);
+}
+
 static void retention(FILE *out, const churn_analysis *a, const churn_growth *g,
                       const churn_callsite *s)
 {
@@ -227,6 +237,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         u64(out, "alloc_bytes", s->alloc_bytes, 1);
         u64(out, "free_bytes", s->free_bytes, 1);
         retention(out, a, &a->growth, s);
+        type_field(out, churn_report_type(a, s));
         fputs("\"lifetime\": ", out);
         lifetime(out, s->lifetime);
         fputs("}", out);
@@ -279,6 +290,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "alloc_bytes", fn->alloc_bytes, 1);
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
+        type_field(out, fn->type);
         u64(out, "stacks", fn->stacks, 0);
         fputs("}", out);
     }
@@ -478,6 +490,7 @@ static void warnings(FILE *out, const churn_warnings *w)
 
 void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
+    churn_report_types(a);
     fputs("{", out);
     metadata(out, a, o);
     fputs(",\n", out);

@@ -165,6 +165,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks,
                 fn->stacks == 1 ? "" : "s");
         retention_text(out, a, &a->functions.growth, s);
+        if (fn->type)
+            fprintf(out, ", type %s", fn->type);
         fputs("\n", out);
     }
     free(rows);
@@ -189,6 +191,9 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
                 (unsigned long long)s->allocs, (unsigned long long)s->frees);
         fputs("      ", out);
         retention_text(out, a, &a->growth, s);
+        const char *type = churn_report_type(a, s);
+        if (type)
+            fprintf(out, ", type %s", type);
         fputs("\n      lifetimes:", out);
         lifetime_line(out, s->lifetime);
         size_t total = churn_frames_each(&src, s->stack, TEXT_FRAMES, frame_text, out);
@@ -335,6 +340,7 @@ static void warnings(FILE *out, const churn_warnings *w)
 
 void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
+    churn_report_types(a);
     header(out, a, o);
     totals(out, a);
     epochs(out, a);

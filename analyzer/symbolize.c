@@ -1173,3 +1173,21 @@ size_t churn_symbolizer_warnings(churn_symbolizer *s, const char *const **lines)
     *lines = (const char *const *)s->warnings;
     return s->warning_count;
 }
+
+size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
+                             uint8_t *buf, size_t len)
+{
+    if (!s->prefetch_closed)
+        prefetch_finish(s);
+    module *m = module_at(s, ip, generation);
+    if (!m || !module_open(s, m))
+        return 0;
+    Dwarf_Addr address = ip, bias;
+    Elf_Scn *scn = dwfl_module_address_section(m->dwmod, &address, &bias);
+    Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+    if (!data || !data->d_buf || address >= data->d_size)
+        return 0;
+    size_t n = data->d_size - address < len ? data->d_size - address : len;
+    memcpy(buf, (const uint8_t *)data->d_buf + address, n);
+    return n;
+}

@@ -43,6 +43,12 @@ void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id);
 size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
                                 uint64_t generation, churn_frame *out, size_t max);
 
+/* Copies up to len bytes of the module's file at run-time address ip (of a stack recorded at
+   generation) into buf, from the same verified file the names come from; returns how many
+   (0: no module, no file, or not in a section with contents). */
+size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
+                             uint8_t *buf, size_t len);
+
 /* One-line warnings gathered so far (missing file, build id mismatch, no debug info), each
    reported once; returns the count and points *lines at them. */
 size_t churn_symbolizer_warnings(churn_symbolizer *s, const char *const **lines);
