@@ -106,6 +106,17 @@ if abs(traced_slope - meter_slope) > 1:
 total_slope = field(window, "trends", "live_bytes_per_epoch")
 if traced_slope < 0.99 * total_slope:
     fail("fxGrowSlots holds %.0f of %.0f B/epoch live growth" % (traced_slope, total_slope))
+# The report adds it up itself: one functions row, at the top, for fxGrowSlots, merging
+# every stack above and carrying the whole slot-heap growth.
+functions = field(window, "functions")
+grow_rows = [f for f in functions if f["function"] == "fxGrowSlots"]
+if len(grow_rows) != 1 or functions[0] is not grow_rows[0]:
+    fail("the top functions row is not the one of fxGrowSlots: %s" % [f["function"] for f in functions[:3]])
+expect("fxGrowSlots row: stacks merged", grow_rows[0]["stacks"], len(growth))
+if abs(grow_rows[0]["bytes_per_epoch"] - traced_slope) > 1:
+    fail("fxGrowSlots row grows %.0f B/epoch, its stacks %.0f" % (grow_rows[0]["bytes_per_epoch"], traced_slope))
+print("fxGrowSlots: one functions row of %d stacks, %.0f B/delivery (top stack alone %.0f %%)"
+      % (len(growth), traced_slope, 100 * max(g["bytes_per_epoch"] for g in growth) / traced_slope))
 # The symptom: every collection walks the whole heap, so deliveries slow down as it grows.
 trends = field(grow_report, "trends")
 if not (trends["wall_ns_per_epoch"] > 0 and trends["duration_vs_live_rank_correlation"] > 0.5):
