@@ -435,7 +435,9 @@ static void flames(FILE *out, const churn_export_window *w)
         titles[m] = churn_metrics[m].title;
         units[m] = churn_metrics[m].unit;
     }
-    unsigned live = (unsigned)(churn_metric_find("live_bytes") - churn_metrics);
+    /* The default view: what was live before the teardown, as the rankings use it; the
+       live state after an exit's drain is often empty. */
+    unsigned live = (unsigned)(churn_metric_find("retained") - churn_metrics);
     unsigned alloc = (unsigned)(churn_metric_find("alloc_bytes") - churn_metrics);
     churn_tree_finish(&tree);
     char window[64];

@@ -96,6 +96,14 @@ static int64_t growth(const churn_export_window *w, size_t i)
     return isfinite(v) && v > 0 && v < 9e18 ? (int64_t)llround(v) : 0;
 }
 
+/* Live before the teardown (growth.h's retention): the state a flame graph of "what is
+   retained" should show when the exit's drain frees everything at the end. */
+static int64_t retained(const churn_export_window *w, size_t i)
+{
+    churn_retained r = churn_growth_retention(&w->a->growth, site_of(w, i), w->a->has_exit);
+    return r.bytes;
+}
+
 static int64_t leaked(const churn_export_window *w, size_t i)
 {
     return w->leaked_bytes[i];
@@ -116,6 +124,8 @@ const churn_metric churn_metrics[] = {
     {"allocs", "allocations", "objects", "alloc_objects", allocs, NULL},
     {"live_bytes", "live bytes at the end", "bytes", "inuse_space", live_bytes, NULL},
     {"live_count", "live objects at the end", "objects", "inuse_objects", live_count, NULL},
+    {"retained", "live bytes before the teardown (the epoch the exit ended)", "bytes",
+     "retained_space", retained, NULL},
     {"growth", "retained growth (bytes per epoch x epochs)", "bytes", "growth_space", growth,
      NULL},
     {"leaked", "leaked at exit (allocated in the window, live at its end)", "bytes",

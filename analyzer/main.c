@@ -59,8 +59,8 @@ static void usage(FILE *out)
           "                     jemalloc[:PAGE] (docs/fragmentation.md)\n"
           "  --top N            callsites shown (text default 10, HTML 20, JSON all)\n"
           "  -o FILE            write to FILE instead of stdout\n"
-          "  METRIC: alloc_bytes, allocs, live_bytes (default), live_count, growth, leaked,\n"
-          "          pinned\n",
+          "  METRIC: alloc_bytes, allocs, live_bytes (default), live_count, retained, growth,\n"
+          "          leaked, pinned\n",
           out);
 }
 
@@ -350,7 +350,7 @@ int main(int argc, char **argv)
                                    argv[optind - 1]);
             if ((form == FORM_FOLDED || form == FORM_SVG) && !o.metric)
                 return usage_error("unknown metric (alloc_bytes, allocs, live_bytes, "
-                                   "live_count, growth, leaked, pinned)",
+                                   "live_count, retained, growth, leaked, pinned)",
                                    optarg);
         }
     }

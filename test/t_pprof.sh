@@ -33,7 +33,7 @@ except ValueError:
     fail("pprof -raw printed no Samples section")
 types = [t.split("/")[0] for t in lines[at + 1].replace("[dflt]", "").split()]
 expect("sample types", types, ["alloc_space", "alloc_objects", "inuse_space", "inuse_objects",
-                               "growth_space", "leaked_space", "pinned_space"])
+                               "retained_space", "growth_space", "leaked_space", "pinned_space"])
 sums = [0] * len(types)
 samples = []
 for line in lines[at + 2:]:
@@ -48,8 +48,9 @@ expect("alloc_space", sums[0], t["alloc_bytes"])
 expect("alloc_objects", sums[1], t["allocs"])
 expect("inuse_space", sums[2], last["live_bytes"])
 expect("inuse_objects", sums[3], last["live_count"])
-expect("leaked_space", sums[5], field(report, "leaked_at_exit")["bytes"])
-expect("pinned_space", sums[6], sum(round(c["pinned_bytes"]) for c in field(report, "fragmentation_callsites")
+expect("retained_space", sums[4], sum(g["retained_bytes"] for g in field(report, "growth")))
+expect("leaked_space", sums[6], field(report, "leaked_at_exit")["bytes"])
+expect("pinned_space", sums[7], sum(round(c["pinned_bytes"]) for c in field(report, "fragmentation_callsites")
                                     if c["pinned_bytes"] > 0))
 locations = {}
 for line in lines:

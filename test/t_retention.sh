@@ -13,6 +13,8 @@ analyze "$WORK/ended.zst" "$WORK/ended.json"
 "$ANALYZE" --json --freed 201:201 "$WORK/ended.zst" >"$WORK/freed.json" 2>&1 ||
     fail "churn-analyze --freed 201:201 failed: $(tail -n 1 "$WORK/freed.json")"
 "$ANALYZE" --freed 201: "$WORK/ended.zst" >"$WORK/freed.txt" 2>&1 || fail "churn-analyze --freed 201: failed"
+"$ANALYZE" --folded=retained "$WORK/ended.zst" >"$WORK/retained.folded" 2>&1 ||
+    fail "churn-analyze --folded=retained failed: $(tail -n 1 "$WORK/retained.folded")"
 "$ANALYZE" --freed 5:x "$WORK/ended.zst" >/dev/null 2>&1 && fail "--freed 5:x was accepted"
 
 rm -f "$WORK/cut.zst"
@@ -21,7 +23,8 @@ env CHURN_FLUSH_MS=20 CHURN_OUT="$WORK/cut.zst" LD_PRELOAD="$SHIM" "$WORK/retent
 [ "$status" -eq 137 ] || fail "the cut run ended with status $status, not SIGKILL's 137"
 analyze "$WORK/cut.zst" "$WORK/cut.json"
 
-check "$WORK/ended.json" "$WORK/cut.json" "$WORK/ended.txt" "$WORK/freed.json" "$WORK/freed.txt" <<'PY'
+check "$WORK/ended.json" "$WORK/cut.json" "$WORK/ended.txt" "$WORK/freed.json" "$WORK/freed.txt" \
+    "$WORK/retained.folded" <<'PY'
 import sys
 from churncheck import *
 ended, cut = load(sys.argv[1]), load(sys.argv[2])
@@ -87,5 +90,15 @@ expect("callsites freeing in epoch 201", [r["count"] for r in rows], [200, 1])
 expect("freed by function, in all", sum(f["count"] for f in freed["freed"]["functions"]), 201)
 if "Freed in epochs 201.., by function:" not in freed_text:
     fail("the text report has no section for --freed 201:")
+# The flame graphs' "retained" metric: what was live before the teardown, keep_one's 300
+# objects included although the teardown freed them.
+folded = {}
+for line in open(sys.argv[6]):
+    stack, value = line.rsplit(" ", 1)
+    folded[stack] = folded.get(stack, 0) + int(value)
+keep = sum(v for k, v in folded.items() if "keep_one" in k)
+expect("--folded=retained at keep_one", keep, 40 * epochs)
+expect("--folded=retained in all", sum(folded.values()),
+       sum(g["retained_bytes"] for g in ended["growth"]))
 print("leaked, kept_until_exit (300), reclaimed (200 at epoch 201), steady; cut: live")
 PY
