@@ -134,6 +134,25 @@ within = [e for e, ok in books if ok]
 if len(books) < 0.99 * len(rows) or len(within) < 0.97 * len(books):
     fail("pinned bytes within tcmalloc's free lists in %d of %d epochs (%d rows); first outside: %s"
          % (len(within), len(books), len(rows), [e for e, ok in books if not ok][:5]))
+# The report names the cause unaided (docs/analyzer.md): one DeleteQueue per IoContext, its
+# type read from the code after the allocation in IoContext's constructor, and the
+# receiver side's per-subrequest objects kept until workerd's shutdown drain freed them.
+functions = field(report, "functions")
+def function_row(name):
+    rows = [f for f in functions if f["function"].startswith(name + "(")]
+    if len(rows) != 1:
+        fail("%d functions rows for %s" % (len(rows), name))
+    return rows[0]
+ctor = function_row("workerd::IoContext::IoContext")
+expect("type allocated in IoContext's constructor", ctor["type"], "workerd::DeleteQueue")
+if abs(ctor["count_per_epoch"] - 1) > 0.01:
+    fail("IoContext's constructor allocates %.3f objects per epoch, not one" % ctor["count_per_epoch"])
+for name in ("workerd::IoContext::IoContext", "workerd::IoContext::makeTraceScopeValue",
+             "workerd::IoContext::makeUserTraceScopeValue", "workerd::IoContext::getPromiseContextTag"):
+    row = function_row(name)
+    expect("%s retention" % name, row["retention"], "kept_until_exit")
+    if abs(row["retained_count"] - served) > 0.01 * served:
+        fail("%s kept %d objects until exit for %d requests served" % (name, row["retained_count"], served))
 print("workerd: %d epochs for %d requests served, %d allocations, top growth +%.0f B/epoch at %s;"
       " tcmalloc's current_allocated_bytes = trace live usable + %d B in %d of %d epochs;"
       " pinned bytes within tcmalloc's free lists in %d of %d epochs"
