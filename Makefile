@@ -122,3 +122,8 @@ soak: all $(BUILD)/demo-workload
 
 clean:
 	rm -rf $(BUILD)
+
+# `make -s print-ANALYZER_LIBS`: a variable's value, for tests that build the analyzer their
+# own way (test/t_analyzer_fuzz.sh) and must link what the Makefile links.
+print-%:
+	@echo $($*)

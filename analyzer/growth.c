@@ -104,7 +104,7 @@ void churn_growth_epoch(churn_callsite *s, uint64_t epoch)
         s->changed = 1;
         s->first_change = epoch;
     }
-    int64_t drop = s->epoch_start_count - s->live_count;
+    int64_t drop = churn_wrap_sub(s->epoch_start_count, (uint64_t)s->live_count);
     if (drop > s->drop_count) {
         s->drop_count = drop;
         s->drop_from = s->epoch_start_count;
@@ -122,8 +122,9 @@ void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_
         churn_growth_epoch(s, epoch);
     if (s->parent) {
         churn_callsite *p = &g->parents->sites[s->parent - 1];
-        churn_growth_set(g->parents, p, epoch, churn_wrap_add(p->live_count, count - s->live_count),
-                         churn_wrap_add(p->live_bytes, bytes - s->live_bytes));
+        churn_growth_set(g->parents, p, epoch,
+                         churn_wrap_add(p->live_count, (uint64_t)count - (uint64_t)s->live_count),
+                         churn_wrap_add(p->live_bytes, (uint64_t)bytes - (uint64_t)s->live_bytes));
     }
     churn_growth_sample(g, s, epoch);
     s->live_count = count;
@@ -152,12 +153,14 @@ churn_retained churn_growth_retention(const churn_growth *g, const churn_callsit
     /* The newest epoch's own drop counts too unless it is the teardown's. */
     int64_t drop = s->drop_count, from = s->drop_from;
     uint64_t drop_epoch = s->drop_epoch;
-    if (!teardown && s->epoch_start_count - s->live_count > drop) {
-        drop = s->epoch_start_count - s->live_count;
+    int64_t last_drop = churn_wrap_sub(s->epoch_start_count, (uint64_t)s->live_count);
+    if (!teardown && last_drop > drop) {
+        drop = last_drop;
         from = s->epoch_start_count;
         drop_epoch = s->epoch_now;
     }
-    if (drop >= 2 && 2 * drop >= from) {
+    /* in doubles: a damaged trace's counts may be anywhere in int64 */
+    if (drop >= 2 && 2.0 * (double)drop >= (double)from) {
         r.reclaimed_epoch = drop_epoch;
         r.reclaimed_count = drop;
     }

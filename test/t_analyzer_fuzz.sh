@@ -8,9 +8,10 @@ rm -rf "$T"
 mkdir -p "$T/cases"
 SYM=analyzer/symbolize.c
 [ -f "$SYM" ] || { echo "t_analyzer_fuzz: $SYM is missing"; exit 1; }
+LIBS=$(make -s --no-print-directory print-ANALYZER_LIBS)
 gcc -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-    -o "$T/churn-analyze" analyzer/*.c -lzstd -ldw -lelf -ldeflate -lstdc++ -lm -lz 2>"$T/build.log" \
+    -o "$T/churn-analyze" analyzer/*.c $LIBS 2>"$T/build.log" \
     || { echo "t_analyzer_fuzz: sanitizer build failed: $(head -1 "$T/build.log")"; exit 1; }
 
 python3 - "$T" <<'PY'
