@@ -31,7 +31,7 @@ ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lstdc++ -lm -lz
 
 .PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize
 
-all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze
+all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze $(BUILD)/churn
 
 $(BUILD)/.deps-build: Makefile
 	@CHURN_PACKAGES="$(BUILD_PACKAGES)" sh test/ensure-packages.sh
@@ -57,6 +57,11 @@ $(BUILD)/libchurn.so: $(SHIM_OBJ)
 
 $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
+
+# The churn command includes shim/options.c for its table and parser (cli/churn.c says why).
+CLI_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -Ianalyzer
+$(BUILD)/churn: cli/churn.c cli/commands.h shim/options.c $(HEADERS) | $(BUILD)/.deps-build
+	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $<
 
 # The demo: a request loop with per-request temporaries, a small per-request leak and
 # delayed garbage, traced and analyzed.
@@ -100,6 +105,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(BUILD)/libchurn.so $(DESTDIR)$(PREFIX)/lib/libchurn.so
 	install -m 0755 $(BUILD)/churn-analyze $(DESTDIR)$(PREFIX)/bin/churn-analyze
+	install -m 0755 $(BUILD)/churn $(DESTDIR)$(PREFIX)/bin/churn
 	install -m 0644 include/churn.h $(DESTDIR)$(PREFIX)/include/churn.h
 
 bench: all $(BUILD)/.deps-test

@@ -19,6 +19,8 @@
 #include "progress.h"
 #include "reader.h"
 #include "report.h"
+#include "usage.h"
+#include "churn/version.h"
 
 #define TEXT_TOP_DEFAULT 10
 #define HTML_TOP_DEFAULT 20
@@ -40,25 +42,23 @@ typedef struct options {
 
 static void usage(FILE *out)
 {
-    fputs("usage: churn-analyze [--json | --folded[=METRIC] | --svg[=METRIC] | --html | "
-          "--pprof]\n"
-          "                     [--epochs A:B] [--base A:B] [--model NAME] [--top N] [-o FILE]\n"
-          "                     TRACE\n"
-          "  --json             one JSON object (schema: docs/analyzer.md)\n"
-          "  --folded[=METRIC]  collapsed stacks for flame graph tools (docs/flamegraphs.md)\n"
-          "  --svg[=METRIC]     an interactive flame graph, one self-contained SVG file\n"
-          "  --html             a self-contained review page: summary, charts, flame graphs\n"
-          "  --pprof            a gzipped pprof profile (allocations, bytes, live bytes)\n"
-          "  --epochs A:B       only epochs A..B inclusive; either end may be left empty\n"
-          "  --base A:B         with --folded or --svg: compare with window A:B (differential)\n"
-          "  --model NAME       allocator model for the fragmentation estimate, instead of the\n"
-          "                     trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
-          "                     jemalloc[:PAGE] (docs/fragmentation.md)\n"
-          "  --top N            callsites shown (text default 10, HTML 20, JSON all)\n"
-          "  -o FILE            write to FILE instead of stdout\n"
-          "  METRIC: alloc_bytes, allocs, live_bytes (default), live_count, growth, leaked,\n"
-          "          pinned\n",
-          out);
+    const size_t n_syn = sizeof churn_analyze_synopsis / sizeof churn_analyze_synopsis[0];
+    for (size_t i = 0; i < n_syn; i++)
+        fprintf(out, "%s%s\n", i ? "                     " : "usage: churn-analyze ",
+                churn_analyze_synopsis[i]);
+    const size_t n_opt = sizeof churn_analyze_options / sizeof churn_analyze_options[0];
+    for (size_t i = 0; i < n_opt; i++) {
+        const char *h = churn_analyze_options[i].help;
+        fprintf(out, "  %-18s ", churn_analyze_options[i].flag);
+        for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
+            fprintf(out, "%.*s\n%21s", (int)(nl - h), h, "");
+        fprintf(out, "%s\n", h);
+    }
+    const char *m = churn_analyze_metrics;
+    fputs("  METRIC: ", out);
+    for (const char *nl; (nl = strchr(m, '\n')); m = nl + 1)
+        fprintf(out, "%.*s\n%10s", (int)(nl - m), m, "");
+    fprintf(out, "%s\n", m);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -267,6 +267,7 @@ int main(int argc, char **argv)
         {"top", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     options o = {0};
@@ -326,6 +327,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case 'V':
+            puts("churn-analyze " CHURN_VERSION);
             return 0;
         default:
             return usage_error("unknown or incomplete option", argv[optind - 1]);

@@ -1,0 +1,431 @@
+/*
+ * churn: the one command a person types.  `churn run PROGRAM` preloads the libchurn.so that
+ * was installed with this churn, runs PROGRAM, passes its exit status through and says where
+ * the trace is; `churn analyze` is churn-analyze.
+ *
+ * Written in C, not sh: it finds its own location through /proc/self/exe (symlinks resolved
+ * by the kernel, whatever the working directory), checks every option value with the shim's
+ * own parser (it includes shim/options.c, so a value churn accepts is one the shim accepts),
+ * forwards signals sent to it with kill but not those the terminal sends to the whole group
+ * (only siginfo tells them apart), and re-raises the program's fatal signal on itself.  It
+ * runs outside the traced process, so none of the shim's constraints apply here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "churn/version.h"
+#include "commands.h"
+#include "options.c"
+
+#define EXIT_USAGE 2
+#define LIST_MAX 8 /* descendants' traces named at the end of a run */
+#define EXIT_SETUP 125
+#define EXIT_NOEXEC 126
+#define EXIT_NOTFOUND 127
+
+static const char *self_name = "churn"; /* as typed, for the commands churn prints */
+
+/* options.c reports through churn_log; here that is churn's own stderr line. */
+void churn_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("churn: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("churn: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see `%s help`)\n", self_name);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+/* The directory this executable is in. */
+static int self_dir(char *dir, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+    if (n <= 0 || (size_t)n >= size - 1)
+        return -1;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+static int is_file(const char *path)
+{
+    return access(path, R_OK) == 0;
+}
+
+/* build/libchurn.so next to build/churn, or PREFIX/lib/libchurn.so for PREFIX/bin/churn. */
+static int find_library(char *out, size_t size, const char *dir)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/libchurn.so", dir);
+    if (!is_file(path))
+        snprintf(path, sizeof path, "%s/../lib/libchurn.so", dir);
+    if (!is_file(path) || !realpath(path, out) || strlen(out) >= size)
+        return -1;
+    return 0;
+}
+
+/* text from column col on, continuation lines at indent. */
+static void print_wrapped(FILE *out, const char *text, int col, int indent, int width)
+{
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, " ");
+        if (!len)
+            break;
+        if (col > indent && col + 1 + (int)len > width) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', out);
+            col++;
+        }
+        /* `code` spans are markdown in the tables; a terminal shows the words plain. */
+        for (size_t i = 0; i < len; i++)
+            if (p[i] != '`')
+                fputc(p[i], out), col++;
+        p += len;
+    }
+    fputc('\n', out);
+}
+
+static void help(FILE *out)
+{
+    fprintf(out, "churn %s: traces a program's allocations by epoch (libchurn)\n\n", CHURN_VERSION);
+    for (size_t i = 0; i < sizeof churn_commands / sizeof churn_commands[0]; i++) {
+        fprintf(out, "churn %s\n      ", churn_commands[i].usage);
+        print_wrapped(out, churn_commands[i].help, 6, 6, 80);
+    }
+    fputs("\nrun OPTIONS (each sets a variable; `CHURN_HELP=1 churn run true` lists them all):\n",
+          out);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (!table[i].flag)
+            continue;
+        int col = fprintf(out, "  %-19s %s:", table[i].flag, table[i].name);
+        print_wrapped(out, table[i].help, col, 22, 80);
+    }
+}
+
+/* The table row a `churn run` option sets, by its flag's name (up to ' ' or '='). */
+static const opt_row *row_of_flag(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const char *f = table[i].flag;
+        if (!f)
+            continue;
+        while (*f == '-')
+            f++;
+        size_t len = strcspn(f, " =");
+        if (strlen(name) == len && !strncmp(f, name, len))
+            return &table[i];
+    }
+    return NULL;
+}
+
+static char *absolute(const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return NULL;
+    char *out;
+    return asprintf(&out, "%s/%s", cwd, path) < 0 ? NULL : out;
+}
+
+/* A word for a shell command line: quoted unless it is plainly safe. */
+static void put_shell_word(FILE *out, const char *w)
+{
+    if (*w && strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                        "/._-+=:,@%") == strlen(w)) {
+        fputs(w, out);
+        return;
+    }
+    fputc('\'', out);
+    for (; *w; w++)
+        if (*w == '\'')
+            fputs("'\\''", out);
+        else
+            fputc(*w, out);
+    fputc('\'', out);
+}
+
+/* ---- signals: those sent to churn are the program's ---- */
+
+static volatile pid_t child;
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+
+static void forward(int sig, siginfo_t *info, void *ctx)
+{
+    (void)ctx;
+    /* si_code > 0: sent by the kernel (the terminal's ^C reaches the whole foreground group,
+       the program included); a child that signals its parent is not sent its own signal. */
+    pid_t c = child;
+    if (c > 0 && info->si_code <= 0 && info->si_pid != c)
+        kill(c, sig);
+}
+
+static void set_forwarding(sigset_t *set, int epoch_signal)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
+        sigaction(forwarded[i], &sa, NULL);
+        sigaddset(set, forwarded[i]);
+    }
+    if (epoch_signal > 0) {
+        sigaction(epoch_signal, &sa, NULL);
+        sigaddset(set, epoch_signal);
+    }
+}
+
+/* Dies of sig, as the program did: the shell that ran churn sees what it would have seen. */
+static void die_of(int sig)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none); /* the program dumped its own core, if any; not churn's */
+    signal(sig, SIG_DFL);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    sigprocmask(SIG_UNBLOCK, &s, NULL);
+    raise(sig);
+    exit(128 + sig);
+}
+
+/* The files of the tree besides the first: NAME.<pid>.zst and NAME.<pid>.<n>.zst. */
+static void report_traces(const char *out)
+{
+    size_t len = strlen(out);
+    size_t stem = len > 4 && !strcmp(out + len - 4, ".zst") ? len - 4 : len;
+    char *pattern;
+    if (asprintf(&pattern, "%.*s.[0-9]*.zst", (int)stem, out) < 0)
+        return;
+    glob_t g;
+    size_t more = glob(pattern, 0, NULL, &g) == 0 ? g.gl_pathc : 0;
+    int have_first = access(out, F_OK) == 0;
+    if (!have_first && !more)
+        fprintf(stderr, "churn: no trace was written (libchurn said why above)\n");
+    if (have_first) {
+        fprintf(stderr, "churn: trace in %s\n", out);
+        fprintf(stderr, "churn: analyze it with: ");
+        put_shell_word(stderr, self_name);
+        fputs(" analyze ", stderr);
+        put_shell_word(stderr, out);
+        fputc('\n', stderr);
+    }
+    if (more) {
+        fprintf(stderr, "churn: %zu more trace(s) from its descendants and exec'd images%s\n",
+                more, more > LIST_MAX ? ", the first ones:" : ":");
+        for (size_t i = 0; i < more && i < LIST_MAX; i++)
+            fprintf(stderr, "churn:   %s\n", g.gl_pathv[i]);
+    }
+    if (more || have_first)
+        globfree(&g);
+    free(pattern);
+}
+
+static int run(int argc, char **argv)
+{
+    enum { OPT_FLAG = 256 };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"epoch-at", required_argument, NULL, OPT_FLAG},
+        {"epoch-ms", required_argument, NULL, OPT_FLAG},
+        {"epoch-signal", required_argument, NULL, OPT_FLAG},
+        {"sample-stacks", required_argument, NULL, OPT_FLAG},
+        {"events", required_argument, NULL, OPT_FLAG},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out_opt = NULL;
+    int c, index;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:", longopts, &index)) != -1) {
+        const char *flag = c == 'o' ? "o" : c == OPT_FLAG ? longopts[index].name : NULL;
+        const opt_row *row = flag ? row_of_flag(flag) : NULL;
+        if (!row)
+            return usage_error("run: unknown option or missing value: %s", argv[optind - 1]);
+        if (apply(row, optarg))
+            return usage_error("run: bad value for %s: %s (%s: %s)", row->flag, optarg,
+                               row->name, row->help);
+        if (c == 'o')
+            out_opt = optarg;
+        else
+            setenv(row->name, optarg, 1);
+    }
+    if (optind >= argc)
+        return usage_error("run: no program given");
+    /* What the shim will read, checked here as it will check it (CHURN_HELP=1 prints the
+       table and exits, as it does in the shim). */
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        const char *v = getenv(table[i].name);
+        if (v && apply(&table[i], v))
+            return usage_error("bad value %s=%s (%s)", table[i].name, v, table[i].help);
+    }
+    char **program = argv + optind;
+
+    char dir[PATH_MAX], lib[PATH_MAX];
+    if (self_dir(dir, sizeof dir) || find_library(lib, sizeof lib, dir)) {
+        fprintf(stderr, "churn: libchurn.so is neither %s/libchurn.so nor %s/../lib/libchurn.so\n",
+                dir, dir);
+        return EXIT_SETUP;
+    }
+    if (strpbrk(lib, " :")) {
+        fprintf(stderr, "churn: %s cannot be preloaded: LD_PRELOAD splits paths at spaces and "
+                        "colons\n", lib);
+        return EXIT_SETUP;
+    }
+    /* The library first, so it answers malloc; a preload the user had goes on after it. */
+    const char *old = getenv("LD_PRELOAD");
+    char *preload;
+    if (asprintf(&preload, "%s%s%s", lib, old && *old ? " " : "", old ? old : "") < 0)
+        return EXIT_SETUP;
+    setenv("LD_PRELOAD", preload, 1);
+    free(preload);
+    /* A new tree: names inherited from a traced parent would make PROGRAM a descendant. */
+    unsetenv("CHURN_ROOT_PID");
+    unsetenv("CHURN_EXEC_OF");
+    char *out = NULL;
+    if (out_opt || (getenv("CHURN_OUT") && *getenv("CHURN_OUT"))) {
+        if (!(out = absolute(out_opt ? out_opt : getenv("CHURN_OUT"))))
+            return EXIT_SETUP;
+        setenv("CHURN_OUT", out, 1);
+    }
+
+    /* exec failure comes back over a close-on-exec pipe: then there is no trace to name. */
+    int report[2];
+    if (pipe2(report, O_CLOEXEC)) {
+        fprintf(stderr, "churn: pipe: %s\n", strerror(errno));
+        return EXIT_SETUP;
+    }
+    sigset_t fwd, old_mask;
+    set_forwarding(&fwd, churn_opt.epoch_signal);
+    sigprocmask(SIG_BLOCK, &fwd, &old_mask);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "churn: fork: %s\n", strerror(errno));
+        return EXIT_SETUP;
+    }
+    if (pid == 0) {
+        close(report[0]);
+        if (!out) {
+            char name[64];
+            snprintf(name, sizeof name, "churn-%d.zst", (int)getpid());
+            char *abs = absolute(name);
+            if (abs)
+                setenv("CHURN_OUT", abs, 1);
+        }
+        /* exec sets caught signals back to their default; the mask it keeps. */
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        execvp(program[0], program);
+        int err = errno;
+        ssize_t w = write(report[1], &err, sizeof err);
+        (void)w;
+        _exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+    }
+    child = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    close(report[1]);
+    int err = 0;
+    ssize_t got;
+    while ((got = read(report[0], &err, sizeof err)) < 0 && errno == EINTR)
+        ;
+    close(report[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "churn: waitpid: %s\n", strerror(errno));
+            return EXIT_SETUP;
+        }
+    if (got == (ssize_t)sizeof err) {
+        fprintf(stderr, "churn: cannot run %s: %s\n", program[0], strerror(err));
+        return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+    }
+    if (!out && asprintf(&out, "churn-%d.zst", (int)pid) >= 0) {
+        char *abs = absolute(out);
+        free(out);
+        out = abs;
+    }
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "churn: %s was killed by signal %d (SIG%s)\n", program[0],
+                WTERMSIG(status), sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status))
+                                                                  : "?");
+    else if (WEXITSTATUS(status))
+        fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
+    if (out)
+        report_traces(out);
+    free(out);
+    if (WIFSIGNALED(status))
+        die_of(WTERMSIG(status));
+    return WEXITSTATUS(status);
+}
+
+static int analyze(char **argv)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    if (self_dir(dir, sizeof dir)) {
+        fprintf(stderr, "churn: cannot find its own location in /proc/self/exe\n");
+        return EXIT_SETUP;
+    }
+    snprintf(path, sizeof path, "%s/churn-analyze", dir);
+    argv[0] = "churn-analyze";
+    execv(path, argv);
+    fprintf(stderr, "churn: cannot run %s: %s\n", path, strerror(errno));
+    return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
+int main(int argc, char **argv)
+{
+    if (argv[0] && strchr(argv[0], '/'))
+        self_name = argv[0];
+    if (argc < 2)
+        return usage_error("no command given");
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "run"))
+        return run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "analyze"))
+        return analyze(argv + 1);
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc > 2)
+            return usage_error("help takes no arguments");
+        help(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        puts("churn " CHURN_VERSION);
+        return 0;
+    }
+    return usage_error("unknown command: %s (run, analyze, help, --version)", cmd);
+}
