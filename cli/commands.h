@@ -20,7 +20,7 @@ static const churn_command churn_commands[] = {
      "signal) are passed on to PROGRAM; those from the terminal reach PROGRAM directly."},
     {"analyze [ANALYZE OPTIONS] TRACE",
      "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1))"},
-    {"help", "prints this help"},
+    {"help", "prints the commands and the options of run"},
     {"--version", "prints the version"},
 };
 
