@@ -181,11 +181,71 @@ static int write_report(FILE *out, const options *o, const char *path, churn_ana
     return 0;
 }
 
+/* "-": the trace comes on standard input.  The reader maps its file and reads it out of
+   order (segments are found by scanning, then taken in sequence order), so standard input is
+   copied to a temporary file first; the caller removes it as soon as it is open. */
+static int spool_stdin(char *path, size_t size)
+{
+    if (isatty(STDIN_FILENO)) {
+        fprintf(stderr, "churn-analyze: -: standard input is a terminal, not a trace\n");
+        return -1;
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    snprintf(path, size, "%s/churn-analyze-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fprintf(stderr, "churn-analyze: -: cannot create a temporary file in %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, "churn-analyze: -: reading standard input: %s\n", strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            if (close(fd) == 0)
+                return 0;
+            fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path, strerror(errno));
+            unlink(path);
+            return -1;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path,
+                        w < 0 ? strerror(errno) : "no progress");
+                close(fd);
+                unlink(path);
+                return -1;
+            }
+            off += w;
+        }
+    }
+    close(fd);
+    unlink(path);
+    return -1;
+}
+
 static int analyze(const char *path, const options *o)
 {
     churn_warnings warnings = {0};
     char err[256];
-    churn_trace *t = churn_trace_open(path, &warnings, err, sizeof err);
+    char spooled[4096];
+    int from_stdin = !strcmp(path, "-");
+    if (from_stdin && spool_stdin(spooled, sizeof spooled) != 0)
+        return 1;
+    churn_trace *t = churn_trace_open(from_stdin ? spooled : path, &warnings, err, sizeof err);
+    if (from_stdin)
+        unlink(spooled); /* mapped by now, or not needed */
     if (!t) {
         fprintf(stderr, "churn-analyze: %s: %s\n", path, err);
         churn_warnings_free(&warnings);

@@ -15,7 +15,7 @@ typedef struct churn_usage_option {
 static const char *const churn_analyze_synopsis[] = {
     "[--json | --folded[=METRIC] | --svg[=METRIC] | --html | --pprof]",
     "[--epochs A:B] [--base A:B] [--model NAME] [--top N] [-o FILE]",
-    "TRACE",
+    "TRACE | -",
 };
 
 static const churn_usage_option churn_analyze_options[] = {
@@ -31,6 +31,7 @@ static const churn_usage_option churn_analyze_options[] = {
                      "jemalloc[:PAGE] (docs/fragmentation.md)"},
     {"--top N", "callsites shown (text default 10, HTML 20, JSON all)"},
     {"-o FILE", "write to FILE instead of stdout"},
+    {"-", "read the trace from standard input instead of the file TRACE"},
     {"--version", "print the version and exit"},
     {"--help", "print this help and exit"},
 };
