@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -224,36 +223,228 @@ static void die_of(int sig)
     exit(128 + sig);
 }
 
-/* The files of the tree besides the first: NAME.<pid>.zst and NAME.<pid>.<n>.zst. */
-static void report_traces(const char *out)
+/* ---- the tree's index (shim/index.c): which image wrote which trace ---- */
+
+typedef struct image {
+    long pid, ppid;
+    int n;              /* execs of pid before this image */
+    char *trace, *exe, *argv0, *command;
+    int ended, how, detail;
+} image;
+
+typedef struct tree {
+    image *v;
+    size_t n;
+} tree;
+
+static char *index_of(const char *trace)
 {
-    size_t len = strlen(out);
-    size_t stem = len > 4 && !strcmp(out + len - 4, ".zst") ? len - 4 : len;
-    char *pattern;
-    if (asprintf(&pattern, "%.*s.[0-9]*.zst", (int)stem, out) < 0)
+    size_t len = strlen(trace);
+    if (len > 6 && !strcmp(trace + len - 6, ".index"))
+        return strdup(trace);
+    size_t stem = len > 4 && !strcmp(trace + len - 4, ".zst") ? len - 4 : len;
+    char *out;
+    return asprintf(&out, "%.*s.index", (int)stem, trace) < 0 ? NULL : out;
+}
+
+/* Undoes the index's escapes in place; with words, \s is a space and a bare space ends *w0. */
+static char *unescape(char *s, char **first_word_end)
+{
+    char *o = s;
+    if (first_word_end)
+        *first_word_end = NULL;
+    for (char *p = s; *p; p++) {
+        if (*p == ' ' && first_word_end && !*first_word_end)
+            *first_word_end = o;
+        if (*p == '\\' && p[1]) {
+            p++;
+            *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p == 's' ? ' ' : *p;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return s;
+}
+
+static image *find_image(const tree *t, long pid, int n)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].pid == pid && t->v[i].n == n)
+            return &t->v[i];
+    return NULL;
+}
+
+/* The last image of pid: the program a script in front of it exec'd, or pid's only one. */
+static image *last_image(const tree *t, long pid)
+{
+    image *best = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].pid == pid && (!best || t->v[i].n > best->n))
+            best = &t->v[i];
+    return best;
+}
+
+static int tree_load(const char *path, tree *t)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0, alloc = 0;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        if (line[got - 1] == '\n')
+            line[--got] = '\0';
+        char *field[7] = {0};
+        size_t nf = 0;
+        for (char *p = line, *tab; nf < 7; p = tab + 1) {
+            field[nf++] = p;
+            if (!(tab = strchr(p, '\t')))
+                break;
+            *tab = '\0';
+        }
+        if (nf == 7 && !strcmp(field[0], "start")) {
+            if (t->n == alloc) {
+                alloc = alloc ? alloc * 2 : 16;
+                image *v = realloc(t->v, alloc * sizeof *v);
+                if (!v)
+                    break;
+                t->v = v;
+            }
+            image *im = &t->v[t->n++];
+            memset(im, 0, sizeof *im);
+            im->pid = atol(field[1]);
+            im->ppid = atol(field[2]);
+            im->n = atoi(field[3]);
+            im->trace = strdup(unescape(field[4], NULL));
+            im->exe = strdup(unescape(field[5], NULL));
+            char *end0;
+            unescape(field[6], &end0);
+            im->command = strdup(field[6]);
+            im->argv0 = end0 ? strndup(field[6], (size_t)(end0 - field[6])) : strdup(field[6]);
+        } else if (nf == 5 && !strcmp(field[0], "end")) {
+            image *im = find_image(t, atol(field[1]), atoi(field[2]));
+            if (im) {
+                im->ended = 1;
+                im->how = atoi(field[3]);
+                im->detail = atoi(field[4]);
+            }
+        }
+    }
+    free(line);
+    fclose(f);
+    return t->n ? 0 : -1;
+}
+
+static void tree_free(tree *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[i].trace);
+        free(t->v[i].exe);
+        free(t->v[i].argv0);
+        free(t->v[i].command);
+    }
+    free(t->v);
+}
+
+static const char *end_of(const tree *t, const image *im, char *buf, size_t size)
+{
+    if (!im->ended)
+        return find_image(t, im->pid, im->n + 1) ? "exec" : "no end";
+    switch (im->how) {
+    case CHURN_EXIT_NORMAL:
+        return "exit";
+    case CHURN_EXIT_UNDERSCORE:
+        snprintf(buf, size, "_exit %d", im->detail);
+        return buf;
+    case CHURN_EXIT_SIGNAL:
+        snprintf(buf, size, "signal %d", im->detail);
+        return buf;
+    case CHURN_EXIT_EXEC:
+        return "exec";
+    }
+    return "?";
+}
+
+static void print_image_header(FILE *out)
+{
+    fprintf(out, "churn:   %-9s %-8s %-10s %s\n", "PID", "PARENT", "END", "COMMAND (TRACE)");
+}
+
+static void print_image(FILE *out, const tree *t, const image *im)
+{
+    char pid[32], end[32];
+    snprintf(pid, sizeof pid, im->n ? "%ld.%d" : "%ld", im->pid, im->n);
+    const char *file = strrchr(im->trace, '/');
+    fprintf(out, "churn:   %-9s %-8ld %-10s %.60s%s (%s)\n", pid, im->ppid,
+            end_of(t, im, end, sizeof end), im->command, strlen(im->command) > 60 ? "..." : "",
+            file ? file + 1 : im->trace);
+}
+
+/* After a run: the program's own trace (the last image of the first pid, past any script
+   in front of it), the command that analyzes it, and what else the tree traced. */
+static void report_traces(const char *out, pid_t pid)
+{
+    char *index = index_of(out);
+    tree t;
+    if (!index || tree_load(index, &t)) {
+        if (access(out, F_OK) == 0) {
+            fprintf(stderr, "churn: trace in %s\n", out);
+            fprintf(stderr, "churn: analyze it with: ");
+            put_shell_word(stderr, self_name);
+            fputs(" analyze ", stderr);
+            put_shell_word(stderr, out);
+            fputc('\n', stderr);
+        } else {
+            fprintf(stderr, "churn: no trace was written (libchurn said why above)\n");
+        }
+        free(index);
         return;
-    glob_t g;
-    size_t more = glob(pattern, 0, NULL, &g) == 0 ? g.gl_pathc : 0;
-    int have_first = access(out, F_OK) == 0;
-    if (!have_first && !more)
-        fprintf(stderr, "churn: no trace was written (libchurn said why above)\n");
-    if (have_first) {
-        fprintf(stderr, "churn: trace in %s\n", out);
-        fprintf(stderr, "churn: analyze it with: ");
-        put_shell_word(stderr, self_name);
-        fputs(" analyze ", stderr);
-        put_shell_word(stderr, out);
-        fputc('\n', stderr);
     }
-    if (more) {
-        fprintf(stderr, "churn: %zu more trace(s) from its descendants and exec'd images%s\n",
-                more, more > LIST_MAX ? ", the first ones:" : ":");
-        for (size_t i = 0; i < more && i < LIST_MAX; i++)
-            fprintf(stderr, "churn:   %s\n", g.gl_pathv[i]);
+    image *own = last_image(&t, pid);
+    const char *trace = own ? own->trace : out;
+    if (own && own->n > 0)
+        fprintf(stderr, "churn: pid %d exec'd %d time(s) (a script in front of the program?); "
+                        "the trace below is of its last image, %s\n",
+                (int)pid, own->n, own->exe);
+    fprintf(stderr, "churn: trace in %s\n", trace);
+    fprintf(stderr, "churn: analyze it with: ");
+    put_shell_word(stderr, self_name);
+    fputs(" analyze ", stderr);
+    put_shell_word(stderr, trace);
+    fputc('\n', stderr);
+    if (t.n > 1) {
+        size_t others = 0, shown = 0;
+        fprintf(stderr, "churn: %zu process image(s) traced, listed in %s:\n", t.n, index);
+        print_image_header(stderr);
+        for (size_t i = 0; i < t.n; i++) {
+            if (t.v[i].pid != pid)
+                continue;
+            print_image(stderr, &t, &t.v[i]);
+            shown++;
+        }
+        for (size_t i = 0; i < t.n; i++) {
+            if (t.v[i].pid == pid)
+                continue;
+            if (shown < LIST_MAX) {
+                print_image(stderr, &t, &t.v[i]);
+                shown++;
+            } else {
+                others++;
+            }
+        }
+        if (others) {
+            fprintf(stderr, "churn:   ... and %zu more: ", others);
+            put_shell_word(stderr, self_name);
+            fputs(" analyze --list ", stderr);
+            put_shell_word(stderr, out);
+            fputc('\n', stderr);
+        }
     }
-    if (more || have_first)
-        globfree(&g);
-    free(pattern);
+    tree_free(&t);
+    free(index);
 }
 
 static int run(int argc, char **argv)
@@ -385,23 +576,126 @@ static int run(int argc, char **argv)
     else if (WEXITSTATUS(status))
         fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
     if (out)
-        report_traces(out);
+        report_traces(out, pid);
     free(out);
     if (WIFSIGNALED(status))
         die_of(WTERMSIG(status));
     return WEXITSTATUS(status);
 }
 
-static int analyze(char **argv)
+static const char *base_name(const char *p)
 {
+    const char *slash = strrchr(p, '/');
+    return slash ? slash + 1 : p;
+}
+
+/* --pid P (its last image) or P.N (the image after its N-th exec), --exe NAME (the one image
+   whose executable or argv[0] is NAME): the trace to analyze, or NULL after a line. */
+static const image *select_image(const tree *t, const char *pid, const char *exe)
+{
+    if (pid) {
+        char *end;
+        long p = strtol(pid, &end, 10);
+        const image *im = NULL;
+        if (end != pid && !*end)
+            im = last_image(t, p);
+        else if (end != pid && *end == '.' && end[1])
+            im = find_image(t, p, atoi(end + 1));
+        if (!im)
+            fprintf(stderr, "churn: no traced process image %s in the index (--list lists "
+                            "them)\n", pid);
+        return im;
+    }
+    const image *found = NULL;
+    size_t matches = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const image *im = &t->v[i];
+        if (!strcmp(base_name(im->exe), exe) || !strcmp(im->exe, exe) ||
+            !strcmp(base_name(im->argv0), exe) || !strcmp(im->argv0, exe)) {
+            found = im;
+            matches++;
+        }
+    }
+    if (matches == 1)
+        return found;
+    if (!matches)
+        fprintf(stderr, "churn: no traced process image runs %s (--list lists them)\n", exe);
+    else {
+        fprintf(stderr, "churn: %zu traced process images run %s; choose one with --pid:\n",
+                matches, exe);
+        print_image_header(stderr);
+        for (size_t i = 0; i < t->n; i++)
+            if (!strcmp(base_name(t->v[i].exe), exe) || !strcmp(t->v[i].exe, exe) ||
+                !strcmp(base_name(t->v[i].argv0), exe) || !strcmp(t->v[i].argv0, exe))
+                print_image(stderr, t, &t->v[i]);
+    }
+    return NULL;
+}
+
+/* churn analyze [--list | --pid P | --exe NAME] [churn-analyze's options] TRACE: the options
+   of the tree are churn's, the rest goes to churn-analyze with TRACE, or the trace chosen
+   from the index beside it, last. */
+static int analyze(int argc, char **argv)
+{
+    const char *pid = NULL, *exe = NULL;
+    int list = 0;
+    char **rest = calloc((size_t)argc + 2, sizeof *rest);
+    if (!rest)
+        return EXIT_SETUP;
+    int n = 0;
+    rest[n++] = "churn-analyze";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = !strncmp(a, "--pid", 5) ? &pid : !strncmp(a, "--exe", 5) ? &exe : NULL;
+        if (slot && (a[5] == '=' || !a[5])) {
+            if (a[5] == '=')
+                *slot = a + 6;
+            else if (i + 1 < argc)
+                *slot = argv[++i];
+            else
+                return usage_error("analyze: %s wants a value", a);
+        } else if (!strcmp(a, "--list")) {
+            list = 1;
+        } else {
+            rest[n++] = argv[i];
+        }
+    }
+    if ((pid != NULL) + (exe != NULL) + list > 1)
+        return usage_error("analyze: choose one of --list, --pid, --exe");
+    const char *trace = n > 1 ? rest[n - 1] : NULL;
+    char *index = trace && strcmp(trace, "-") ? index_of(trace) : NULL;
+    tree t;
+    int have = index && tree_load(index, &t) == 0;
+    if ((pid || exe || list) && !have)
+        return usage_error("analyze: --list, --pid and --exe want a trace with its index "
+                           "(%s) beside it", index ? index : "NAME.index");
+    const image *chosen = NULL;
+    if (list) {
+        printf("churn: %zu process image(s) in %s:\n", t.n, index);
+        print_image_header(stdout);
+        for (size_t i = 0; i < t.n; i++)
+            print_image(stdout, &t, &t.v[i]);
+        return fflush(stdout) ? 1 : 0;
+    }
+    if (pid || exe) {
+        if (!(chosen = select_image(&t, pid, exe)))
+            return EXIT_USAGE;
+        fprintf(stderr, "churn: analyzing pid %ld%s (%.60s): %s\n", chosen->pid,
+                chosen->n ? " after its exec" : "", chosen->command, chosen->trace);
+        rest[n - 1] = chosen->trace;
+    } else if (have && !strcmp(trace, index)) {
+        rest[n - 1] = t.v[0].trace; /* the index itself names the first process's trace */
+    } else if (have && t.n > 1) {
+        fprintf(stderr, "churn: %s is one of %zu traced process images (%s); --list lists "
+                        "them, --pid or --exe picks another\n", trace, t.n, index);
+    }
     char dir[PATH_MAX], path[PATH_MAX + 32];
     if (self_dir(dir, sizeof dir)) {
         fprintf(stderr, "churn: cannot find its own location in /proc/self/exe\n");
         return EXIT_SETUP;
     }
     snprintf(path, sizeof path, "%s/churn-analyze", dir);
-    argv[0] = "churn-analyze";
-    execv(path, argv);
+    execv(path, rest);
     fprintf(stderr, "churn: cannot run %s: %s\n", path, strerror(errno));
     return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
@@ -416,7 +710,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run"))
         return run(argc - 1, argv + 1);
     if (!strcmp(cmd, "analyze"))
-        return analyze(argv + 1);
+        return analyze(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         if (argc > 2)
             return usage_error("help takes no arguments");

@@ -18,8 +18,13 @@ static const churn_command churn_commands[] = {
      "re-raised), and prints on stderr where the trace is and the command that analyzes it. "
      "Signals sent to churn with kill (HUP, INT, QUIT, TERM, USR1, USR2 and the epoch "
      "signal) are passed on to PROGRAM; those from the terminal reach PROGRAM directly."},
-    {"analyze [ANALYZE OPTIONS] TRACE",
-     "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1))"},
+    {"analyze [--list | --pid PID[.N] | --exe NAME] [ANALYZE OPTIONS] TRACE",
+     "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1)). "
+     "A trace of a tree has an index beside it (NAME.index for CHURN_OUT=NAME.zst, one line "
+     "per process image): --list lists the images (pid, parent, how each ended, command "
+     "line, trace file), --pid PID analyzes the last image of PID (the program a script in "
+     "front of it exec'd), PID.N the image after its N-th exec, and --exe NAME the one image "
+     "whose executable or argv[0] is NAME.  TRACE may be the index itself."},
     {"help", "prints the commands and the options of run"},
     {"--version", "prints the version"},
 };

@@ -34,7 +34,8 @@ typedef struct {
 static const opt_row table[] = {
     {"CHURN_OUT", OPT_PATH, "churn-<pid>.zst", 0, 0,
      "trace file; a forked child or an exec'd descendant writes `NAME.<pid>.zst` beside it, "
-     "and the image after the n-th exec of a process `NAME.<pid>.<n>.zst`", "-o FILE"},
+     "the image after the n-th exec of a process `NAME.<pid>.<n>.zst`, and `NAME.index` "
+     "lists them all (`churn analyze --list`)", "-o FILE"},
     {"CHURN_RING_MB", OPT_UINT, "256", 1, 1u << 20,
      "bound of the trace file in MiB; when full, the oldest segments are overwritten", NULL},
     {"CHURN_EVENTS", OPT_BOOL, "1", 0, 1,

@@ -4,7 +4,7 @@
 # through a symlink), the program's exit status and its death by signal passed through, an
 # existing LD_PRELOAD kept after the shim, the trace named at the end with the command that
 # analyzes it (which works), a fork/exec tree's files named, a shell script in front of the
-# program, and bad usage as one line with status 2.
+# program (churn names the program's own trace), and bad usage as one line with status 2.
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -76,8 +76,13 @@ grep -qx "churn: trace in $WORK/elsewhere/churn-$pid.zst" "$WORK/def.err" ||
 "$CHURN" run -o "$WORK/tree.zst" "$WORK/churn_tree" tree >"$WORK/tree.out" 2>"$WORK/tree.err" ||
     fail "the tree run failed: $(cat "$WORK/tree.err")"
 child=$(sed -n 's/^child //p' "$WORK/tree.out")
-for f in "$WORK/tree.$child.zst" "$WORK/tree.$child.1.zst"; do
-    grep -qx "churn:   $f" "$WORK/tree.err" || fail "churn did not name $f: $(cat "$WORK/tree.err")"
+grep -qx "churn: trace in $WORK/tree.zst" "$WORK/tree.err" ||
+    fail "churn did not name the first process's trace: $(cat "$WORK/tree.err")"
+grep -q "^churn: 3 process image(s) traced, listed in $WORK/tree.index:" "$WORK/tree.err" ||
+    fail "churn did not list the tree's 3 images: $(cat "$WORK/tree.err")"
+for f in "tree.$child.zst" "tree.$child.1.zst"; do
+    grep -q "^churn:   $child.* ($f)$" "$WORK/tree.err" ||
+        fail "churn did not name $f as pid $child's: $(cat "$WORK/tree.err")"
 done
 analyze "$WORK/tree.zst" "$WORK/tree.json"
 analyze "$WORK/tree.$child.1.zst" "$WORK/leaf.json"
@@ -94,8 +99,10 @@ status=0
     2>"$WORK/wrapped.err" || status=$?
 [ "$status" -eq 5 ] || fail "through the wrapper, exit status 5 came back as $status"
 wpid=$(sed -n 's/^pid //p' "$WORK/wrapped.out")
-grep -qx "churn:   $WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.err" ||
-    fail "churn did not name the program's trace behind the script: $(cat "$WORK/wrapped.err")"
+grep -qx "churn: trace in $WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.err" ||
+    fail "churn did not lead to the program's trace behind the script: $(cat "$WORK/wrapped.err")"
+grep -q "^churn: analyze it with: .* analyze $WORK/wrapped.$wpid.1.zst$" "$WORK/wrapped.err" ||
+    fail "the analyze command is not for the program's own trace: $(cat "$WORK/wrapped.err")"
 analyze "$WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.json"
 
 # ---- death by signal: churn dies of the same signal ----
