@@ -12,7 +12,7 @@ CHURN=$ROOT/build/churn
 build_c churn_tree test/programs/churn_tree.c
 build_c empty_lib test/programs/dl_lib.c -shared -fPIC
 
-# ---- version: one string, from include/churn/version.h ----
+# ---- version: one string, from include/churn/version.h (also in the trace and the report) ----
 want=$(sed -n 's/^#define CHURN_VERSION "\(.*\)"$/\1/p' include/churn/version.h)
 [ -n "$want" ] || fail "include/churn/version.h defines no CHURN_VERSION"
 [ "$("$CHURN" --version)" = "churn $want" ] || fail "churn --version: $("$CHURN" --version)"
@@ -129,10 +129,13 @@ if "killed by signal 15" not in err:
 print("signal deaths passed through")
 PY
 
-check "$WORK/run.json" "$WORK/tree.json" "$WORK/leaf.json" "$WORK/wrapped.json" <<'PY'
+check "$WORK/run.json" "$WORK/tree.json" "$WORK/leaf.json" "$WORK/wrapped.json" "$want" <<'PY'
 import sys
 from churncheck import *
 run, tree, leaf, wrapped = (load(p) for p in sys.argv[1:5])
+version = sys.argv[5]
+expect("the report's analyzer version", field(run, "metadata", "analyzer_version"), version)
+expect("the trace's libchurn version", field(run, "metadata", "libchurn_version"), version)
 
 def live(report, function):
     return sum(g["live_count"] for g in growth_with(report, function))
