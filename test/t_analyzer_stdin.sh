@@ -16,7 +16,7 @@ cat "$WORK/trace.zst" | "$ANALYZE" --json - >"$WORK/pipe.json" 2>"$WORK/pipe.err
     fail "cat trace | churn-analyze --json - failed: $(tail -n 1 "$WORK/pipe.err")"
 cat "$WORK/trace.zst" | "$ROOT/build/churn" analyze - >"$WORK/pipe.txt" 2>&1 ||
     fail "cat trace | churn analyze - failed: $(tail -n 1 "$WORK/pipe.txt")"
-grep -q "^churn-analyze [0-9.]*: -$" "$WORK/pipe.txt" ||
+grep -Eq "^churn-analyze [0-9.]*: -(, |$)" "$WORK/pipe.txt" ||
     fail "the text report does not name standard input as -: $(head -n 1 "$WORK/pipe.txt")"
 [ -z "$(ls "$WORK/tmp")" ] || fail "temporary files left behind: $(ls "$WORK/tmp")"
 

@@ -59,6 +59,9 @@ got=$(bash -c '. "$1"; COMP_WORDS=(churn run --epoch-s); COMP_CWORD=2; _churn; e
 got=$(bash -c '. "$1"; COMP_WORDS=(churn an); COMP_CWORD=1; _churn; echo "${COMPREPLY[*]}"' \
     _ "$WORK/churn.bash")
 [ "$got" = "analyze" ] || fail "completing 'churn an' gave '$got'"
+got=$(bash -c '. "$1"; COMP_WORDS=(churn analyze --p); COMP_CWORD=2; _churn; echo "${COMPREPLY[*]}"' \
+    _ "$WORK/churn.bash")
+[ "$got" = "--pprof --pid" ] || fail "completing 'churn analyze --p' gave '$got'"
 
 # ---- CHURN_HELP=1: the table, status 0, the program not run, no trace ----
 mkdir -p "$WORK/help"
