@@ -398,7 +398,8 @@ static void report_traces(const char *out, pid_t pid)
             put_shell_word(stderr, out);
             fputc('\n', stderr);
         } else {
-            fprintf(stderr, "churn: no trace was written (libchurn said why above)\n");
+            fprintf(stderr, "churn: no trace was written: libchurn said why above, or it "
+                            "never ran in the program (a static or setuid executable)\n");
         }
         free(index);
         return;
