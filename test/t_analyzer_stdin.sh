@@ -29,13 +29,13 @@ for input in garbage empty; do
     cat "$WORK/in" | "$ANALYZE" - >"$WORK/bad.out" 2>"$WORK/bad.err" || status=$?
     [ "$status" -eq 1 ] || fail "$input on standard input: status $status, expected 1"
     [ "$(wc -l <"$WORK/bad.err")" -eq 1 ] && grep -q '^churn-analyze: -: ' "$WORK/bad.err" ||
-        fail "$input on standard input: not one line naming -: $(cat "$WORK/bad.err")"
+        { cat "$WORK/bad.err"; fail "$input on standard input: not one line naming -"; }
 done
 [ -z "$(ls "$WORK/tmp")" ] || fail "temporary files left behind after bad input: $(ls "$WORK/tmp")"
 status=0
 TMPDIR="$WORK/no-such-dir" "$ANALYZE" - <"$WORK/trace.zst" >/dev/null 2>"$WORK/notmp.err" || status=$?
 [ "$status" -eq 1 ] && [ "$(wc -l <"$WORK/notmp.err")" -eq 1 ] ||
-    fail "no temporary directory: status $status, $(cat "$WORK/notmp.err")"
+    { cat "$WORK/notmp.err"; fail "no temporary directory: status $status"; }
 
 check "$WORK/file.json" "$WORK/redirect.json" "$WORK/pipe.json" <<'PY'
 import sys

@@ -29,14 +29,14 @@ for args in "" "bogus" "run" "run --epoch-ms x true" "run --epoch-signal NOPE tr
     "$CHURN" $args >"$WORK/usage.out" 2>"$WORK/usage.err" || status=$?
     [ "$status" -eq 2 ] || fail "churn $args: status $status, expected 2"
     [ "$(wc -l <"$WORK/usage.err")" -eq 1 ] ||
-        fail "churn $args: not one line on stderr: $(cat "$WORK/usage.err")"
-    [ ! -s "$WORK/usage.out" ] || fail "churn $args wrote to stdout: $(cat "$WORK/usage.out")"
+        { cat "$WORK/usage.err"; fail "churn $args: not one line on stderr"; }
+    [ ! -s "$WORK/usage.out" ] || { cat "$WORK/usage.out"; fail "churn $args wrote to stdout"; }
 done
 status=0
 (cd "$WORK" && CHURN_RING_MB=0 "$CHURN" run "$WORK/churn_tree" exit 0) >/dev/null 2>"$WORK/env.err" ||
     status=$?
 [ "$status" -eq 2 ] && grep -q CHURN_RING_MB "$WORK/env.err" ||
-    fail "a bad CHURN_RING_MB in the environment: status $status, $(cat "$WORK/env.err")"
+    { cat "$WORK/env.err"; fail "a bad CHURN_RING_MB in the environment: status $status"; }
 status=0
 "$CHURN" run "$WORK/no-such-program" 2>"$WORK/nf.err" || status=$?
 [ "$status" -eq 127 ] || fail "churn run of a missing program: status $status, expected 127"
@@ -51,11 +51,11 @@ status=0
 LD_PRELOAD="$WORK/empty_lib" "$WORK/links/churn" run -o sub/t.zst "$WORK/churn_tree" exit 7 \
     >"$WORK/run.out" 2>"$WORK/run.err" || status=$?
 cd "$ROOT"
-[ "$status" -eq 7 ] || fail "exit status 7 came back as $status: $(cat "$WORK/run.err")"
+[ "$status" -eq 7 ] || { cat "$WORK/run.err"; fail "exit status 7 came back as $status"; }
 grep -qx "preload $WORK/prefix/lib/libchurn.so $WORK/empty_lib" "$WORK/run.out" ||
     fail "LD_PRELOAD is not the installed shim then the user's: $(grep preload "$WORK/run.out")"
 grep -qx "churn: trace in $WORK/elsewhere/sub/t.zst" "$WORK/run.err" ||
-    fail "churn did not name the trace: $(cat "$WORK/run.err")"
+    { cat "$WORK/run.err"; fail "churn did not name the trace"; }
 cmd=$(sed -n 's/^churn: analyze it with: //p' "$WORK/run.err")
 [ "$cmd" = "$WORK/links/churn analyze $WORK/elsewhere/sub/t.zst" ] ||
     fail "the analyze command printed is '$cmd'"
@@ -69,20 +69,20 @@ status=0
 [ "$status" -eq 0 ] || fail "exit status 0 came back as $status"
 pid=$(sed -n 's/^pid //p' "$WORK/def.out")
 grep -qx "churn: trace in $WORK/elsewhere/churn-$pid.zst" "$WORK/def.err" ||
-    fail "default name is not churn-$pid.zst in the working directory: $(cat "$WORK/def.err")"
+    { cat "$WORK/def.err"; fail "default name is not churn-$pid.zst in the working directory"; }
 [ -s "$WORK/elsewhere/churn-$pid.zst" ] || fail "no $WORK/elsewhere/churn-$pid.zst"
 
 # ---- a fork/exec tree: every file named, each the right image's ----
 "$CHURN" run -o "$WORK/tree.zst" "$WORK/churn_tree" tree >"$WORK/tree.out" 2>"$WORK/tree.err" ||
-    fail "the tree run failed: $(cat "$WORK/tree.err")"
+    { cat "$WORK/tree.err"; fail "the tree run failed"; }
 child=$(sed -n 's/^child //p' "$WORK/tree.out")
 grep -qx "churn: trace in $WORK/tree.zst" "$WORK/tree.err" ||
-    fail "churn did not name the first process's trace: $(cat "$WORK/tree.err")"
+    { cat "$WORK/tree.err"; fail "churn did not name the first process's trace"; }
 grep -q "^churn: 3 process image(s) traced, listed in $WORK/tree.index:" "$WORK/tree.err" ||
-    fail "churn did not list the tree's 3 images: $(cat "$WORK/tree.err")"
+    { cat "$WORK/tree.err"; fail "churn did not list the tree's 3 images"; }
 for f in "tree.$child.zst" "tree.$child.1.zst"; do
     grep -q "^churn:   $child.* ($f)$" "$WORK/tree.err" ||
-        fail "churn did not name $f as pid $child's: $(cat "$WORK/tree.err")"
+        { cat "$WORK/tree.err"; fail "churn did not name $f as pid $child's"; }
 done
 analyze "$WORK/tree.zst" "$WORK/tree.json"
 analyze "$WORK/tree.$child.1.zst" "$WORK/leaf.json"
@@ -100,9 +100,9 @@ status=0
 [ "$status" -eq 5 ] || fail "through the wrapper, exit status 5 came back as $status"
 wpid=$(sed -n 's/^pid //p' "$WORK/wrapped.out")
 grep -qx "churn: trace in $WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.err" ||
-    fail "churn did not lead to the program's trace behind the script: $(cat "$WORK/wrapped.err")"
+    { cat "$WORK/wrapped.err"; fail "churn did not lead to the program's trace behind the script"; }
 grep -q "^churn: analyze it with: .* analyze $WORK/wrapped.$wpid.1.zst$" "$WORK/wrapped.err" ||
-    fail "the analyze command is not for the program's own trace: $(cat "$WORK/wrapped.err")"
+    { cat "$WORK/wrapped.err"; fail "the analyze command is not for the program's own trace"; }
 analyze "$WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.json"
 
 # ---- death by signal: churn dies of the same signal ----

@@ -10,7 +10,7 @@ CHURN=$ROOT/build/churn
 build_c churn_tree test/programs/churn_tree.c
 
 "$CHURN" run -o "$WORK/tree.zst" "$WORK/churn_tree" tree 'two words' >"$WORK/tree.out" \
-    2>"$WORK/tree.err" || fail "the tree run failed: $(cat "$WORK/tree.err")"
+    2>"$WORK/tree.err" || { cat "$WORK/tree.err"; fail "the tree run failed"; }
 root=$(sed -n 's/^pid //p' "$WORK/tree.out")
 child=$(sed -n 's/^child //p' "$WORK/tree.out")
 [ -s "$WORK/tree.index" ] || fail "no index beside the trace: $(ls "$WORK")"
@@ -18,11 +18,11 @@ child=$(sed -n 's/^child //p' "$WORK/tree.out")
 # Every image, with its parent, file, executable, arguments (a space escaped) and end.
 t=$(printf '\t')
 grep -qx "start$t$root$t[0-9]*${t}0$t$WORK/tree.zst$t$WORK/churn_tree$t$WORK/churn_tree tree two\\\\swords" \
-    "$WORK/tree.index" || fail "the first process's start line: $(cat "$WORK/tree.index")"
+    "$WORK/tree.index" || { cat "$WORK/tree.index"; fail "the first process's start line"; }
 grep -qx "start$t$child$t$root${t}0$t$WORK/tree.$child.zst$t$WORK/churn_tree$t.*" "$WORK/tree.index" ||
-    fail "the forked child's start line: $(cat "$WORK/tree.index")"
+    { cat "$WORK/tree.index"; fail "the forked child's start line"; }
 grep -qx "start$t$child$t$root${t}1$t$WORK/tree.$child.1.zst$t$WORK/churn_tree$t$WORK/churn_tree leaf" \
-    "$WORK/tree.index" || fail "the exec'd leaf's start line: $(cat "$WORK/tree.index")"
+    "$WORK/tree.index" || { cat "$WORK/tree.index"; fail "the exec'd leaf's start line"; }
 grep -qx "end$t$root${t}0${t}1${t}0" "$WORK/tree.index" || fail "the first process's end line"
 grep -qx "end$t$child${t}1${t}1${t}0" "$WORK/tree.index" || fail "the leaf's end line"
 [ "$(grep -c "^end$t$child${t}0$t" "$WORK/tree.index")" -eq 0 ] ||
@@ -43,7 +43,7 @@ child=$(sed -n 's/^child //p' "$WORK/tree.out")
 grep -q "^churn: 3 process image(s) in $WORK/tree.index:" "$WORK/list.out" ||
     fail "--list: $(head -n 1 "$WORK/list.out")"
 grep -q "^churn:   $child\.1 *$root *exit .*churn_tree leaf (tree.$child.1.zst)$" "$WORK/list.out" ||
-    fail "--list does not show the leaf: $(cat "$WORK/list.out")"
+    { cat "$WORK/list.out"; fail "--list does not show the leaf"; }
 grep -q "^churn:   $child *$root *exec " "$WORK/list.out" ||
     fail "--list does not show the child's image before its exec as ended by exec"
 "$CHURN" analyze --pid "$child" --json "$WORK/tree.zst" >"$WORK/pid.json" 2>"$WORK/pid.err" ||
@@ -62,7 +62,7 @@ status=0
 status=0
 "$CHURN" analyze --pid 1 "$WORK/tree.$child.1.zst" >/dev/null 2>"$WORK/noindex.err" || status=$?
 [ "$status" -eq 2 ] && [ "$(wc -l <"$WORK/noindex.err")" -eq 1 ] ||
-    fail "--pid without an index: status $status, $(cat "$WORK/noindex.err")"
+    { cat "$WORK/noindex.err"; fail "--pid without an index: status $status"; }
 
 # A script in front of the program: churn names the program's own trace, --exe finds it.
 cat >"$WORK/wrapper" <<EOF
@@ -73,20 +73,20 @@ exec "\$dir/churn_tree" "\$@"
 EOF
 chmod +x "$WORK/wrapper"
 "$CHURN" run -o "$WORK/w.zst" "$WORK/wrapper" exit 0 >"$WORK/w.out" 2>"$WORK/w.err" ||
-    fail "the wrapped run failed: $(cat "$WORK/w.err")"
+    { cat "$WORK/w.err"; fail "the wrapped run failed"; }
 wpid=$(sed -n 's/^pid //p' "$WORK/w.out")
 grep -q "^churn: pid $wpid exec'd 1 time(s) (a script in front of the program?); the trace below is of its last image, $WORK/churn_tree$" \
-    "$WORK/w.err" || fail "churn did not say the program is behind a script: $(cat "$WORK/w.err")"
+    "$WORK/w.err" || { cat "$WORK/w.err"; fail "churn did not say the program is behind a script"; }
 grep -qx "churn: trace in $WORK/w.$wpid.1.zst" "$WORK/w.err" ||
-    fail "churn did not name the program's own trace: $(cat "$WORK/w.err")"
+    { cat "$WORK/w.err"; fail "churn did not name the program's own trace"; }
 "$CHURN" analyze --exe churn_tree --json "$WORK/w.zst" >"$WORK/w.json" 2>"$WORK/w.json.err" ||
     fail "--exe churn_tree behind the script: $(tail -n 1 "$WORK/w.json.err")"
 
 # python3 as the user runs it (pyenv's shims are bash scripts that exec the interpreter).
 "$CHURN" run -o "$WORK/py.zst" python3 -c 'import sys; x = [bytearray(3001) for _ in range(500)]' \
-    >/dev/null 2>"$WORK/py.err" || fail "churn run python3 failed: $(cat "$WORK/py.err")"
+    >/dev/null 2>"$WORK/py.err" || { cat "$WORK/py.err"; fail "churn run python3 failed"; }
 py=$(sed -n 's/^churn: trace in //p' "$WORK/py.err")
-[ -s "$py" ] || fail "churn run python3 named no trace: $(cat "$WORK/py.err")"
+[ -s "$py" ] || { cat "$WORK/py.err"; fail "churn run python3 named no trace"; }
 grep -q "^start$t.*$t$py$t[^$t]*python3[^/$t]*$t" "$WORK/py.index" ||
     fail "the trace churn named for python3 ($py) is not a python executable's: $(grep "$py" "$WORK/py.index")"
 analyze "$py" "$WORK/py.json"
