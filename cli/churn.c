@@ -247,7 +247,8 @@ static char *index_of(const char *trace)
     return asprintf(&out, "%.*s.index", (int)stem, trace) < 0 ? NULL : out;
 }
 
-/* Undoes the index's escapes in place; with words, \s is a space and a bare space ends *w0. */
+/* Undoes the index's escapes in place; given first_word_end, it is set where the first bare
+   space (the end of argv[0]) lands. */
 static char *unescape(char *s, char **first_word_end)
 {
     char *o = s;
@@ -561,6 +562,7 @@ static int run(int argc, char **argv)
             fprintf(stderr, "churn: waitpid: %s\n", strerror(errno));
             return EXIT_SETUP;
         }
+    child = 0; /* its pid may be reused now */
     if (got == (ssize_t)sizeof err) {
         fprintf(stderr, "churn: cannot run %s: %s\n", program[0], strerror(err));
         return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
