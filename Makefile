@@ -11,7 +11,7 @@ BUILD   := build
 # Build dependencies, and the real components the tests trace or compare against.
 BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev g++ libc6-dbg clang sqlite3 \
-                  chromium golang-go golang-github-google-pprof-dev valgrind
+                  chromium golang-go golang-github-google-pprof-dev valgrind groff-base
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
@@ -29,9 +29,10 @@ SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 
-.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize
+.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs
 
-all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze
+all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze $(BUILD)/churn $(BUILD)/churn-docgen \
+     $(BUILD)/churn.bash
 
 $(BUILD)/.deps-build: Makefile
 	@CHURN_PACKAGES="$(BUILD_PACKAGES)" sh test/ensure-packages.sh
@@ -57,6 +58,26 @@ $(BUILD)/libchurn.so: $(SHIM_OBJ)
 
 $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
+
+# The churn command includes shim/options.c for its table and parser (cli/churn.c says why).
+CLI_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -Ianalyzer
+$(BUILD)/churn: cli/churn.c cli/commands.h shim/options.c $(HEADERS) | $(BUILD)/.deps-build
+	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $<
+
+# The README's option table, the man pages and the bash completion, from the tables in
+# shim/options.c, analyzer/usage.h and cli/commands.h (cli/docgen.c).  `make docs` rewrites
+# the committed copies; test/t_options_doc.sh fails when they differ from the tables.
+DOCGEN_DEPS := cli/docgen.c cli/commands.h shim/options.c analyzer/usage.h $(HEADERS)
+$(BUILD)/churn-docgen: $(DOCGEN_DEPS) | $(BUILD)/.deps-build
+	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $<
+
+$(BUILD)/churn.bash: $(BUILD)/churn-docgen
+	$< completion >$@.tmp && mv $@.tmp $@
+
+docs: $(BUILD)/churn-docgen
+	$< churn.1 >man/churn.1
+	$< churn-analyze.1 >man/churn-analyze.1
+	sh test/tools/readme_table.sh write $<
 
 # The demo: a request loop with per-request temporaries, a small per-request leak and
 # delayed garbage, traced and analyzed.
@@ -100,7 +121,13 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include
 	install -m 0755 $(BUILD)/libchurn.so $(DESTDIR)$(PREFIX)/lib/libchurn.so
 	install -m 0755 $(BUILD)/churn-analyze $(DESTDIR)$(PREFIX)/bin/churn-analyze
+	install -m 0755 $(BUILD)/churn $(DESTDIR)$(PREFIX)/bin/churn
 	install -m 0644 include/churn.h $(DESTDIR)$(PREFIX)/include/churn.h
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 man/churn.1 man/churn-analyze.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 $(BUILD)/churn.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/churn
+	install -m 0644 $(BUILD)/churn.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/churn-analyze
 
 bench: all $(BUILD)/.deps-test
 	@sh bench/run.sh

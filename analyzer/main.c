@@ -19,6 +19,8 @@
 #include "progress.h"
 #include "reader.h"
 #include "report.h"
+#include "usage.h"
+#include "churn/version.h"
 
 #define TEXT_TOP_DEFAULT 10
 #define HTML_TOP_DEFAULT 20
@@ -40,28 +42,23 @@ typedef struct options {
 
 static void usage(FILE *out)
 {
-    fputs("usage: churn-analyze [--json | --folded[=METRIC] | --svg[=METRIC] | --html | "
-          "--pprof]\n"
-          "                     [--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N]\n"
-          "                     [-o FILE]\n"
-          "                     TRACE\n"
-          "  --json             one JSON object (schema: docs/analyzer.md)\n"
-          "  --folded[=METRIC]  collapsed stacks for flame graph tools (docs/flamegraphs.md)\n"
-          "  --svg[=METRIC]     an interactive flame graph, one self-contained SVG file\n"
-          "  --html             a self-contained review page: summary, charts, flame graphs\n"
-          "  --pprof            a gzipped pprof profile (allocations, bytes, live bytes)\n"
-          "  --epochs A:B       only epochs A..B inclusive; either end may be left empty\n"
-          "  --base A:B         with --folded or --svg: compare with window A:B (differential)\n"
-          "  --freed A:B        rank functions and callsites by what was freed in epochs A..B\n"
-          "                     (a collection, a flush), with the epochs it was allocated in\n"
-          "  --model NAME       allocator model for the fragmentation estimate, instead of the\n"
-          "                     trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
-          "                     jemalloc[:PAGE] (docs/fragmentation.md)\n"
-          "  --top N            callsites shown (text default 10, HTML 20, JSON all)\n"
-          "  -o FILE            write to FILE instead of stdout\n"
-          "  METRIC: alloc_bytes, allocs, live_bytes (default), live_count, retained, growth,\n"
-          "          leaked, pinned\n",
-          out);
+    const size_t n_syn = sizeof churn_analyze_synopsis / sizeof churn_analyze_synopsis[0];
+    for (size_t i = 0; i < n_syn; i++)
+        fprintf(out, "%s%s\n", i ? "                     " : "usage: churn-analyze ",
+                churn_analyze_synopsis[i]);
+    const size_t n_opt = sizeof churn_analyze_options / sizeof churn_analyze_options[0];
+    for (size_t i = 0; i < n_opt; i++) {
+        const char *h = churn_analyze_options[i].help;
+        fprintf(out, "  %-18s ", churn_analyze_options[i].flag);
+        for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
+            fprintf(out, "%.*s\n%21s", (int)(nl - h), h, "");
+        fprintf(out, "%s\n", h);
+    }
+    const char *m = churn_analyze_metrics;
+    fputs("  METRIC: ", out);
+    for (const char *nl; (nl = strchr(m, '\n')); m = nl + 1)
+        fprintf(out, "%.*s\n%10s", (int)(nl - m), m, "");
+    fprintf(out, "%s\n", m);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -188,11 +185,71 @@ static int write_report(FILE *out, const options *o, const char *path, churn_ana
     return 0;
 }
 
+/* "-": the trace comes on standard input.  The reader maps its file and reads it out of
+   order (segments are found by scanning, then taken in sequence order), so standard input is
+   copied to a temporary file first; the caller removes it as soon as it is open. */
+static int spool_stdin(char *path, size_t size)
+{
+    if (isatty(STDIN_FILENO)) {
+        fprintf(stderr, "churn-analyze: -: standard input is a terminal, not a trace\n");
+        return -1;
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    snprintf(path, size, "%s/churn-analyze-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fprintf(stderr, "churn-analyze: -: cannot create a temporary file in %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf(stderr, "churn-analyze: -: reading standard input: %s\n", strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            if (close(fd) == 0)
+                return 0;
+            fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path, strerror(errno));
+            unlink(path);
+            return -1;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path,
+                        w < 0 ? strerror(errno) : "no progress");
+                close(fd);
+                unlink(path);
+                return -1;
+            }
+            off += w;
+        }
+    }
+    close(fd);
+    unlink(path);
+    return -1;
+}
+
 static int analyze(const char *path, const options *o)
 {
     churn_warnings warnings = {0};
     char err[256];
-    churn_trace *t = churn_trace_open(path, &warnings, err, sizeof err);
+    char spooled[4096];
+    int from_stdin = !strcmp(path, "-");
+    if (from_stdin && spool_stdin(spooled, sizeof spooled) != 0)
+        return 1;
+    churn_trace *t = churn_trace_open(from_stdin ? spooled : path, &warnings, err, sizeof err);
+    if (from_stdin)
+        unlink(spooled); /* mapped by now, or not needed */
     if (!t) {
         fprintf(stderr, "churn-analyze: %s: %s\n", path, err);
         churn_warnings_free(&warnings);
@@ -275,6 +332,7 @@ int main(int argc, char **argv)
         {"top", required_argument, NULL, 't'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     options o = {0};
@@ -340,6 +398,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case 'V':
+            puts("churn-analyze " CHURN_VERSION);
             return 0;
         default:
             return usage_error("unknown or incomplete option", argv[optind - 1]);

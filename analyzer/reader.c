@@ -59,6 +59,20 @@ static int check_file_header(churn_trace *t, char *err, size_t errlen)
     return 0;
 }
 
+/* The producer frame after the header, when the trace has one whose checks hold. */
+static void read_producer(churn_trace *t)
+{
+    churn_producer_frame p;
+    if (t->size < CHURN_FILE_HEADER_BYTES + sizeof p)
+        return;
+    memcpy(&p, t->map + CHURN_FILE_HEADER_BYTES, sizeof p);
+    if (p.frame_magic != CHURN_SKIPPABLE_MAGIC || p.frame_size != sizeof p - 8 ||
+        memcmp(p.magic, CHURN_PRODUCER_MAGIC, 8) != 0 || churn_producer_frame_crc(&p) != p.crc ||
+        !memchr(p.version, '\0', sizeof p.version))
+        return;
+    memcpy(t->info.producer, p.version, sizeof p.version);
+}
+
 /* A segment is used only when both checksums hold; the payload must be one plain zstd frame. */
 static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info *out)
 {
@@ -186,6 +200,7 @@ churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, si
         churn_trace_close(t);
         return NULL;
     }
+    read_producer(t);
     scan_segments(t);
     if (t->nsegs == 0) {
         /* A header alone is what a process leaves that ended (kill -9) or is still running

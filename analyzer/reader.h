@@ -23,6 +23,7 @@ typedef struct churn_trace_info {
     uint64_t ring_bytes, pid, start_realtime_ns, file_bytes;
     size_t segments_invalid;  /* candidate headers whose checks failed */
     size_t segments_gapped;   /* valid segments older than a gap in the sequence, not used */
+    char producer[24];        /* version of the libchurn that wrote it; "" in older traces */
 } churn_trace_info;
 
 typedef struct churn_trace churn_trace;

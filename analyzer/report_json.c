@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "churn/version.h"
 #include "frames.h"
 #include "report.h"
 #include "trends.h"
@@ -41,6 +42,13 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
     const churn_trace_info *in = a->info;
     fputs("\"metadata\": {\"trace\": ", out);
     json_string(out, o->trace_path);
+    fputs(", \"analyzer_version\": ", out);
+    json_string(out, CHURN_VERSION);
+    fputs(", \"libchurn_version\": ", out);
+    if (in->producer[0])
+        json_string(out, in->producer);
+    else
+        fputs("null", out);
     fputs(", ", out);
     u64(out, "pid", in->pid, 1);
     u64(out, "format_version", in->version, 1);

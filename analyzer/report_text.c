@@ -1,5 +1,6 @@
 #include <stdlib.h>
 
+#include "churn/version.h"
 #include "frames.h"
 #include "report.h"
 #include "trends.h"
@@ -29,7 +30,10 @@ static const char *human(double v, char *buf, size_t len)
 
 static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)
 {
-    fprintf(out, "churn-analyze: %s\n", o->trace_path);
+    fprintf(out, "churn-analyze %s: %s", CHURN_VERSION, o->trace_path);
+    if (a->info->producer[0])
+        fprintf(out, ", written by libchurn %s", a->info->producer);
+    fputc('\n', out);
     fprintf(out, "  pid %llu, %s, allocator %s, %zu segment(s) used, %llu dropped, "
                  "epochs %llu-%llu, exit: %s",
             (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only",

@@ -1,19 +1,26 @@
 /*
- * Every CHURN_* environment variable, in one table: name, default, meaning.  The README's
- * option table is this table; CHURN_HELP=1 prints it.  Read once at start-up with getenv
- * only (no allocation), so it is safe inside the first intercepted malloc.
+ * Every CHURN_* environment variable, in one table: name, default, meaning, and the `churn
+ * run` flag that sets it.  This table is the one source of the README's option table, the
+ * man pages and CHURN_HELP=1 (cli/docgen.c and cli/churn.c include this file; `make docs`
+ * regenerates, test/t_options_doc.sh compares).  Meanings are markdown (`code` spans).  Read
+ * once at start-up with getenv only (no allocation), so it is safe inside the first
+ * intercepted malloc.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
 
 churn_options churn_opt;
 
-typedef enum { OPT_PATH, OPT_STRING, OPT_UINT, OPT_BOOL, OPT_SIGNAL, OPT_UNWIND, OPT_FORK } opt_type;
+/* OPT_ANALYZER and later are not the shim's: they are in the table so that every CHURN_*
+   variable is documented from one place; the shim reads and ignores them. */
+typedef enum { OPT_PATH, OPT_STRING, OPT_UINT, OPT_BOOL, OPT_SIGNAL, OPT_UNWIND, OPT_FORK,
+               OPT_ANALYZER, OPT_TESTS, OPT_SET_BY_SHIM } opt_type;
 
 typedef struct {
     const char *name;
@@ -21,38 +28,70 @@ typedef struct {
     const char *def;
     uint64_t min, max;  /* for OPT_UINT */
     const char *help;
+    const char *flag;   /* the `churn run` option that sets it, with its argument */
 } opt_row;
 
 static const opt_row table[] = {
     {"CHURN_OUT", OPT_PATH, "churn-<pid>.zst", 0, 0,
-     "trace file; a forked child writes NAME.<pid>.zst beside it"},
+     "trace file; a forked child or an exec'd descendant writes `NAME.<pid>.zst` beside it, "
+     "the image after the n-th exec of a process `NAME.<pid>.<n>.zst`, and `NAME.index` "
+     "lists them all (`churn analyze --list`)", "-o FILE"},
     {"CHURN_RING_MB", OPT_UINT, "256", 1, 1u << 20,
-     "bound of the trace file in MiB; when full, the oldest segments are overwritten"},
+     "bound of the trace file in MiB; when full, the oldest segments are overwritten", NULL},
     {"CHURN_EVENTS", OPT_BOOL, "1", 0, 1,
-     "0 keeps only the per-epoch histograms, not every allocation event"},
+     "0 keeps only the per-epoch histograms, not every allocation event", "--events=N"},
     {"CHURN_EPOCH_SIGNAL", OPT_SIGNAL, "", 0, 0,
-     "signal (USR2, 12, ...) that begins a new epoch; unset = none"},
+     "signal (`USR2`, `12`, ...) that begins a new epoch", "--epoch-signal SIG"},
     {"CHURN_EPOCH_AT", OPT_STRING, "", 0, 0,
-     "functions of the executable (mangled, C, or ns::Class::Class; comma-separated) whose "
-     "every call begins a new epoch"},
+     "functions of the executable (mangled, C, or `ns::Class::Class`; comma-separated) whose "
+     "every call begins a new epoch", "--epoch-at F"},
     {"CHURN_EPOCH_MS", OPT_UINT, "0", 0, 86400000,
-     "begin a new epoch every N milliseconds; 0 = only on churn_epoch() or the signal"},
-    {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, CHURN_STACK_MAX_DEPTH, "frames kept per stack"},
+     "begin a new epoch every N milliseconds; 0 = only on `churn_epoch()` or the signal",
+     "--epoch-ms N"},
+    {"CHURN_STACK_DEPTH", OPT_UINT, "64", 1, CHURN_STACK_MAX_DEPTH, "frames kept per stack", NULL},
     {"CHURN_STACK_SAMPLE", OPT_UINT, "1", 1, 1u << 30,
-     "walk the stack of one allocation in N, at random (1 = every one); the others are traced "
-     "and counted without a callsite, and churn-analyze scales callsite figures by N"},
+     "walk the stack of one allocation in N, at random (1 = every one); all allocations are "
+     "still traced and counted, the others without a callsite, and `churn-analyze` scales "
+     "callsite figures by N (estimates; see docs/analyzer.md)", "--sample-stacks N"},
     {"CHURN_UNWIND", OPT_UNWIND, "cfi", 0, 0,
-     "cfi (cached DWARF CFI, libunwind where it cannot), libunwind, fp (frame pointers: "
-     "needs them), verify (test mode: cfi and libunwind on every stack, abort if they differ)"},
+     "`cfi` (cached DWARF CFI, libunwind where it cannot go on), `libunwind`, `fp` (frame "
+     "pointers: needs them), `verify` (test mode: cfi and libunwind on every stack, abort if "
+     "they differ)", NULL},
     {"CHURN_FORK", OPT_FORK, "follow", 0, 0,
-     "follow: a forked child traces into its own file; stop: the child is not traced"},
+     "follow: a forked child traces into its own file; stop: the child is not traced", NULL},
     {"CHURN_SEGMENT_KB", OPT_UINT, "4096", 16, 32768,
-     "raw size of a trace segment before compression (the unit that is kept or dropped)"},
+     "raw size of a trace segment before compression (the unit that is kept or dropped)", NULL},
     {"CHURN_FLUSH_MS", OPT_UINT, "1000", 10, 3600000,
-     "longest time events wait in memory; what a kill -9 can lose at most"},
-    {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, "zstd compression level of segments"},
-    {"CHURN_QUIET", OPT_BOOL, "0", 0, 1, "1 silences libchurn's own messages on stderr"},
-    {"CHURN_HELP", OPT_BOOL, "0", 0, 1, "1 prints this table on stderr at start-up"},
+     "longest time events wait in memory; what a `kill -9` can lose at most", NULL},
+    {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, "zstd compression level of segments", NULL},
+    {"CHURN_QUIET", OPT_BOOL, "0", 0, 1, "1 silences libchurn's own messages on stderr", NULL},
+    {"CHURN_HELP", OPT_BOOL, "0", 0, 1,
+     "1 prints this table (less the rows for tests and builds) on stderr and exits with "
+     "status 0: the program does not run and no trace is written", NULL},
+    {"CHURN_SYMBOL_CACHE", OPT_ANALYZER, "~/.cache/libchurn/symbols", 0, 0,
+     "read by `churn-analyze`, not the shim: directory of the symbol cache (frames of modules "
+     "with debug info, by build id, so a second analysis of the same binaries reads no debug "
+     "info); `off` disables it", NULL},
+    {"CHURN_TEST_TIMEOUT", OPT_TESTS, "300", 0, 0,
+     "tests only (`test/run.sh`): seconds each test may run", NULL},
+    {"CHURN_WORKERD_CACHE", OPT_TESTS, "build/cache/workerd", 0, 0,
+     "tests and benchmarks only: where the pinned workerd build is kept between runs", NULL},
+    {"CHURN_NODE_CACHE", OPT_TESTS, "build/cache/node", 0, 0,
+     "tests and benchmarks only: where the pinned node build is kept between runs", NULL},
+    {"CHURN_XSNAP_CACHE", OPT_TESTS, "build/cache/xsnap", 0, 0,
+     "tests and benchmarks only: where the pinned XS build is kept between runs", NULL},
+    {"CHURN_PRELOAD_EXTRA", OPT_TESTS, "", 0, 0,
+     "tests only (`test/lib.sh`): allocator libraries preloaded after the shim", NULL},
+    {"CHURN_FRAG_OBJECTS", OPT_TESTS, "2000000", 0, 0,
+     "tests only (`test/t_fragmentation.sh`): objects of the fragmentation workload", NULL},
+    {"CHURN_PACKAGES", OPT_TESTS, "set by the Makefile", 0, 0,
+     "build only (`test/ensure-packages.sh`): the Debian packages to install or ask for", NULL},
+    {"CHURN_ROOT_PID", OPT_SET_BY_SHIM, "set by libchurn", 0, 0,
+     "not an option: the traced tree's first pid, so that descendants take names of their "
+     "own", NULL},
+    {"CHURN_EXEC_OF", OPT_SET_BY_SHIM, "set by libchurn", 0, 0,
+     "not an option: `<pid>.<n>` for the image an exec starts, so that it takes a name of "
+     "its own", NULL},
 };
 
 static int parse_uint(const char *s, uint64_t *out)
@@ -123,6 +162,10 @@ static int apply(const opt_row *row, const char *value)
         else
             return -1;
         return 0;
+    case OPT_ANALYZER:
+    case OPT_TESTS:
+    case OPT_SET_BY_SHIM:
+        return 0;
     case OPT_BOOL:
     case OPT_UINT:
         if (parse_uint(value, &v) || v < row->min || v > row->max)
@@ -148,8 +191,11 @@ static int apply(const opt_row *row, const char *value)
         churn_opt.zstd_level = (int)v;
     else if (!strcmp(n, "CHURN_QUIET"))
         churn_opt.quiet = (int)v;
-    else if (!strcmp(n, "CHURN_HELP") && v)
+    else if (!strcmp(n, "CHURN_HELP") && v) {
+        /* Before the trace file is created: asking for help neither runs nor traces. */
         churn_options_print_help();
+        syscall(SYS_exit_group, 0);
+    }
     return 0;
 }
 
@@ -175,5 +221,7 @@ int churn_options_load(void)
 void churn_options_print_help(void)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        churn_log("%-19s default %-16s %s", table[i].name, table[i].def, table[i].help);
+        if (table[i].type < OPT_TESTS)
+            churn_log("%-19s default %-16s %s", table[i].name,
+                      table[i].def[0] ? table[i].def : "unset", table[i].help);
 }

@@ -1,6 +1,7 @@
 /*
- * The bounded ring file.  Segments are appended after the file header; when the next one
- * would pass the bound, writing wraps to just after the header and overwrites the oldest.
+ * The bounded ring file.  Segments are appended after the file header and the producer frame
+ * (the version of libchurn); when the next one would pass the bound, writing wraps to just
+ * after them and overwrites the oldest.
  * Each segment goes out in one pwrite, header and payload together, so a reader sees it whole
  * or fails its checksum; a kill -9 loses only what had not been written yet.
  *
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "churn/version.h"
 #include "shim.h"
 
 static int fd = -1;
@@ -21,6 +23,7 @@ static pid_t owner;
 static dev_t file_dev;
 static ino_t file_ino;
 static uint64_t write_at, ring_bytes, seq;
+static uint64_t data_start; /* after the file header and the producer frame */
 /* 0, or the failure already reported on stderr: each is said once. */
 static enum { FAILING = 1, OUT_OF_SPACE } write_failed;
 
@@ -67,7 +70,20 @@ int churn_outfile_open(const char *path, int events)
         fd = -1;
         return -1;
     }
-    write_at = sizeof h;
+    churn_producer_frame p;
+    memset(&p, 0, sizeof p);
+    p.frame_magic = CHURN_SKIPPABLE_MAGIC;
+    p.frame_size = sizeof p - 8;
+    memcpy(p.magic, CHURN_PRODUCER_MAGIC, 8);
+    memcpy(p.version, CHURN_VERSION, sizeof CHURN_VERSION);
+    p.crc = churn_producer_frame_crc(&p);
+    if (pwrite(fd, &p, sizeof p, sizeof h) != (ssize_t)sizeof p) {
+        churn_log("cannot write %s: %s; not tracing", path, strerror(errno));
+        churn_fd_drop(fd);
+        fd = -1;
+        return -1;
+    }
+    write_at = data_start = sizeof h + sizeof p;
     return 0;
 }
 
@@ -97,7 +113,7 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
         return -1;
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
-    if (total > ring_bytes - CHURN_FILE_HEADER_BYTES)
+    if (total > ring_bytes - data_start)
         return -1;
     memset(h, 0, sizeof *h);
     h->frame_magic = CHURN_SKIPPABLE_MAGIC;
@@ -112,7 +128,7 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     h->payload_crc = churn_crc32(0, zstd_frame, zbytes);
     h->header_crc = churn_segment_header_crc(h);
     if (write_at + total > ring_bytes)
-        write_at = CHURN_FILE_HEADER_BYTES;
+        write_at = data_start;
     ssize_t n = pwrite(fd, h, total, (off_t)write_at);
     if (n != (ssize_t)total) {
         int err = n < 0 ? errno : ENOSPC;
@@ -121,9 +137,9 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
            many events this one dropped; without the wrap no later write would fit either and
            the trace would end without saying so. */
         int no_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
-        if (no_space && write_at > CHURN_FILE_HEADER_BYTES) {
+        if (no_space && write_at > data_start) {
             ring_bytes = write_at;
-            write_at = CHURN_FILE_HEADER_BYTES;
+            write_at = data_start;
         }
         if (!write_failed && no_space)
             churn_log("writing the trace failed (%s); this segment is dropped and the trace "

@@ -446,6 +446,10 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
 void churn_outfile_close(void);
 uint64_t churn_outfile_next_seq(void);
 
+/* ---- index.c: NAME.index, which process image wrote which trace file of the tree ---- */
+void churn_index_start(void);               /* once the image's trace file is open */
+void churn_index_end(int how, int detail);  /* from churn_finish, after the last segment */
+
 /* ---- arena.c: libchurn's own heap (mmap-backed), for the writer and zstd ---- */
 void *churn_mem_alloc(size_t bytes);
 void churn_mem_free(void *p);

@@ -104,8 +104,10 @@ void churn_ensure_init(void)
              !churn_outfile_open(churn_opt.out, churn_opt.events);
         churn_exe_symbols_release();
     }
-    if (ok)
+    if (ok) {
         churn_epoch_install_triggers();
+        churn_index_start();
+    }
     atomic_store(&churn_state, ok ? CHURN_ON : CHURN_DISABLED);
     churn_in_shim = saved;
 }
@@ -117,6 +119,7 @@ void churn_finish(int how, int detail)
     int saved = churn_in_shim;
     churn_in_shim = 1;
     churn_writer_finish(how, detail);
+    churn_index_end(how, detail);
     atomic_store(&churn_state, CHURN_FINISHED);
     churn_in_shim = saved;
 }
@@ -161,6 +164,8 @@ static void after_fork_child(void)
         derived_name(name, sizeof name, root && *root ? root : churn_opt.out, getpid());
         strcpy(churn_opt.out, name);
         follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
+        if (follow)
+            churn_index_start();
     }
     churn_rss_reopen(); /* the child's own statm: the inherited descriptor reads the parent's */
     churn_epoch_after_fork_child();

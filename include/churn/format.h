@@ -47,6 +47,19 @@ typedef struct churn_file_header {
 } churn_file_header;
 
 #define CHURN_FILE_HEADER_BYTES ((uint64_t)sizeof(churn_file_header))
+
+/* Right after the file header, the libchurn that wrote the trace: a skippable frame that is
+   not a segment, so readers that do not know it pass over it (no version bump); segments
+   start, and the ring wraps, after it.  Traces without it are older. */
+#define CHURN_PRODUCER_MAGIC "CHURNVER"
+typedef struct churn_producer_frame {
+    uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
+    uint32_t frame_size;     /* sizeof(churn_producer_frame) - 8 */
+    char magic[8];           /* CHURN_PRODUCER_MAGIC, not NUL-terminated */
+    char version[24];        /* CHURN_VERSION, NUL-padded */
+    uint32_t reserved;       /* 0 */
+    uint32_t crc;            /* crc32 of this struct with crc = 0 */
+} churn_producer_frame;
 #define CHURN_FILE_EVENTS 0x1u /* allocation events are recorded, not only histograms */
 
 typedef struct churn_segment_header {
@@ -326,6 +339,14 @@ static inline uint32_t churn_segment_header_crc(const churn_segment_header *h)
     churn_segment_header c;
     memcpy(&c, h, sizeof c);
     c.header_crc = 0;
+    return churn_crc32(0, &c, sizeof c);
+}
+
+static inline uint32_t churn_producer_frame_crc(const churn_producer_frame *p)
+{
+    churn_producer_frame c;
+    memcpy(&c, p, sizeof c);
+    c.crc = 0;
     return churn_crc32(0, &c, sizeof c);
 }
 

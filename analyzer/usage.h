@@ -1,0 +1,45 @@
+/*
+ * churn-analyze's command line as data: --help prints it (main.c) and the man page
+ * churn-analyze.1 is generated from it (cli/docgen.c), so the two cannot differ.  A help text
+ * breaks its lines at '\n' in --help and is one paragraph in the man page.
+ */
+#ifndef CHURN_ANALYZE_USAGE_H
+#define CHURN_ANALYZE_USAGE_H
+
+typedef struct churn_usage_option {
+    const char *flag;
+    const char *help;
+} churn_usage_option;
+
+/* The synopsis, one line per element, after "churn-analyze ". */
+static const char *const churn_analyze_synopsis[] = {
+    "[--json | --folded[=METRIC] | --svg[=METRIC] | --html | --pprof]",
+    "[--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N] [-o FILE]",
+    "TRACE | -",
+};
+
+static const churn_usage_option churn_analyze_options[] = {
+    {"--json", "one JSON object (schema: docs/analyzer.md)"},
+    {"--folded[=METRIC]", "collapsed stacks for flame graph tools (docs/flamegraphs.md)"},
+    {"--svg[=METRIC]", "an interactive flame graph, one self-contained SVG file"},
+    {"--html", "a self-contained review page: summary, charts, flame graphs"},
+    {"--pprof", "a gzipped pprof profile (allocations, bytes, live bytes)"},
+    {"--epochs A:B", "only epochs A..B inclusive; either end may be left empty"},
+    {"--base A:B", "with --folded or --svg: compare with window A:B (differential)"},
+    {"--freed A:B", "rank functions and callsites by what was freed in epochs A..B\n"
+                    "(a collection, a flush), with the epochs it was allocated in"},
+    {"--model NAME", "allocator model for the fragmentation estimate, instead of the\n"
+                     "trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
+                     "jemalloc[:PAGE] (docs/fragmentation.md)"},
+    {"--top N", "callsites shown (text default 10, HTML 20, JSON all)"},
+    {"-o FILE", "write to FILE instead of stdout"},
+    {"-", "read the trace from standard input instead of the file TRACE"},
+    {"--version", "print the version and exit"},
+    {"--help", "print this help and exit"},
+};
+
+/* What METRIC may be. */
+static const char churn_analyze_metrics[] =
+    "alloc_bytes, allocs, live_bytes (default), live_count, retained, growth,\nleaked, pinned";
+
+#endif

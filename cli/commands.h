@@ -1,0 +1,40 @@
+/*
+ * The `churn` command line as data: `churn help` prints it (cli/churn.c) and the man page
+ * churn.1 is generated from it (cli/docgen.c).  The options of `churn run` are not here: each
+ * sets one CHURN_* variable and is the `flag` of that variable's row in shim/options.c.
+ */
+#ifndef CHURN_CLI_COMMANDS_H
+#define CHURN_CLI_COMMANDS_H
+
+typedef struct churn_command {
+    const char *usage; /* after "churn " */
+    const char *help;
+} churn_command;
+
+static const churn_command churn_commands[] = {
+    {"run [OPTIONS] [--] PROGRAM [ARGS...]",
+     "runs PROGRAM with libchurn preloaded (the library installed with this churn, found "
+     "from its own location), passes its exit status through (a death by signal is "
+     "re-raised), and prints on stderr where the trace is and the command that analyzes it. "
+     "Signals sent to churn with kill (HUP, INT, QUIT, TERM, USR1, USR2 and the epoch "
+     "signal) are passed on to PROGRAM; those from the terminal reach PROGRAM directly."},
+    {"analyze [--list | --pid PID[.N] | --exe NAME] [ANALYZE OPTIONS] TRACE",
+     "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1)). "
+     "A trace of a tree has an index beside it (NAME.index for CHURN_OUT=NAME.zst, one line "
+     "per process image): --list lists the images (pid, parent, how each ended, command "
+     "line, trace file), --pid PID analyzes the last image of PID (the program a script in "
+     "front of it exec'd), PID.N the image after its N-th exec, and --exe NAME the one image "
+     "whose executable or argv[0] is NAME.  TRACE may be the index itself."},
+    {"help", "prints the commands and the options of run"},
+    {"--version", "prints the version"},
+};
+
+/* Exit statuses of churn itself, beside the program's own. */
+static const churn_command churn_exit_statuses[] = {
+    {"2", "bad usage (one line on stderr says what)"},
+    {"125", "churn could not set up the run (libchurn.so not found, fork failed)"},
+    {"126", "PROGRAM was found but could not be executed"},
+    {"127", "PROGRAM was not found"},
+};
+
+#endif

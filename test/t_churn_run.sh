@@ -1,0 +1,150 @@
+#!/bin/sh
+# `churn run` as a user types it (test/programs/churn_tree.c): from another working directory
+# and through an installed-style layout (PREFIX/bin/churn finds PREFIX/lib/libchurn.so, also
+# through a symlink), the program's exit status and its death by signal passed through, an
+# existing LD_PRELOAD kept after the shim, the trace named at the end with the command that
+# analyzes it (which works), a fork/exec tree's files named, a shell script in front of the
+# program (churn names the program's own trace), and bad usage as one line with status 2.
+. test/lib.sh
+
+CHURN=$ROOT/build/churn
+[ -x "$CHURN" ] || fail "build/churn is missing: run make"
+build_c churn_tree test/programs/churn_tree.c
+build_c empty_lib test/programs/dl_lib.c -shared -fPIC
+
+# ---- version: one string, from include/churn/version.h (also in the trace and the report) ----
+want=$(sed -n 's/^#define CHURN_VERSION "\(.*\)"$/\1/p' include/churn/version.h)
+[ -n "$want" ] || fail "include/churn/version.h defines no CHURN_VERSION"
+[ "$("$CHURN" --version)" = "churn $want" ] || fail "churn --version: $("$CHURN" --version)"
+[ "$("$ANALYZE" --version)" = "churn-analyze $want" ] ||
+    fail "churn-analyze --version: $("$ANALYZE" --version)"
+"$CHURN" help >"$WORK/help.out" || fail "churn help exited with $?"
+grep -q -- '--epoch-signal SIG' "$WORK/help.out" || fail "churn help does not list --epoch-signal"
+
+# ---- bad usage: exactly one line on stderr, status 2, nothing run ----
+for args in "" "bogus" "run" "run --epoch-ms x true" "run --epoch-signal NOPE true" \
+    "run --nope true" "help extra"; do
+    status=0
+    # shellcheck disable=SC2086
+    "$CHURN" $args >"$WORK/usage.out" 2>"$WORK/usage.err" || status=$?
+    [ "$status" -eq 2 ] || fail "churn $args: status $status, expected 2"
+    [ "$(wc -l <"$WORK/usage.err")" -eq 1 ] ||
+        { cat "$WORK/usage.err"; fail "churn $args: not one line on stderr"; }
+    [ ! -s "$WORK/usage.out" ] || { cat "$WORK/usage.out"; fail "churn $args wrote to stdout"; }
+done
+status=0
+(cd "$WORK" && CHURN_RING_MB=0 "$CHURN" run "$WORK/churn_tree" exit 0) >/dev/null 2>"$WORK/env.err" ||
+    status=$?
+[ "$status" -eq 2 ] && grep -q CHURN_RING_MB "$WORK/env.err" ||
+    { cat "$WORK/env.err"; fail "a bad CHURN_RING_MB in the environment: status $status"; }
+status=0
+"$CHURN" run "$WORK/no-such-program" 2>"$WORK/nf.err" || status=$?
+[ "$status" -eq 127 ] || fail "churn run of a missing program: status $status, expected 127"
+
+# ---- from another working directory, an installed layout reached through a symlink ----
+mkdir -p "$WORK/prefix/bin" "$WORK/prefix/lib" "$WORK/elsewhere/sub" "$WORK/links"
+cp "$CHURN" "$ANALYZE" "$WORK/prefix/bin/"
+cp "$SHIM" "$WORK/prefix/lib/"
+ln -s "$WORK/prefix/bin/churn" "$WORK/links/churn"
+cd "$WORK/elsewhere"
+status=0
+LD_PRELOAD="$WORK/empty_lib" "$WORK/links/churn" run -o sub/t.zst "$WORK/churn_tree" exit 7 \
+    >"$WORK/run.out" 2>"$WORK/run.err" || status=$?
+cd "$ROOT"
+[ "$status" -eq 7 ] || { cat "$WORK/run.err"; fail "exit status 7 came back as $status"; }
+grep -qx "preload $WORK/prefix/lib/libchurn.so $WORK/empty_lib" "$WORK/run.out" ||
+    fail "LD_PRELOAD is not the installed shim then the user's: $(grep preload "$WORK/run.out")"
+grep -qx "churn: trace in $WORK/elsewhere/sub/t.zst" "$WORK/run.err" ||
+    { cat "$WORK/run.err"; fail "churn did not name the trace"; }
+cmd=$(sed -n 's/^churn: analyze it with: //p' "$WORK/run.err")
+[ "$cmd" = "$WORK/links/churn analyze $WORK/elsewhere/sub/t.zst" ] ||
+    fail "the analyze command printed is '$cmd'"
+(cd / && eval "$cmd --json") >"$WORK/run.json" 2>"$WORK/run.json.err" ||
+    fail "the printed command failed: $(tail -n 1 "$WORK/run.json.err")"
+
+# Default name: churn-<pid>.zst in the working directory.
+status=0
+(cd "$WORK/elsewhere" && "$CHURN" run "$WORK/churn_tree" exit 0) >"$WORK/def.out" \
+    2>"$WORK/def.err" || status=$?
+[ "$status" -eq 0 ] || fail "exit status 0 came back as $status"
+pid=$(sed -n 's/^pid //p' "$WORK/def.out")
+grep -qx "churn: trace in $WORK/elsewhere/churn-$pid.zst" "$WORK/def.err" ||
+    { cat "$WORK/def.err"; fail "default name is not churn-$pid.zst in the working directory"; }
+[ -s "$WORK/elsewhere/churn-$pid.zst" ] || fail "no $WORK/elsewhere/churn-$pid.zst"
+
+# ---- a fork/exec tree: every file named, each the right image's ----
+"$CHURN" run -o "$WORK/tree.zst" "$WORK/churn_tree" tree >"$WORK/tree.out" 2>"$WORK/tree.err" ||
+    { cat "$WORK/tree.err"; fail "the tree run failed"; }
+child=$(sed -n 's/^child //p' "$WORK/tree.out")
+grep -qx "churn: trace in $WORK/tree.zst" "$WORK/tree.err" ||
+    { cat "$WORK/tree.err"; fail "churn did not name the first process's trace"; }
+grep -q "^churn: 3 process image(s) traced, listed in $WORK/tree.index:" "$WORK/tree.err" ||
+    { cat "$WORK/tree.err"; fail "churn did not list the tree's 3 images"; }
+for f in "tree.$child.zst" "tree.$child.1.zst"; do
+    grep -q "^churn:   $child.* ($f)$" "$WORK/tree.err" ||
+        { cat "$WORK/tree.err"; fail "churn did not name $f as pid $child's"; }
+done
+analyze "$WORK/tree.zst" "$WORK/tree.json"
+analyze "$WORK/tree.$child.1.zst" "$WORK/leaf.json"
+
+# ---- a shell script in front of the program (pyenv style) ----
+cat >"$WORK/wrapper" <<EOF
+#!/bin/sh
+dir=\$(dirname "\$0")
+exec "\$dir/churn_tree" "\$@"
+EOF
+chmod +x "$WORK/wrapper"
+status=0
+"$CHURN" run -o "$WORK/wrapped.zst" "$WORK/wrapper" exit 5 >"$WORK/wrapped.out" \
+    2>"$WORK/wrapped.err" || status=$?
+[ "$status" -eq 5 ] || fail "through the wrapper, exit status 5 came back as $status"
+wpid=$(sed -n 's/^pid //p' "$WORK/wrapped.out")
+grep -qx "churn: trace in $WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.err" ||
+    { cat "$WORK/wrapped.err"; fail "churn did not lead to the program's trace behind the script"; }
+grep -q "^churn: analyze it with: .* analyze $WORK/wrapped.$wpid.1.zst$" "$WORK/wrapped.err" ||
+    { cat "$WORK/wrapped.err"; fail "the analyze command is not for the program's own trace"; }
+analyze "$WORK/wrapped.$wpid.1.zst" "$WORK/wrapped.json"
+
+# ---- death by signal: churn dies of the same signal ----
+check "$CHURN" "$WORK/churn_tree" "$WORK/sig" <<'PY'
+import os, signal, subprocess, sys
+from churncheck import *
+churn, prog, out = sys.argv[1:4]
+for sig in (signal.SIGTERM, signal.SIGSEGV, signal.SIGUSR2):
+    p = subprocess.run([churn, "run", "-o", out + ".zst", prog, "signal", str(int(sig))],
+                       capture_output=True, text=True)
+    expect("churn's status when the program dies of %s" % sig.name, p.returncode, -int(sig))
+    if ("killed by signal %d" % sig) not in p.stderr or "trace in" not in p.stderr:
+        fail("churn did not report the death and the trace: %r" % p.stderr)
+# A signal sent to churn itself goes to the program (which dies of it: default action).
+p = subprocess.Popen([churn, "run", "-o", out + ".term.zst", "sleep", "30"],
+                     stderr=subprocess.PIPE, text=True)
+import time
+time.sleep(0.5)
+p.send_signal(signal.SIGTERM)
+err = p.communicate(timeout=20)[1]
+expect("churn's status after TERM sent to churn", p.returncode, -int(signal.SIGTERM))
+if "killed by signal 15" not in err:
+    fail("TERM sent to churn did not reach the program: %r" % err)
+print("signal deaths passed through")
+PY
+
+check "$WORK/run.json" "$WORK/tree.json" "$WORK/leaf.json" "$WORK/wrapped.json" "$want" <<'PY'
+import sys
+from churncheck import *
+run, tree, leaf, wrapped = (load(p) for p in sys.argv[1:5])
+version = sys.argv[5]
+expect("the report's analyzer version", field(run, "metadata", "analyzer_version"), version)
+expect("the trace's libchurn version", field(run, "metadata", "libchurn_version"), version)
+
+def live(report, function):
+    return sum(g["live_count"] for g in growth_with(report, function))
+
+expect("run from elsewhere: parent_alloc blocks", live(run, "parent_alloc"), 100)
+expect("tree: parent_alloc blocks", live(tree, "parent_alloc"), 100)
+expect("tree: leaf_alloc in the parent's file", live(tree, "leaf_alloc"), 0)
+expect("leaf: leaf_alloc blocks", live(leaf, "leaf_alloc"), 37)
+expect("leaf: exit", field(leaf, "metadata", "exit", "how"), "normal")
+expect("behind the script: parent_alloc blocks", live(wrapped, "parent_alloc"), 100)
+print("churn run: every image traced, named and analyzable")
+PY
