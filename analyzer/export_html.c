@@ -37,7 +37,9 @@ static const char *human(double v, const char *unit, char *buf, size_t len)
         m /= 1024;
         u++;
     }
-    if (u == 0)
+    if (unit[0] != 'B')
+        snprintf(buf, len, "%s%.3g %s", v < 0 ? "-" : "", m, unit); /* ms: often below 1 */
+    else if (u == 0)
         snprintf(buf, len, "%s%.0f %s", v < 0 ? "-" : "", m, unit);
     else
         snprintf(buf, len, "%s%.1f %s%s", v < 0 ? "-" : "", m, prefix[u], unit);
@@ -58,29 +60,34 @@ static const char style[] =
     "table{border-collapse:collapse;width:100%;background:#fff}"
     "th,td{border-bottom:1px solid #e4e4e4;"
     "padding:4px 6px;text-align:right;vertical-align:top}th{background:#f0f0ec}\n"
-    "td.stack,th.stack{text-align:left;font:12px/1.35 ui-monospace,monospace}\n"
+    "td.stack,th.stack{text-align:left;font:12px/1.35 ui-monospace,monospace;"
+    "overflow-wrap:anywhere;word-break:break-word}\n"
     "details summary{cursor:pointer;color:#0645ad}\n"
     "svg.flame{width:100%;height:auto;border:1px solid #ddd;border-radius:6px;background:#fff}\n"
     ".warn li{color:#8a4b00}\n";
 
 typedef struct series {
     const char *title, *unit;
-    int64_t (*value)(const churn_epoch_row *r);
+    double (*value)(const churn_epoch_row *r);
+    /* The scale leaves out the first and the last epoch (start-up before the first epoch
+       began, the tail an exit ended), which are often far longer than the rest: they are
+       drawn at the top and named instead. */
+    int ends_off_scale;
 } series;
 
-static int64_t live_bytes(const churn_epoch_row *r)
+static double live_bytes(const churn_epoch_row *r)
 {
-    return r->live_bytes;
+    return (double)r->live_bytes;
 }
 
-static int64_t rss_bytes(const churn_epoch_row *r)
+static double rss_bytes(const churn_epoch_row *r)
 {
-    return (int64_t)r->rss_bytes;
+    return (double)r->rss_bytes;
 }
 
-static int64_t wall_ms(const churn_epoch_row *r)
+static double wall_ms(const churn_epoch_row *r)
 {
-    return (int64_t)(r->wall_ns / 1000000);
+    return (double)r->wall_ns / 1e6;
 }
 
 static int has_row(const churn_epoch_row *r, const series *s)
@@ -94,19 +101,28 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
 {
     const double left = 58, right = 10, top = 24, bottom = 22;
     double lo = 0, hi = 0;
-    size_t n = 0;
+    size_t n = 0, first_row = 0, last_row = 0;
     uint64_t first = 0, last = 0;
     for (size_t i = 0; i < e->count; i++) {
         if (!has_row(&e->rows[i], s))
             continue;
-        double v = (double)s->value(&e->rows[i]);
-        if (!n || v > hi)
-            hi = n ? fmax(hi, v) : fmax(0, v);
-        lo = fmin(lo, v);
         if (!n)
+            first_row = i;
+        last_row = i;
+        n++;
+    }
+    int clip = s->ends_off_scale && n > 4;
+    for (size_t i = 0, k = 0; i < e->count; i++) {
+        if (!has_row(&e->rows[i], s))
+            continue;
+        double v = s->value(&e->rows[i]);
+        if (!k++)
             first = e->rows[i].epoch;
         last = e->rows[i].epoch;
-        n++;
+        if (clip && (i == first_row || i == last_row))
+            continue;
+        hi = fmax(hi, v);
+        lo = fmin(lo, v);
     }
     char b1[32], b2[32];
     fprintf(out, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
@@ -130,6 +146,15 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
             left - 4, top + 8, human(hi, s->unit, b1, sizeof b1), left - 4, top + ph,
             human(lo, s->unit, b2, sizeof b2), left, CHART_H - 6, (unsigned long long)first,
             CHART_W - right, CHART_H - 6, (unsigned long long)last);
+    if (clip) {
+        /* the first and last epochs' values, which the scale left out, in the title line */
+        char b3[32], b4[32];
+        double v0 = s->value(&e->rows[first_row]), v1 = s->value(&e->rows[last_row]);
+        fprintf(out, "<text x=\"%g\" y=\"%g\" font-size=\"10\" fill=\"#555\" "
+                     "text-anchor=\"end\">first %s, last %s: off scale when above</text>",
+                CHART_W - right - 4, top + 11, human(v0, s->unit, b3, sizeof b3),
+                human(v1, s->unit, b4, sizeof b4));
+    }
     fprintf(out, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" "
                  "stroke=\"#ccc\"/><polyline fill=\"none\" stroke=\"#c0392b\" "
                  "stroke-width=\"1.5\" points=\"",
@@ -142,7 +167,7 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
         const churn_epoch_row *r = &e->rows[i];
         if (!has_row(r, s))
             continue;
-        double v = (double)s->value(r);
+        double v = fmin(s->value(r), hi); /* only the ends can be above hi */
         if (k % per == 0) {
             bmin = bmax = v;
             bx = left + pw * (double)(r->epoch - first) / span;
@@ -361,18 +386,27 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
     fputs("<h2>Top functions by retained growth</h2>\n<p>Each row is the sum of the callsites "
           "whose allocating function it is.</p>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
-          "<th>stacks</th><th class=\"stack\">function (module)</th></tr>\n", out);
-    char b1[32], b2[32], name[512];
+          "<th>stacks</th><th>retention</th><th class=\"stack\">function (module)</th></tr>\n",
+          out);
+    char b1[32], b2[32], b3[32], name[512];
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
         fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%+.3g</td><td>%.2f</td>"
-                     "<td>%lld (%s)</td><td>%llu</td><td>%llu</td><td>%zu</td>"
-                     "<td class=\"stack\">",
+                     "<td>%lld (%s)</td><td>%llu</td><td>%llu</td><td>%zu</td>",
                 i + 1, human(churn_fit_slope(&s->bytes_fit), "B", b1, sizeof b1),
                 churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks);
+        churn_retained r = churn_report_retention(a, &a->functions.growth, s);
+        fprintf(out, "<td>%s", churn_retention_name(r.kind));
+        if (r.kind == CHURN_RETENTION_KEPT)
+            fprintf(out, "<br>%lld (%s) before the teardown", (long long)r.count,
+                    human((double)r.bytes, "B", b3, sizeof b3));
+        if (r.reclaimed_count)
+            fprintf(out, "<br>%lld freed in epoch %llu", (long long)r.reclaimed_count,
+                    (unsigned long long)r.reclaimed_epoch);
+        fputs("</td><td class=\"stack\">", out);
         if (fn->name && fn->type)
             snprintf(name, sizeof name, "%s (%s), type %s", fn->name,
                      fn->module ? fn->module : "?", fn->type);
@@ -385,7 +419,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         fputs("</td></tr>\n", out);
     }
     if (!n)
-        fputs("<tr><td colspan=\"9\">(none)</td></tr>\n", out);
+        fputs("<tr><td colspan=\"10\">(none)</td></tr>\n", out);
     fputs("</table>\n", out);
     free(rows);
 }
@@ -487,9 +521,9 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     header(out, a, o);
     summary(out, a, &t);
     static const series charts[] = {
-        {"Live bytes at the end of each epoch", "B", live_bytes},
-        {"RSS at the end of each epoch", "B", rss_bytes},
-        {"Epoch duration (wall)", "ms", wall_ms},
+        {"Live bytes at the end of each epoch", "B", live_bytes, 0},
+        {"RSS at the end of each epoch", "B", rss_bytes, 0},
+        {"Epoch duration (wall)", "ms", wall_ms, 1},
     };
     fputs("<h2>Over the epochs</h2>\n<div class=\"charts\">\n", out);
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
