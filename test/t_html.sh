@@ -9,6 +9,8 @@ build_c request_loop test/programs/request_loop.c
 traced "$WORK/demo.zst" "$WORK/demo.out" "$WORK/request_loop" 200
 "$ANALYZE" --html -o "$WORK/report.html" "$WORK/demo.zst" 2>"$WORK/html.err" ||
     fail "churn-analyze --html failed: $(tail -n 1 "$WORK/html.err")"
+"$ANALYZE" --json "$WORK/demo.zst" >"$WORK/report.json" 2>"$WORK/json.err" ||
+    fail "churn-analyze --json failed: $(tail -n 1 "$WORK/json.err")"
 if grep -Eiq '(href|src)="?(https?:)?//' "$WORK/report.html"; then
     fail "report.html refers to the network"
 fi
@@ -29,6 +31,13 @@ try:
     lines = b.eval("Array.from(document.querySelectorAll('svg.chart polyline')).map(p => p.getAttribute('points').trim().split(' ').length)")
     if len(lines) != 3 or min(lines) < 100:
         fail("expected 3 charts with a point per epoch, got %s" % lines)
+    # The duration chart's scale: the longest epoch but the first and the last (start-up and
+    # exit), to three digits, so that sub-millisecond epochs are drawn, not cut to 0 ms.
+    epochs = [e for e in load(os.path.join(work, "report.json"))["epochs"] if e["summary"]]
+    longest = max(e["wall_ns"] for e in epochs[1:-1]) / 1e6
+    label = b.eval("document.querySelectorAll('svg.chart')[2].querySelector('g text').textContent")
+    if not label.endswith(" ms") or abs(float(label[:-3]) - longest) > 0.006 * longest:
+        fail("duration chart's top is %r, the longest middle epoch %.4g ms" % (label, longest))
     parts = b.eval("document.querySelectorAll('svg.chart polygon').length")
     if parts != 6:
         fail("the live-vs-fragmented chart has %d parts, expected 6" % parts)
