@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "export_callers.h"
 #include "export_flame.h"
 #include "export_svg.h"
 #include "frames.h"
@@ -458,14 +459,11 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
 }
 
 /* Both graphs draw the same data: one column per metric. */
-static void flames(FILE *out, const churn_export_window *w)
+static void flames(FILE *out, const churn_export_window *w, const churn_tree *tree)
 {
-    churn_tree tree;
-    churn_tree_init(&tree, (unsigned)churn_metrics_count);
     const char **titles = churn_xcalloc(churn_metrics_count, sizeof *titles);
     const char **units = churn_xcalloc(churn_metrics_count, sizeof *units);
     for (unsigned m = 0; m < churn_metrics_count; m++) {
-        churn_metric_fill(&churn_metrics[m], w, &tree, m);
         titles[m] = churn_metrics[m].title;
         units[m] = churn_metrics[m].unit;
     }
@@ -473,7 +471,6 @@ static void flames(FILE *out, const churn_export_window *w)
        live state after an exit's drain is often empty. */
     unsigned live = (unsigned)(churn_metric_find("retained") - churn_metrics);
     unsigned alloc = (unsigned)(churn_metric_find("alloc_bytes") - churn_metrics);
-    churn_tree_finish(&tree);
     char window[64];
     churn_window_label(w->a, window, sizeof window);
     churn_flame_desc d = {"What is retained", window, titles, units, live, -1};
@@ -484,14 +481,75 @@ static void flames(FILE *out, const churn_export_window *w)
           out);
     churn_flame_script(out);
     fputs("var churnData = ", out);
-    churn_flame_data(out, &tree, &d);
+    churn_flame_data(out, tree, &d);
     fprintf(out, ";\nchurnFlame(document.getElementById('flame-retained'), churnData);\n"
                  "churnFlame(document.getElementById('flame-churn'), Object.assign({}, churnData, "
                  "{title: 'What churns', col: %u}));\n</script>\n",
             alloc);
     free(titles);
     free(units);
-    churn_tree_free(&tree);
+}
+
+static void edge_list(FILE *out, const churn_tree *tree, const char *label,
+                      const churn_caller_edge *e, size_t n, size_t all)
+{
+    char b[32];
+    fprintf(out, "<b>%s</b> (%zu):<br>", label, all);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s, %lld allocs: ", human((double)e[i].v[0], "B", b, sizeof b),
+                (long long)e[i].v[1]);
+        text(out, tree->strings[e[i].name]);
+        fputs("<br>", out);
+    }
+    if (all > n)
+        fprintf(out, "... %zu more<br>", all - n);
+}
+
+/* Caller/callee view (export_callers.h): retained bytes sort, allocations beside. */
+static void callers(FILE *out, const churn_tree *tree, size_t top)
+{
+    unsigned cols[CHURN_CALLERS_COLS] = {
+        (unsigned)(churn_metric_find("retained") - churn_metrics),
+        (unsigned)(churn_metric_find("allocs") - churn_metrics)};
+    churn_callers c;
+    churn_callers_build(&c, tree, cols, top);
+    fputs("<h2>Callers and callees</h2>\n<p>Per function, what its own allocations hold "
+          "(self) and what passes through it (inclusive), for the bytes live before the "
+          "teardown and for the allocations; open a row for the functions that call it and "
+          "that it calls, click a column's title to sort by it.</p>\n"
+          "<table id=\"callers\"><tr><th>#</th><th>retained self</th>"
+          "<th>retained inclusive</th><th>allocs self</th><th>allocs inclusive</th>"
+          "<th class=\"stack\">function (module)</th></tr>\n", out);
+    char b1[32], b2[32];
+    for (size_t i = 0; i < c.count; i++) {
+        const churn_callers_row *r = &c.rows[i];
+        fprintf(out, "<tr><td data-v=\"%zu\">%zu</td><td data-v=\"%lld\">%s</td>"
+                     "<td data-v=\"%lld\">%s</td><td data-v=\"%lld\">%lld</td>"
+                     "<td data-v=\"%lld\">%lld</td><td class=\"stack\"><details><summary>",
+                i + 1, i + 1, (long long)r->self[0], human((double)r->self[0], "B", b1, sizeof b1),
+                (long long)r->incl[0], human((double)r->incl[0], "B", b2, sizeof b2),
+                (long long)r->self[1], (long long)r->self[1], (long long)r->incl[1],
+                (long long)r->incl[1]);
+        text(out, tree->strings[r->name]);
+        if (tree->strings[r->module][0]) {
+            fputs(" (", out);
+            text(out, tree->strings[r->module]);
+            fputs(")", out);
+        }
+        fputs("</summary>", out);
+        edge_list(out, tree, "called from", r->callers, r->ncallers, r->all_callers);
+        edge_list(out, tree, "calls", r->callees, r->ncallees, r->all_callees);
+        fputs("</details></td></tr>\n", out);
+    }
+    if (!c.count)
+        fputs("<tr><td colspan=\"6\">(none)</td></tr>\n", out);
+    /* Sorting by a numeric column: largest first (the rank column: smallest first). */
+    fputs("</table>\n<script>(function(){var t=document.getElementById('callers');"
+          "t.querySelectorAll('th').forEach(function(h,c){if(c>4)return;h.style.cursor='pointer';"
+          "h.onclick=function(){var rows=Array.from(t.rows).slice(1);rows.sort(function(a,b){"
+          "var x=+a.cells[c].dataset.v,y=+b.cells[c].dataset.v;return c?y-x:x-y});"
+          "rows.forEach(function(r){t.tBodies[0].appendChild(r)})}})})();</script>\n", out);
+    churn_callers_free(&c);
 }
 
 static void warnings(FILE *out, const churn_warnings *w)
@@ -533,7 +591,14 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     functions(out, a, o);
     callsites(out, a, o);
     lifetimes(out, a->lifetime);
-    flames(out, w);
+    churn_tree tree;
+    churn_tree_init(&tree, (unsigned)churn_metrics_count);
+    for (unsigned m = 0; m < churn_metrics_count; m++)
+        churn_metric_fill(&churn_metrics[m], w, &tree, m);
+    churn_tree_finish(&tree);
+    flames(out, w, &tree);
+    callers(out, &tree, o->top);
+    churn_tree_free(&tree);
     churn_report_collect_warnings(a);
     warnings(out, a->warn);
     fputs("</body></html>\n", out);

@@ -2,7 +2,7 @@
 # --html on the demo workload, opened in headless Chromium: the page needs no network and
 # logs no error; it has the summary, the three charts over the epochs, the top growth table
 # led by remember_session with its stack, the lifetime buckets and two flame graphs in which
-# switching the metric, zooming and searching work.  Leaves a screenshot in build/test/html/.
+# switching the metric, zooming and searching work; the caller/callee view adds up and sorts.  Leaves a screenshot in build/test/html/.
 . test/lib.sh
 
 build_c request_loop test/programs/request_loop.c
@@ -85,6 +85,33 @@ try:
     lit = b.eval("Array.from(document.querySelectorAll('#flame-retained .cf-frame rect')).filter("
                  "r => r.getAttribute('fill') == 'rgb(225,0,225)').map(r => r.parentNode.dataset.name)")
     expect("retained graph search highlights", lit, ["read_request_line"])
+    # Caller/callee view: self and inclusive values per function, its callers and callees.
+    def callers_rows():
+        return b.eval("Array.from(document.getElementById('callers').rows).slice(1).map(r => ["
+                      "+r.cells[1].dataset.v, +r.cells[2].dataset.v, +r.cells[3].dataset.v, "
+                      "+r.cells[4].dataset.v, r.cells[5].querySelector('summary').textContent, "
+                      "r.cells[5].textContent])")
+    rows = {r[4].split(" (")[0]: r for r in callers_rows()}
+    for name in ("handle_request", "remember_session", "format_reply", "main"):
+        if name not in rows:
+            fail("the caller/callee view has no row for %s: %s" % (name, list(rows)[:10]))
+    hr = rows["handle_request"]
+    # handle_request allocates nothing itself; its five callees' allocations are its own
+    # inclusive ones (strndup's under copy_route), and what remember_session keeps.
+    expect("handle_request self allocs", hr[2], 0)
+    expect("handle_request inclusive allocs", hr[3],
+           sum(rows[n][3] for n in ("remember_session", "format_reply", "read_request_line",
+                                    "parse_headers", "copy_route")))
+    expect("handle_request inclusive retained", hr[1], rows["remember_session"][0])
+    for callee in ("remember_session", "format_reply", "copy_route"):
+        if ": " + callee not in hr[5].split("calls (")[1]:
+            fail("handle_request's callees do not list %s: %r" % (callee, hr[5]))
+    if "allocs: handle_request" not in rows["remember_session"][5].split("calls (")[0]:
+        fail("remember_session's callers do not list handle_request: %r" % rows["remember_session"][5])
+    expect("main's inclusive allocs", rows["main"][3], max(r[3] for r in rows.values()))
+    # Sorting by the self allocations column puts format_reply (600) first.
+    b.eval("document.getElementById('callers').rows[0].cells[3].click()")
+    expect("first row sorted by self allocs", callers_rows()[0][4].split(" (")[0], "format_reply")
     if b.errors:
         fail("report.html: console errors: %s" % b.errors)
     b.eval("location.reload()")
