@@ -2,7 +2,8 @@
 # --html on the demo workload, opened in headless Chromium: the page needs no network and
 # logs no error; it has the summary, the three charts over the epochs, the top growth table
 # led by remember_session with its stack, the lifetime buckets and two flame graphs in which
-# switching the metric, zooming and searching work; the caller/callee view adds up and sorts.  Leaves a screenshot in build/test/html/.
+# switching the metric, zooming and searching work; the caller/callee view adds up and sorts.
+# Leaves a screenshot in build/test/html/.
 . test/lib.sh
 
 build_c request_loop test/programs/request_loop.c
