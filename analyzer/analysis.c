@@ -110,7 +110,7 @@ static void on_counts(churn_analysis *a, const churn_record *r)
     if (site && frees)
         churn_growth_change(&a->growth, site, a->clock, 1, frees * w, frees * size * w);
     if (site && frees && a->has_freed && churn_in_window(&a->freed, r->epoch))
-        churn_growth_freed(&a->growth, site, r->epoch, frees * w, frees * size * w);
+        churn_growth_freed(&a->growth, site, r->epoch, 0, frees * w, frees * size * w);
     /* the frees are of objects allocated in this very epoch: lifetime "same" */
     if (!churn_in_window(&a->window, r->epoch))
         return;
@@ -164,7 +164,8 @@ static void on_free(churn_analysis *a, const churn_record *r)
     if (site)
         churn_growth_change(&a->growth, site, a->clock, 1, w, size * w);
     if (site && a->has_freed && churn_in_window(&a->freed, r->epoch))
-        churn_growth_freed(&a->growth, site, alloc_epoch, w, size * w);
+        churn_growth_freed(&a->growth, site, alloc_epoch,
+                           a->freed.has_first && alloc_epoch < a->freed.first, w, size * w);
     if (churn_in_window(&a->window, alloc_epoch)) {
         unsigned b = churn_lifetime_bucket(age);
         a->lifetime[b]++;

@@ -188,12 +188,16 @@ const char *churn_retention_name(enum churn_retention kind)
     return names[kind];
 }
 
-void churn_growth_freed(churn_growth *g, churn_callsite *s, uint64_t alloc_epoch,
+void churn_growth_freed(churn_growth *g, churn_callsite *s, uint64_t alloc_epoch, int old,
                         uint64_t count, uint64_t bytes)
 {
     if (s->parent)
-        churn_growth_freed(g->parents, &g->parents->sites[s->parent - 1], alloc_epoch, count,
-                           bytes);
+        churn_growth_freed(g->parents, &g->parents->sites[s->parent - 1], alloc_epoch, old,
+                           count, bytes);
+    if (old) {
+        s->freed_old_count += count;
+        s->freed_old_bytes += bytes;
+    }
     if (!s->freed_count || alloc_epoch < s->freed_from)
         s->freed_from = alloc_epoch;
     if (!s->freed_count || alloc_epoch > s->freed_to)
@@ -205,6 +209,8 @@ void churn_growth_freed(churn_growth *g, churn_callsite *s, uint64_t alloc_epoch
 static int by_freed(const void *a, const void *b)
 {
     const churn_callsite *x = *(churn_callsite *const *)a, *y = *(churn_callsite *const *)b;
+    if (x->freed_old_bytes != y->freed_old_bytes)
+        return x->freed_old_bytes > y->freed_old_bytes ? -1 : 1;
     if (x->freed_bytes != y->freed_bytes)
         return x->freed_bytes > y->freed_bytes ? -1 : 1;
     if (x->freed_count != y->freed_count)

@@ -33,8 +33,11 @@ typedef struct churn_callsite {
     int64_t epoch_start_count, epoch_start_bytes;
     int64_t drop_count, drop_from;
     uint64_t drop_epoch;
-    /* --freed: frees inside that window, and the epochs their objects were allocated in */
+    /* --freed: frees inside that window, the epochs their objects were allocated in, and
+       those allocated before the window began (what had accumulated, not the window's own
+       temporaries) */
     uint64_t freed_count, freed_bytes, freed_from, freed_to;
+    uint64_t freed_old_count, freed_old_bytes;
 } churn_callsite;
 
 typedef struct churn_growth {
@@ -127,10 +130,12 @@ typedef struct churn_retained {
 churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s, int ended);
 const char *churn_retention_name(enum churn_retention kind);
 
-/* Counts a free inside the --freed window, of objects allocated in alloc_epoch. */
-void churn_growth_freed(churn_growth *g, churn_callsite *s, uint64_t alloc_epoch,
+/* Counts a free inside the --freed window, of objects allocated in alloc_epoch (old: before
+   the window began). */
+void churn_growth_freed(churn_growth *g, churn_callsite *s, uint64_t alloc_epoch, int old,
                         uint64_t count, uint64_t bytes);
-/* Callsites with frees in the --freed window, most bytes first; the caller frees the array. */
+/* Callsites with frees in the --freed window, most bytes of old objects first, then most
+   bytes; the caller frees the array. */
 churn_callsite **churn_growth_sorted_by_freed(const churn_growth *g, size_t top, size_t *n);
 
 /* Callsites sorted by bytes per epoch, descending (then live bytes, then stack id); the

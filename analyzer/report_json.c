@@ -318,6 +318,8 @@ static void freed_fields(FILE *out, const churn_callsite *s)
 {
     u64(out, "count", s->freed_count, 1);
     u64(out, "bytes", s->freed_bytes, 1);
+    u64(out, "older_count", s->freed_old_count, 1);
+    u64(out, "older_bytes", s->freed_old_bytes, 1);
     u64(out, "allocated_from", s->freed_from, 1);
     u64(out, "allocated_to", s->freed_to, 0);
 }

@@ -233,9 +233,11 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
         else
             fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
                     (unsigned long long)fn->offset);
-        fprintf(out, ": %llu objects (%sB), allocated in epochs %llu..%llu\n",
+        fprintf(out, ": %llu objects (%sB), %llu of them from before the window, allocated "
+                     "in epochs %llu..%llu\n",
                 (unsigned long long)s->freed_count, human((double)s->freed_bytes, b, sizeof b),
-                (unsigned long long)s->freed_from, (unsigned long long)s->freed_to);
+                (unsigned long long)s->freed_old_count, (unsigned long long)s->freed_from,
+                (unsigned long long)s->freed_to);
     }
     free(rows);
     rows = churn_growth_sorted_by_freed(&a->growth, o->top, &n);
@@ -245,9 +247,11 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
         fputs("  (nothing)\n", out);
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = rows[i];
-        fprintf(out, "  #%zu %llu objects (%sB), allocated in epochs %llu..%llu\n", i + 1,
+        fprintf(out, "  #%zu %llu objects (%sB), %llu of them from before the window, "
+                     "allocated in epochs %llu..%llu\n", i + 1,
                 (unsigned long long)s->freed_count, human((double)s->freed_bytes, b, sizeof b),
-                (unsigned long long)s->freed_from, (unsigned long long)s->freed_to);
+                (unsigned long long)s->freed_old_count, (unsigned long long)s->freed_from,
+                (unsigned long long)s->freed_to);
         size_t total = churn_frames_each(&src, s->stack, 3, frame_text, out);
         if (total > 3)
             fprintf(out, "        ... %zu more frame(s)\n", total - 3);

@@ -87,6 +87,7 @@ if not any("collect_one" in f for f in top["stack"][:3]):
 expect("collect_one freed", (top["count"], top["bytes"], top["allocated_from"], top["allocated_to"]),
        (200, 56 * 200, 1, 200))
 expect("callsites freeing in epoch 201", [r["count"] for r in rows], [200, 1])
+expect("of them allocated before epoch 201", [r["older_count"] for r in rows], [200, 1])
 expect("freed by function, in all", sum(f["count"] for f in freed["freed"]["functions"]), 201)
 if "Freed in epochs 201.., by function:" not in freed_text:
     fail("the text report has no section for --freed 201:")

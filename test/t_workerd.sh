@@ -161,6 +161,63 @@ print("workerd: %d epochs for %d requests served, %d allocations, top growth +%.
 PY
 }
 
+# A collection forced through workerd's inspector (drive.py --collect) after 2,000
+# subrequests, then one more request: the receiver side's per-subrequest objects, garbage
+# that V8 had not collected, are all freed in the collection's epoch.  The report calls them
+# reclaimed at that epoch, and --freed names exactly that epoch's frees.
+check_collected() {
+    full=$SUBREQUESTS
+    SUBREQUESTS=2000
+    drive collected --collect target,main \
+        --env "LD_PRELOAD=$SHIM" --env "CHURN_OUT=$WORK/collected.zst" \
+        --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext"
+    SUBREQUESTS=$full
+    analyze "$WORK/collected.zst" "$WORK/collected.report.json"
+    epoch=$(check "$WORK/collected.report.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+row = next(f for f in field(report, "functions")
+           if f["function"].startswith("workerd::IoContext::makeTraceScopeValue("))
+print(field(row, "reclaimed")["epoch"])
+PY
+) || fail "$epoch"
+    "$ANALYZE" --json --freed "$epoch:$epoch" "$WORK/collected.zst" >"$WORK/collected.freed.json" \
+        2>"$WORK/collected.freed.err" || fail "churn-analyze --freed: $(tail -n 1 "$WORK/collected.freed.err")"
+    check "$WORK/collected.json" "$WORK/collected.report.json" "$WORK/collected.freed.json" <<'PY'
+import sys
+from churncheck import *
+summary, report, freed = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[3])
+served = field(summary, "subrequests") + field(summary, "requests") + 1
+if set(field(summary, "collected")) != {"target", "main"}:
+    fail("the inspector did not collect both isolates: %s" % summary.get("collected"))
+names = ("workerd::IoContext::makeTraceScopeValue", "workerd::IoContext::makeUserTraceScopeValue",
+         "workerd::IoContext::getPromiseContextTag")
+rows = {n: next(f for f in field(report, "functions") if f["function"].startswith(n + "("))
+        for n in names}
+epochs = {n: field(r, "reclaimed")["epoch"] for n, r in rows.items()}
+if len(set(epochs.values())) != 1:
+    fail("the receiver side's objects were freed in different epochs: %s" % epochs)
+for n, r in rows.items():
+    expect("%s retention" % n, r["retention"], "reclaimed")
+    if abs(r["reclaimed"]["count"] - served) > 0.01 * served:
+        fail("%s: %d objects reclaimed at once for %d requests served" % (n, r["reclaimed"]["count"], served))
+window = field(freed, "freed")
+by_function = {f["function"].split("(")[0]: f for f in field(window, "functions")}
+for n in names:
+    f = by_function.get(n)
+    if not f or abs(f["older_count"] - served) > 0.01 * served:
+        fail("--freed at the collection's epoch: %s freed %s older objects for %d requests served"
+             % (n, f and f["older_count"], served))
+    if f["allocated_to"] - f["allocated_from"] < 0.9 * served:
+        fail("%s: the freed objects were allocated in epochs %d..%d, not through the run"
+             % (n, f["allocated_from"], f["allocated_to"]))
+print("collection at epoch %d freed %s" % (list(epochs.values())[0],
+      ", ".join("%s %d" % (n.split("::")[-1], by_function[n]["count"]) for n in names)))
+PY
+}
+
 check_native
 check_traced
-echo "workerd served $SUBREQUESTS subrequests natively and under the shim"
+check_collected
+echo "workerd served $SUBREQUESTS subrequests natively and under the shim, and 2000 more with a collection"

@@ -4,7 +4,9 @@
 Starts `workerd serve` on a loopback socket that this script binds itself (handed over with
 --socket-fd, so there is no free-port race), waits until it answers, sends sequential
 GET /?n=N requests until the requested total of subrequests is served, then stops workerd with
-SIGTERM (SIGKILL after --stop-timeout) and prints one JSON object on stdout.  Extra environment
+SIGTERM (SIGKILL after --stop-timeout) and prints one JSON object on stdout.  With --collect
+NAME,... it then makes V8 collect the named workers' isolates through workerd's inspector
+(inspector.py) and serves --after-collect more requests of n=1 before it stops workerd.  Extra environment
 for workerd (LD_PRELOAD, CHURN_OUT, ...) comes from --env NAME=VALUE.  Exit status 0 only when
 every request answered 200 with the expected count.
 """
@@ -19,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import inspector
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -47,6 +51,10 @@ def parse_args():
                    help="seconds between SIGTERM and SIGKILL")
     p.add_argument("--log", help="file for workerd's stdout and stderr (default: a temp file)")
     p.add_argument("--latencies", help="file to write one request latency (seconds) per line")
+    p.add_argument("--collect", help="comma-separated workers whose isolates are collected "
+                   "through the inspector after the requests")
+    p.add_argument("--after-collect", type=int, default=1,
+                   help="requests of n=1 served after the collection (1)")
     a = p.parse_args()
     if not 1 <= a.subrequests <= MAX_TOTAL:
         die("--subrequests must be in 1..%d" % MAX_TOTAL)
@@ -201,6 +209,26 @@ def drive(args, proc, port, summary):
     return error
 
 
+def collect_then_serve(args, proc, port, inspector_port, summary):
+    """The inspector's collection, then a few more requests (new epochs after it)."""
+    try:
+        summary["collected"] = inspector.collect(inspector_port, args.collect.split(","))
+    except OSError as e:
+        return "collection through the inspector failed: %s" % e
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=args.request_timeout)
+    try:
+        for i in range(args.after_collect):
+            status, body = get_count(conn, 1, args.request_timeout)
+            if status != 200 or body.strip() != "1":
+                return "request %d after the collection answered %d %r" % (i, status, body[:200])
+    except (OSError, http.client.HTTPException) as e:
+        return "request after the collection failed: %s: %s" % (type(e).__name__, e)
+    finally:
+        conn.close()
+    summary["after_collect"] = args.after_collect
+    return None
+
+
 def main():
     args = parse_args()
     workerd = args.workerd or find_workerd()
@@ -222,6 +250,14 @@ def main():
     fd = listener.fileno()
     command = [workerd, "serve", os.path.join(HERE, "config.capnp"), "--socket-fd",
                "http=%d" % fd]
+    inspector_port = None
+    if args.collect:
+        # workerd binds the inspector itself: a port that was free a moment ago, on loopback.
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        probe.bind(("127.0.0.1", 0))
+        inspector_port = probe.getsockname()[1]
+        probe.close()
+        command += ["--inspector-addr", "127.0.0.1:%d" % inspector_port]
     proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
                             stderr=subprocess.STDOUT, pass_fds=(fd,), cwd=HERE)
     # Only workerd may accept on it from now on.
@@ -237,6 +273,8 @@ def main():
         if error is None:
             summary["rss_start_kb"] = rss_kb(proc.pid)
             error = drive(args, proc, port, summary)
+            if error is None and args.collect:
+                error = collect_then_serve(args, proc, port, inspector_port, summary)
             summary["rss_end_kb"] = rss_kb(proc.pid)
             summary["workerd_cpu_s"] = cpu_seconds(proc.pid)
             if summary["rss_start_kb"] and summary["rss_end_kb"] and summary["subrequests"]:
