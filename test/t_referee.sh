@@ -34,7 +34,7 @@ version=$(dpkg-query -W -f '${Version}' heaptrack 2>/dev/null || true)
 upstream=${version%-*}
 upstream=${upstream#*:}
 [ -n "$upstream" ] || fail "cannot tell the installed heaptrack's version"
-CACHE=${CHURN_HEAPTRACK_CACHE:-$ROOT/build/cache/heaptrack-src}
+CACHE=$ROOT/build/cache/heaptrack-src
 HT=$WORK/heaptrack-src
 mkdir -p "$HT"
 if [ -n "${CHURN_HEAPTRACK_SRC:-}" ]; then
@@ -50,13 +50,16 @@ else
     if [ ! -d "$CACHE/tests/manual" ]; then
         rm -rf "$CACHE.tmp"
         mkdir -p "$CACHE.tmp/lists/partial" "$CACHE.tmp/archives/partial"
-        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main" \
+        suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+        echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
             >"$CACHE.tmp/sources.list"
         apt="-o Dir::Etc::SourceList=$CACHE.tmp/sources.list -o Dir::Etc::SourceParts=/nonexistent
              -o Dir::State::Lists=$CACHE.tmp/lists -o Dir::Cache=$CACHE.tmp"
         (cd "$CACHE.tmp" && timeout 600 apt-get $apt update && timeout 600 apt-get $apt source heaptrack="$version") \
-            >"$WORK/apt-source.log" 2>&1 ||
+            >"$WORK/apt-source.log" 2>&1 || {
+            rm -rf "$CACHE.tmp"
             fail "cannot get heaptrack $version's sources with apt-get source (see $WORK/apt-source.log: $(grep -m1 '^E:' "$WORK/apt-source.log")); set CHURN_HEAPTRACK_SRC to a checkout"
+        }
         src=$(ls -d "$CACHE.tmp"/heaptrack-*/ | head -n 1)
         [ -d "$src/tests/manual" ] || fail "apt-get source heaptrack gave no tests/manual"
         rm -rf "$CACHE"
@@ -113,19 +116,18 @@ gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/libdeep.so" test/programs/deepbind_lib.
 
 # ---- runs ----
 
-# run_one LOG COMMAND...: runs $prog; its exit status must be the one of its native run
-# ($native; test_lib returns a sum of its own, not 0).  `signals`
-# waits for SIGTERM: it gets one once it is up (found by name among the started process and
-# its children, so heaptrack's wrapper script is not the one signalled).
+# run_one LOG COMMAND...: runs $prog, its exit status in $status.  `signals` waits for
+# SIGTERM: it gets one once it says it started (found by name among the started process and
+# its children, so that heaptrack's wrapper script is not the one signalled).
 run_one() {
     log=$1
     shift
     status=0
     if [ "$prog" = signals ]; then
-        "$@" >"$log" 2>&1 &
+        "$@" >"$log" 2>&1 </dev/null &
         top=$!
         target=
-        for _ in $(seq 50); do
+        for _ in $(seq 100); do
             sleep 0.1
             if [ "$(cat /proc/$top/comm 2>/dev/null)" = signals ]; then
                 target=$top
@@ -138,10 +140,16 @@ run_one() {
         kill -TERM "$target"
         wait "$top" || status=$?
     else
-        "$@" >"$log" 2>&1 || status=$?
+        "$@" >"$log" 2>&1 </dev/null || status=$?
     fi
+}
+
+# run_as LOG COMMAND...: the exit status must be the native run's ($native: test_lib returns
+# a sum of its own, not 0).
+run_as() {
+    run_one "$@"
     [ "$status" -eq "$native" ] ||
-        fail "$prog exited with status $status, natively $native: $(tail -n 1 "$log")"
+        fail "$prog exited with status $status, natively $native: $(tail -n 1 "$1")"
 }
 
 args_of() {
@@ -171,14 +179,9 @@ for prog in $PROGRAMS; do
     base=$WORK/$prog
     args=$(args_of $prog)
     rm -f "$base".*zst
-    native=0
-    "$WORK/$prog" $args >"$base.native.log" 2>&1 </dev/null &
-    if [ $prog = signals ]; then
-        sleep 0.5
-        kill -TERM $!
-    fi
-    wait $! || native=$?
-    run_one "$base.churn.log" env CHURN_OUT="$base.zst" LD_PRELOAD="$SHIM" "$WORK/$prog" $args
+    run_one "$base.native.log" "$WORK/$prog" $args
+    native=$status
+    run_as "$base.churn.log" env CHURN_OUT="$base.zst" LD_PRELOAD="$SHIM" "$WORK/$prog" $args
     [ -s "$base.zst" ] || fail "$prog wrote no trace under libchurn"
     analyze "$base.zst" "$base.json"
     for child in "$base".[0-9]*.zst; do
@@ -186,10 +189,10 @@ for prog in $PROGRAMS; do
         analyze "$child" "${child%.zst}.json"
     done
     for n in $(seq "$(runs_of $prog)"); do
-        run_one "$base.ref.$n.log" env REFEREE_OUT="$base.ref.$n.json" LD_PRELOAD="$REF" "$WORK/$prog" $args
+        run_as "$base.ref.$n.log" env REFEREE_OUT="$base.ref.$n.json" LD_PRELOAD="$REF" "$WORK/$prog" $args
         [ -s "$base.ref.$n.json" ] || fail "$prog wrote no referee report"
     done
-    run_one "$base.ht.log" heaptrack -o "$base.ht" "$WORK/$prog" $args
+    run_as "$base.ht.log" heaptrack -o "$base.ht" "$WORK/$prog" $args
     zstd -q -dc "$base.ht.zst" >"$base.ht.txt" || fail "cannot read heaptrack's data of $prog"
 done
 

@@ -148,6 +148,8 @@ def main():
         "%s %d" % (p, len(glob.glob(os.path.join(work, p) + ".ref.[0-9]*.json")))
         for p in programs))
     if failures:
+        # figures that differ first, then those the analyzer does not have
+        failures.sort(key=lambda f: "JSON has no" in f)
         for f in failures:
             print("mismatch: " + f)
         print("FAIL: %d figure(s) differ between libchurn and the referee: %s"
