@@ -194,6 +194,8 @@ for prog in $PROGRAMS; do
     done
     run_as "$base.ht.log" heaptrack -o "$base.ht" "$WORK/$prog" $args
     zstd -q -dc "$base.ht.zst" >"$base.ht.txt" || fail "cannot read heaptrack's data of $prog"
+    heaptrack_print -f "$base.ht.zst" -p 0 -a 0 -T 0 -l 0 >"$base.ht.print" 2>&1 ||
+        fail "heaptrack_print cannot read $prog's data: $(tail -n 1 "$base.ht.print")"
 done
 
 check "$WORK" $PROGRAMS <test/referee/compare.py

@@ -14,9 +14,13 @@ A figure on which every referee run agrees must equal libchurn's exactly.  A fig
 varies among the referee's runs (the order of threads' events decides temporaries and the
 peak) passes when libchurn's value lies within the referee's range widened by its own width
 on each side; the log states the range.  heaptrack's figures are computed from its data file
-by heaptrack_print's own rules (src/analyze/accumulatedtracedata.cpp): its temporaries
-compare the freed block's allocation info (size and stack) with the last allocation's, its
-peak is the high-water mark of its leaked bytes.  They are logged, never asserted.
+by heaptrack_print's own rules (src/analyze/accumulatedtracedata.cpp): a free is temporary
+when its allocation info (size and stack) has the index of the last allocation's, and that
+index is 0 both for "a free came last" and for the first allocation info, so a free of the
+first info's blocks right after another free counts too; its peak is the high-water mark of
+its leaked bytes.  They are logged, not compared with the referee; the allocation calls and
+temporaries computed here must be what heaptrack_print itself prints (PROGRAM.ht.print), so
+the table's heaptrack column is heaptrack's own.
 """
 
 import glob
@@ -56,7 +60,7 @@ def heaptrack_figures(path):
     sizes = []
     allocs = frees = temporary = leaked = live = peak = peak_count = 0
     total_bytes = 0
-    last = None
+    last = 0
     with open(path, errors="replace") as f:
         for line in f:
             mode = line[:1]
@@ -78,10 +82,23 @@ def heaptrack_figures(path):
                 leaked -= sizes[index]
                 if last == index:
                     temporary += 1
-                last = None
+                last = 0
     return {"allocs": allocs, "frees": frees, "alloc_bytes": total_bytes,
             "temporary": temporary, "peak_bytes": peak, "peak_count": peak_count,
             "live_count": live, "live_bytes": leaked}
+
+
+def heaptrack_printed(path):
+    """The allocation calls and temporaries of heaptrack_print's summary."""
+    found = {}
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            for line in f:
+                for label, text in (("allocs", "calls to allocation functions: "),
+                                    ("temporary", "temporary memory allocations: ")):
+                    if line.startswith(text):
+                        found[label] = int(line[len(text):].split()[0])
+    return found
 
 
 def children(pattern, prefix):
@@ -117,6 +134,11 @@ def main():
                                 % (program, processes, len(r), r[0]))
                 processes = min(processes, len(r))
         ht = heaptrack_figures(base + ".ht.txt")
+        printed = heaptrack_printed(base + ".ht.print")
+        for label in ("allocs", "temporary"):
+            if printed.get(label) != ht.get(label):
+                failures.append("%s: heaptrack_print says %s %s, its data file %s"
+                                % (program, label, printed.get(label), ht.get(label)))
         for k in range(processes):
             name = program if k == 0 else "%s (child %d)" % (program, k)
             churn = load(churn_files[k])
