@@ -7,7 +7,9 @@
 # before the dlclose and B's after.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
 # library loaded with RTLD_DEEPBIND, bound at once or lazily, mallocs and frees in a loop and
 # frees strdup's blocks (allocated inside libc): every one of its frees must be seen and
-# exactly the KEEP blocks it keeps be live at exit, and libchurn says on stderr what it did.
+# exactly the KEEP blocks it keeps be live at exit, and libchurn says on stderr what it did;
+# a deep-bound library with a malloc and free of its own (deepbind_own.c) keeps them, and
+# libchurn names them as not traced.
 . test/lib.sh
 
 build_c dl test/programs/dl.c -ldl
@@ -59,3 +61,18 @@ print("deepbind %s: %d allocations, %d frees, %d live at exit (%d bytes), as the
       % ((bind,) + got))
 PY
 done
+
+gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/libown.so" test/programs/deepbind_own.c ||
+    fail "cannot build the RTLD_DEEPBIND library with its own allocator"
+traced "$WORK/own.zst" "$WORK/own.out" "$WORK/deepbind" "$WORK/libown.so" now 100 3
+grep -q "RTLD_DEEPBIND): 0 allocator binding(s) .*not traced: its malloc binds to another allocator in $WORK/libown.so" "$WORK/own.out.err" ||
+    fail "deepbind own: libchurn did not name the library's own allocator: $(cat "$WORK/own.out.err")"
+analyze "$WORK/own.zst" "$WORK/own.json"
+check "$WORK/own.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+at = [g for g in field(report, "growth") if any(f.startswith("deep_churn ") for f in g["stack"])]
+expect("allocations traced from a library that uses its own allocator", sum(g["allocs"] for g in at), 0)
+print("deepbind own: the library's own malloc and free are left to it, and named")
+PY
