@@ -115,8 +115,9 @@ static int rebind_object(struct dl_phdr_info *info, size_t size, void *arg)
         if (ph->p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)start;
         else if (ph->p_type == PT_GNU_RELRO) {
+            /* as the loader protects it: the last partial page stays writable */
             relro_lo = start & ~(rb->page - 1);
-            relro_hi = start + ph->p_memsz;
+            relro_hi = (start + ph->p_memsz) & ~(rb->page - 1);
         } else if (ph->p_type == PT_LOAD) {
             lo = start < lo ? start : lo;
             hi = start + ph->p_memsz > hi ? start + ph->p_memsz : hi;
@@ -158,7 +159,7 @@ static void rebind_deep(void *handle, const char *file)
     struct link_map *lm = NULL;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm)
         return;
-    static rebind rb; /* one dlopen at a time: the loader serializes them */
+    rebind rb; /* on the stack: two threads may come back from dlopen at once */
     memset(&rb, 0, sizeof rb);
     rb.page = (uintptr_t)sysconf(_SC_PAGESIZE);
     Dl_info self;

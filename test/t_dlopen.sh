@@ -5,7 +5,7 @@
 # function: `apart`, B loaded while A is still there (different addresses); `reuse`, A
 # unloaded first and B loaded at the address A had, so the same address means A's code
 # before the dlclose and B's after.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
-# library loaded with RTLD_DEEPBIND, bound at once or lazily, mallocs and frees in a loop and
+# library loaded with RTLD_DEEPBIND, bound at once, lazily or with a read-only GOT, mallocs and frees in a loop and
 # frees strdup's blocks (allocated inside libc): every one of its frees must be seen and
 # exactly the KEEP blocks it keeps be live at exit, and libchurn says on stderr what it did;
 # a deep-bound library with a malloc and free of its own (deepbind_own.c) keeps them, and
@@ -43,8 +43,15 @@ done
 build_c deepbind test/programs/deepbind.c -ldl
 gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/libdeep.so" test/programs/deepbind_lib.c ||
     fail "cannot build the RTLD_DEEPBIND library"
-for bind in now lazy; do
-    traced "$WORK/deep-$bind.zst" "$WORK/deep-$bind.out" "$WORK/deepbind" "$WORK/libdeep.so" $bind 1000 3
+# relro: linked with -z now, its GOT is read-only once loaded
+gcc $PROG_CFLAGS -fPIC -shared -Wl,-z,relro,-z,now -o "$WORK/libdeep-relro.so" test/programs/deepbind_lib.c ||
+    fail "cannot build the RTLD_DEEPBIND library with a read-only GOT"
+for bind in now lazy relro; do
+    lib=$WORK/libdeep.so mode=$bind
+    if [ $bind = relro ]; then
+        lib=$WORK/libdeep-relro.so mode=now
+    fi
+    traced "$WORK/deep-$bind.zst" "$WORK/deep-$bind.out" "$WORK/deepbind" "$lib" $mode 1000 3
     grep -q "RTLD_DEEPBIND): 2 allocator binding(s) that skipped libchurn" "$WORK/deep-$bind.out.err" ||
         fail "deepbind $bind: libchurn did not say it redirected the library's malloc and free: $(cat "$WORK/deep-$bind.out.err")"
     analyze "$WORK/deep-$bind.zst" "$WORK/deep-$bind.json"
