@@ -10,8 +10,9 @@
 # and the log has the three side by side (docs/analyzer.md says where heaptrack differs).
 #
 # heaptrack's sources: $CHURN_HEAPTRACK_SRC (a checkout or a git directory holding the tag
-# of the installed version), else build/cache/heaptrack-src, else `apt-get source` of the
-# installed version through a deb-src list of this test's own (no change to the system's).
+# of the installed version), else build/cache/heaptrack-src, else the installed version's
+# upstream tarball from `apt-get source --download-only`, through a deb-src list of this
+# test's own (no change to the system's).
 . test/lib.sh
 
 command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null ||
@@ -55,7 +56,9 @@ else
             >"$CACHE.tmp/sources.list"
         apt="-o Dir::Etc::SourceList=$CACHE.tmp/sources.list -o Dir::Etc::SourceParts=/nonexistent
              -o Dir::State::Lists=$CACHE.tmp/lists -o Dir::Cache=$CACHE.tmp"
-        (cd "$CACHE.tmp" && timeout 600 apt-get $apt update && timeout 600 apt-get $apt source heaptrack="$version") \
+        (cd "$CACHE.tmp" && timeout 600 apt-get $apt update &&
+            timeout 600 apt-get $apt source --download-only heaptrack="$version" &&
+            tar -xf heaptrack_"$upstream".orig.tar.*) \
             >"$WORK/apt-source.log" 2>&1 || {
             rm -rf "$CACHE.tmp"
             fail "cannot get heaptrack $version's sources with apt-get source (see $WORK/apt-source.log: $(grep -m1 '^E:' "$WORK/apt-source.log")); set CHURN_HEAPTRACK_SRC to a checkout"
