@@ -2,8 +2,9 @@
 # libchurn against an independent referee (test/referee/referee.c: a preloaded counter that
 # shares no code with libchurn), on heaptrack's own test programs (tests/manual of the
 # heaptrack release installed, built here from its sources, never kept in this repository)
-# and on programs of ours for each case that once came out wrong (test/programs/ref_*,
-# deepbind*).  Each program runs once under libchurn and, separately, several times under the
+# and on programs of ours for the cases easy to get wrong (cross-thread frees through
+# std::async, RTLD_DEEPBIND, the C++ runtime's pool, inlined wrappers, realloc's edges,
+# temporaries, fork: test/programs/ref_*, deepbind*).  Each program runs once under libchurn and, separately, several times under the
 # referee; allocations, frees, bytes allocated, temporaries, the peak (bytes and count) and
 # what is live at exit must be equal, exactly where the referee's runs agree, else within the
 # spread its runs show (test/referee/compare.py states it).  heaptrack runs each program too,
