@@ -22,7 +22,8 @@ command -v zstd >/dev/null || fail "zstd is not installed"
 
 # The referee is linked, without using them, against the libraries libchurn.so needs, so that
 # a program runs with the same objects loaded under both: glibc sizes some of the program's
-# own blocks by their number (a thread's TLS vector, the scope arrays of a dlopen).
+# own blocks by their number (a thread's TLS vector, the global scope list that a dlopen with
+# RTLD_GLOBAL grows).
 REF=$WORK/referee.so
 same_libs=$(readelf -d "$SHIM" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/-l:\1/p')
 gcc -O2 -g -Wall -Wextra -Werror -std=gnu11 -fPIC -shared -fexceptions -fvisibility=hidden \
