@@ -376,6 +376,9 @@ void churn_record_free(void *p, int kind);  /* before the real free */
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
 
+/* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that
+   skipped libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
+
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {
     char *path;

@@ -28,7 +28,7 @@ static int first_object_holds(struct dl_phdr_info *info, size_t size, void *arg)
 /* A non-PIE executable that takes malloc's address gets a canonical PLT stub named malloc in
    its dynamic symbols, so dlsym answers with an address in the executable although the
    executable defines nothing: there, only a defined symbol in its own file counts. */
-int churn_malloc_is_ahead(void)
+static int malloc_ahead(void)
 {
     uintptr_t m = (uintptr_t)dlsym(RTLD_DEFAULT, "malloc");
     if (!m || (m >= churn_self_lo && m < churn_self_hi))
@@ -36,6 +36,19 @@ int churn_malloc_is_ahead(void)
     if (dl_iterate_phdr(first_object_holds, &m) == 2 && !churn_exe_symbol("malloc"))
         return 0;
     return 1;
+}
+
+/* Answered once, at start-up: the answer cannot change, and the executable's symbols are
+   released after start-up (a later dlopen asks too). */
+int churn_malloc_is_ahead(void)
+{
+    static _Atomic int known = -1;
+    int k = atomic_load(&known);
+    if (k < 0) {
+        k = malloc_ahead();
+        atomic_store(&known, k);
+    }
+    return k;
 }
 
 /* Which object defines the malloc that wins, for the message. */

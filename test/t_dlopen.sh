@@ -4,7 +4,12 @@
 # passes of libchurn's writer.  Their allocations must still symbolize to that library's
 # function: `apart`, B loaded while A is still there (different addresses); `reuse`, A
 # unloaded first and B loaded at the address A had, so the same address means A's code
-# before the dlclose and B's after.
+# before the dlclose and B's after.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
+# library loaded with RTLD_DEEPBIND, bound at once, lazily or with a read-only GOT, mallocs and frees in a loop and
+# frees strdup's blocks (allocated inside libc): every one of its frees must be seen and
+# exactly the KEEP blocks it keeps be live at exit, and libchurn says on stderr what it did;
+# a deep-bound library with a malloc and free of its own (deepbind_own.c) keeps them, and
+# libchurn names them as not traced.
 . test/lib.sh
 
 build_c dl test/programs/dl.c -ldl
@@ -34,3 +39,47 @@ for function, count in (("alloc_in_a", 5), ("alloc_in_b", 7)):
 print("%s: both unloaded libraries' allocations symbolize to their own functions" % mode)
 PY
 done
+
+build_c deepbind test/programs/deepbind.c -ldl
+gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/libdeep.so" test/programs/deepbind_lib.c ||
+    fail "cannot build the RTLD_DEEPBIND library"
+# relro: linked with -z now, its GOT is read-only once loaded
+gcc $PROG_CFLAGS -fPIC -shared -Wl,-z,relro,-z,now -o "$WORK/libdeep-relro.so" test/programs/deepbind_lib.c ||
+    fail "cannot build the RTLD_DEEPBIND library with a read-only GOT"
+for bind in now lazy relro; do
+    lib=$WORK/libdeep.so mode=$bind
+    if [ $bind = relro ]; then
+        lib=$WORK/libdeep-relro.so mode=now
+    fi
+    traced "$WORK/deep-$bind.zst" "$WORK/deep-$bind.out" "$WORK/deepbind" "$lib" $mode 1000 3
+    grep -q "RTLD_DEEPBIND): 2 allocator binding(s) that skipped libchurn" "$WORK/deep-$bind.out.err" ||
+        fail "deepbind $bind: libchurn did not say it redirected the library's malloc and free: $(cat "$WORK/deep-$bind.out.err")"
+    analyze "$WORK/deep-$bind.zst" "$WORK/deep-$bind.json"
+    check "$WORK/deep-$bind.json" $bind <<'PY'
+import sys
+from churncheck import *
+report, bind = load(sys.argv[1]), sys.argv[2]
+rounds, keep = 1000, 3
+at = [g for g in field(report, "growth") if any(f.startswith("deep_churn ") for f in g["stack"])]
+got = tuple(sum(g[k] for g in at) for k in ("allocs", "frees", "live_count", "live_bytes"))
+expect("deepbind %s: allocs, frees, live count and live bytes of the library's callsites" % bind,
+       got, (2 * rounds + keep, 2 * rounds, keep, 100 * keep))
+print("deepbind %s: %d allocations, %d frees, %d live at exit (%d bytes), as the library made them"
+      % ((bind,) + got))
+PY
+done
+
+gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/libown.so" test/programs/deepbind_own.c ||
+    fail "cannot build the RTLD_DEEPBIND library with its own allocator"
+traced "$WORK/own.zst" "$WORK/own.out" "$WORK/deepbind" "$WORK/libown.so" now 100 3
+grep -q "RTLD_DEEPBIND): 0 allocator binding(s) .*not traced: its malloc binds to another allocator in $WORK/libown.so" "$WORK/own.out.err" ||
+    fail "deepbind own: libchurn did not name the library's own allocator: $(cat "$WORK/own.out.err")"
+analyze "$WORK/own.zst" "$WORK/own.json"
+check "$WORK/own.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+at = [g for g in field(report, "growth") if any(f.startswith("deep_churn ") for f in g["stack"])]
+expect("allocations traced from a library that uses its own allocator", sum(g["allocs"] for g in at), 0)
+print("deepbind own: the library's own malloc and free are left to it, and named")
+PY
