@@ -4,7 +4,8 @@
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
-WARN    := -Wall -Wextra
+# CI (CI=true in its environment) makes every warning an error; a local build only warns.
+WARN    := -Wall -Wextra $(if $(CI),-Werror)
 PREFIX  ?= /usr/local
 BUILD   := build
 
