@@ -6,6 +6,7 @@
  * once at start-up with getenv only (no allocation), so it is safe inside the first
  * intercepted malloc.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,10 @@ static const opt_row table[] = {
     {"CHURN_EVENTS", OPT_BOOL, "1", 0, 1,
      "0 keeps only the per-epoch histograms, not every allocation event", "--events=N"},
     {"CHURN_EPOCH_SIGNAL", OPT_SIGNAL, "", 0, 0,
-     "signal (`USR2`, `12`, ...) that begins a new epoch", "--epoch-signal SIG"},
+     "signal that begins a new epoch: `USR1`, `USR2`, `HUP`, `URG`, `WINCH`, `PROF`, `VTALRM` "
+     "(optionally `SIG`-prefixed), their numbers (`12`), or a real-time signal's number "
+     "(`SIGRTMIN`..`SIGRTMAX`, 34..64 on Linux); any other signal is refused",
+     "--epoch-signal SIG"},
     {"CHURN_EPOCH_AT", OPT_STRING, "", 0, 0,
      "functions of the executable (mangled, C, or `ns::Class::Class`; comma-separated) whose "
      "every call begins a new epoch", "--epoch-at F"},
@@ -101,28 +105,39 @@ static const opt_row table[] = {
 static int parse_uint(const char *s, uint64_t *out)
 {
     char *end;
-    if (!*s || *s == '-')
+    /* digits only: strtoull would take a sign and leading blanks too */
+    if (*s < '0' || *s > '9')
         return -1;
+    int saved = errno; /* read inside the program's first malloc: its errno stays */
+    errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end)
+    int range = errno;
+    errno = saved;
+    if (*end || range)
         return -1;
     *out = v;
     return 0;
 }
 
+/* The signals an epoch may be begun by: ones a program can spare and libchurn can catch.
+   The others cannot be caught (KILL, STOP), report a fault that would re-fault forever once
+   handled as a tick (SEGV, BUS, ILL, FPE, TRAP, SYS), end the process through fatal.c (ABRT),
+   or are glibc's own (32 and 33, below SIGRTMIN: thread cancellation and setxid). */
 static int parse_signal(const char *s)
 {
     static const struct { const char *name; int sig; } names[] = {
         {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"URG", SIGURG},
         {"WINCH", SIGWINCH}, {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM},
     };
-    if (!strncmp(s, "SIG", 3))
+    uint64_t v;
+    int number = !parse_uint(s, &v);
+    if (!number && !strncmp(s, "SIG", 3))
         s += 3;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(s, names[i].name))
+        if (number ? v == (uint64_t)names[i].sig : !strcmp(s, names[i].name))
             return names[i].sig;
-    uint64_t v;
-    if (!parse_uint(s, &v) && v > 0 && v < (uint64_t)SIGRTMAX + 1)
+    /* real-time signals by number: no name stands for them */
+    if (number && v >= (uint64_t)SIGRTMIN && v <= (uint64_t)SIGRTMAX)
         return (int)v;
     return -1;
 }
