@@ -66,8 +66,10 @@ void churn_fd_drop(int fd);   /* forget and close */
 void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
 void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 void churn_futex_wake(_Atomic uint32_t *word);
-/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET. */
+/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET; only while
+   descriptor 2 is still the file it was at churn_log_init (at start-up), never raising SIGPIPE. */
 void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void churn_log_init(void);
 
 /* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
    probe), never across a call that can block or allocate from the traced heap. */

@@ -91,6 +91,7 @@ void churn_ensure_init(void)
         return;
     int saved = churn_in_shim;
     churn_in_shim = 1;
+    churn_log_init();
     churn_real_resolve();
     int ok = churn_next.malloc && churn_next.free && !getauxval(AT_SECURE) &&
              !churn_options_load();
