@@ -57,6 +57,11 @@ void churn_rss_reopen(void)
     churn_fd_drop(atomic_exchange(&statm_fd, nfd));
 }
 
+void churn_rss_close(void)
+{
+    churn_fd_drop(atomic_exchange(&statm_fd, -1));
+}
+
 uint64_t churn_rss_bytes(void)
 {
     int fd = atomic_load(&statm_fd);

@@ -57,6 +57,7 @@ uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
 void churn_rss_reopen(void);                 /* in a fork child: its own statm */
+void churn_rss_close(void);                  /* untraced from now on: the descriptor goes */
 pid_t churn_gettid(void);
 
 /* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
@@ -64,6 +65,7 @@ int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its n
 void churn_fd_forget(int fd); /* no longer ours (the program took its number over) */
 void churn_fd_drop(int fd);   /* forget and close */
 void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
+void churn_fd_release_captured(void); /* closes that pipe: the process is no longer traced */
 void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 void churn_futex_wake(_Atomic uint32_t *word);
 /* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET; only while

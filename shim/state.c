@@ -99,13 +99,15 @@ void churn_ensure_init(void)
         choose_output();
         churn_modules_find_self();
         churn_stacks_init();
-        churn_unwind_init();
         ok = churn_way_choose() != NULL &&
              !(churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at)) &&
              !churn_outfile_open(churn_opt.out, churn_opt.events);
         churn_exe_symbols_release();
     }
+    /* libunwind's start opens its pipe: only in a process that is traced, and after the
+       trace, which a low RLIMIT_NOFILE must not refuse for the pipe's sake. */
     if (ok) {
+        churn_unwind_init();
         churn_epoch_install_triggers();
         churn_index_start();
     }
@@ -168,11 +170,16 @@ static void after_fork_child(void)
         if (follow)
             churn_index_start();
     }
-    churn_rss_reopen(); /* the child's own statm: the inherited descriptor reads the parent's */
+    if (follow)
+        churn_rss_reopen(); /* its own statm: the inherited descriptor reads the parent's */
     churn_epoch_after_fork_child();
     churn_writer_after_fork_child(follow);
-    if (!follow)
+    if (!follow) {
+        /* an untraced child keeps none of our descriptors */
         atomic_store(&churn_state, CHURN_DISABLED);
+        churn_rss_close();
+        churn_fd_release_captured();
+    }
     churn_in_shim--;
 }
 
@@ -185,6 +192,8 @@ __attribute__((constructor)) static void churn_constructor(void)
     if (churn_writer_start()) {
         churn_log("cannot start the writer thread; not tracing");
         atomic_store(&churn_state, CHURN_DISABLED);
+        churn_outfile_close();
+        churn_fd_release_captured();
     } else {
         churn_fatal_install();
         churn_rss_bytes(); /* opens statm before main, so no descriptor of ours appears later */
