@@ -34,9 +34,11 @@ typedef struct {
 
 static const opt_row table[] = {
     {"CHURN_OUT", OPT_PATH, "churn-<pid>.zst", 0, 0,
-     "trace file; a forked child or an exec'd descendant writes `NAME.<pid>.zst` beside it, "
-     "the image after the n-th exec of a process `NAME.<pid>.<n>.zst`, and `NAME.index` "
-     "lists them all (`churn analyze --list`)", "-o FILE"},
+     "trace file; a forked child or an exec'd descendant writes `NAME.<pid>.zst` beside it "
+     "(`NAME.<pid>-ns<inode>.zst` in another pid namespace than the first process's), the "
+     "image after the n-th exec of a process `NAME.<pid>.<n>.zst`, and `NAME.index` lists "
+     "them all (`churn analyze --list`); a name too long to leave 36 characters for those "
+     "(4,059 and more) is refused", "-o FILE"},
     {"CHURN_RING_MB", OPT_UINT, "256", 1, 1u << 20,
      "bound of the trace file in MiB; when full, the oldest segments are overwritten", NULL},
     {"CHURN_EVENTS", OPT_BOOL, "1", 0, 1,
@@ -95,8 +97,9 @@ static const opt_row table[] = {
     {"CHURN_PACKAGES", OPT_TESTS, "set by the Makefile", 0, 0,
      "build only (`test/ensure-packages.sh`): the Debian packages to install or ask for", NULL},
     {"CHURN_ROOT_PID", OPT_SET_BY_SHIM, "set by libchurn", 0, 0,
-     "not an option: the traced tree's first pid, so that descendants take names of their "
-     "own", NULL},
+     "not an option: the traced tree's first pid and its pid namespace "
+     "(`<pid>:<inode of /proc/self/ns/pid>`), so that descendants take names of their own",
+     NULL},
     {"CHURN_EXEC_OF", OPT_SET_BY_SHIM, "set by libchurn", 0, 0,
      "not an option: `<pid>.<n>` for the image an exec starts, so that it takes a name of "
      "its own", NULL},

@@ -445,6 +445,9 @@ void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
 void churn_writer_resume(void);
 
+/* ---- namespaces.c ---- */
+unsigned long churn_pidns_id(void); /* inode of /proc/self/ns/pid, 0 if unknown */
+
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);
 pid_t churn_outfile_pid(void);   /* the process the open trace belongs to, 0 when none */
