@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +27,9 @@ static uint64_t write_at, ring_bytes, seq;
 static uint64_t data_start; /* after the file header and the producer frame */
 /* 0, or the failure already reported on stderr: each is said once. */
 static enum { FAILING = 1, OUT_OF_SPACE } write_failed;
+/* The ring was cut to what the disk holds: a segment too big for it is a full disk's loss,
+   not CHURN_RING_MB's. */
+static int cut_by_disk;
 
 int churn_outfile_open(const char *path, int events)
 {
@@ -50,6 +54,7 @@ int churn_outfile_open(const char *path, int events)
     ring_bytes = churn_opt.ring_bytes;
     seq = 0;
     write_failed = 0;
+    cut_by_disk = 0;
     churn_file_header h;
     memset(&h, 0, sizeof h);
     h.frame_magic = CHURN_SKIPPABLE_MAGIC;
@@ -89,6 +94,25 @@ int churn_outfile_open(const char *path, int events)
 
 uint64_t churn_outfile_next_seq(void) { return seq; }
 
+uint64_t churn_outfile_ring_room(void)
+{
+    return ring_bytes > data_start ? ring_bytes - data_start : 0;
+}
+
+/* What the disk holds for the trace: the bytes the file owns (up to its size, and what a
+   short write just added) and the space still free to it. */
+static uint64_t disk_holds(ssize_t wrote)
+{
+    uint64_t owned = write_at + (wrote > 0 ? (uint64_t)wrote : 0);
+    struct stat st;
+    if (!fstat(fd, &st) && (uint64_t)st.st_size > owned)
+        owned = (uint64_t)st.st_size;
+    struct statvfs v;
+    if (!fstatvfs(fd, &v))
+        owned += (uint64_t)v.f_bavail * v.f_frsize;
+    return owned;
+}
+
 pid_t churn_outfile_pid(void) { return fd >= 0 ? owner : 0; }
 
 /* A program can still take the trace's number (dup2 onto it, a raw close and a new open):
@@ -113,8 +137,8 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
         return -1;
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
-    if (total > ring_bytes - data_start)
-        return -1;
+    if (total > churn_outfile_ring_room())
+        return cut_by_disk ? CHURN_OUTFILE_FAILED : CHURN_OUTFILE_TOO_BIG;
     memset(h, 0, sizeof *h);
     h->frame_magic = CHURN_SKIPPABLE_MAGIC;
     h->frame_size = sizeof *h - 8;
@@ -132,27 +156,37 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     ssize_t n = pwrite(fd, h, total, (off_t)write_at);
     if (n != (ssize_t)total) {
         int err = n < 0 ? errno : ENOSPC;
-        /* Out of space: the file already owns its blocks up to write_at, so the ring shrinks
-           to that and the next segment overwrites the oldest ones.  That next segment says how
-           many events this one dropped; without the wrap no later write would fit either and
-           the trace would end without saying so. */
+        /* Out of space: the ring is cut to what the disk holds and the next segment, which
+           the writer sizes to fit it, wraps to the start and overwrites the oldest ones.
+           That next segment says how many events this one dropped; without the cut no later
+           write would fit either and the trace would end without saying so. */
         int no_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
-        if (no_space && write_at > data_start) {
-            ring_bytes = write_at;
+        if (no_space) {
+            uint64_t holds = disk_holds(n);
+            uint64_t was = ring_bytes;
+            if (holds < ring_bytes) {
+                ring_bytes = holds > data_start ? holds : data_start;
+                cut_by_disk = 1;
+            } else if (write_at > data_start) {
+                ring_bytes = write_at; /* a limit that is not free space (a file size limit) */
+                cut_by_disk = 1;
+            }
             write_at = data_start;
-        }
-        if (!write_failed && no_space)
-            churn_log("writing the trace failed (%s); this segment is dropped and the trace "
-                      "keeps to the %llu KiB written so far, overwriting its oldest segments",
-                      strerror(err), (unsigned long long)(ring_bytes >> 10));
-        else if (!write_failed)
+            if (!write_failed)
+                churn_log("writing the trace failed (%s): the ring file is cut from %llu KiB "
+                          "to the %llu KiB the disk holds, overwriting its oldest segments; "
+                          "this segment's events are dropped and counted in the trace",
+                          strerror(err), (unsigned long long)(was >> 10),
+                          (unsigned long long)(ring_bytes >> 10));
+        } else if (!write_failed) {
             churn_log("writing the trace failed (%s); dropping data until it works again",
                       strerror(err));
-        /* After running out of space, writing on in the shrunk ring is the expected state,
-           not a recovery worth a second line. */
+        }
+        /* After running out of space, writing on in the cut ring is the expected state, not a
+           recovery worth a second line. */
         if (!write_failed)
             write_failed = no_space ? OUT_OF_SPACE : FAILING;
-        return -1;
+        return CHURN_OUTFILE_FAILED;
     }
     if (write_failed == FAILING) {
         churn_log("writing the trace works again");

@@ -451,8 +451,12 @@ unsigned long churn_pidns_id(void); /* inode of /proc/self/ns/pid, 0 if unknown 
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);
 pid_t churn_outfile_pid(void);   /* the process the open trace belongs to, 0 when none */
+/* 0, or why the segment is not in the file: the ring (CHURN_RING_MB, as a full disk cut it)
+   cannot hold it, or writing failed. */
+enum { CHURN_OUTFILE_FAILED = -1, CHURN_OUTFILE_TOO_BIG = -2 };
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch);
+uint64_t churn_outfile_ring_room(void); /* bytes of the ring for segments */
 void churn_outfile_close(void);
 uint64_t churn_outfile_next_seq(void);
 

@@ -6,18 +6,25 @@
 # CHURN_DROP_WRITE_ERROR, decoded here from the file itself, and the analyzer's dropped count
 # and warning), ending with the program's normal exit.  On a read-only file system the trace
 # cannot be created: one line, and the program runs untraced and unchanged.
+# A disk (2.5 MiB) smaller than the first segment (4 MiB raw of a workload that compresses
+# badly, test/programs/stderr_swap.c): the ring is cut to what the disk holds, said in one
+# line with that size, the rest of the run is in the trace, and the dropped events are counted
+# exactly: the trace's events and its dropped ones add up to those of the same run on a disk
+# with room.
 . test/lib.sh
 
 [ "$(id -u)" = 0 ] || fail "needs root to mount a size-limited tmpfs"
 make -s build/demo-workload >/dev/null || fail "cannot build build/demo-workload"
-mkdir -p "$WORK/full" "$WORK/ro"
+mkdir -p "$WORK/full" "$WORK/ro" "$WORK/small"
 cleanup() {
     umount "$WORK/full" 2>/dev/null || true
     umount "$WORK/ro" 2>/dev/null || true
+    umount "$WORK/small" 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 mount -t tmpfs -o size=2m tmpfs "$WORK/full" || fail "cannot mount a 2 MiB tmpfs"
 mount -t tmpfs -o ro,size=1m tmpfs "$WORK/ro" || fail "cannot mount a read-only tmpfs"
+mount -t tmpfs -o size=2560k tmpfs "$WORK/small" || fail "cannot mount a 2.5 MiB tmpfs"
 
 # 60,000 requests in 64 KiB segments: about 2.7 MiB of trace (measured 4.5 MiB for 100,000),
 # more than the disk holds, yet little enough that the wrapped part does not overwrite the
@@ -63,3 +70,39 @@ lines=$(grep -c libchurn "$WORK/ro.err" || true)
     fail "expected one libchurn line naming the read-only file system, got: $(cat "$WORK/ro.err")"
 [ ! -e "$WORK/ro/trace.zst" ] || fail "a trace appeared on a read-only file system"
 echo "read-only output: one line, the program ran untraced"
+
+# Segments close only by size here (CHURN_FLUSH_MS), so the first one is 4 MiB raw.
+build_c stderr_swap test/programs/stderr_swap.c
+for where in "$WORK/ref.zst" "$WORK/small/trace.zst"; do
+    status=0
+    CHURN_FLUSH_MS=3600000 CHURN_OUT="$where" LD_PRELOAD="$SHIM" "$WORK/stderr_swap" - 800000 \
+        >"$WORK/small.out" 2>"$WORK/small.err" || status=$?
+    [ "$status" -eq 0 ] || fail "stderr_swap exited with status $status writing $where"
+done
+lines=$(grep -c '^libchurn:' "$WORK/small.err" || true)
+[ "$lines" = 1 ] && grep -q 'No space left on device.*cut from 262144 KiB to the [0-9]* KiB the disk holds' "$WORK/small.err" ||
+    fail "a disk smaller than the first segment: expected one line saying the ring is cut, got: $(cat "$WORK/small.err")"
+cp "$WORK/small/trace.zst" "$WORK/small.zst"
+analyze "$WORK/ref.zst" "$WORK/ref.json"
+analyze "$WORK/small.zst" "$WORK/small.json"
+check "$WORK/ref.json" "$WORK/small.json" "$WORK/small.err" <<'PY'
+import re, sys
+from churncheck import *
+ref, small = load(sys.argv[1]), load(sys.argv[2])
+cut = int(re.search(r"to the (\d+) KiB", open(sys.argv[3]).read()).group(1))
+if not 0 < cut <= 2560:
+    fail("the ring was cut to %d KiB on a 2560 KiB disk" % cut)
+def events(r):
+    t = field(r, "totals")
+    return t["allocs"] + t["frees"] + t["unknown_frees"] + t["map_calls"]
+expect("dropped events on a disk with room", field(ref, "totals", "dropped_events"), 0)
+got, dropped = events(small), field(small, "totals", "dropped_events")
+if not got:
+    fail("no event in the trace after the ring was cut")
+expect("events in the trace + dropped, against the same run on a disk with room",
+       got + dropped, events(ref))
+expect("dropped as write errors", field(small, "totals", "dropped_by_reason", "write_error"), dropped)
+expect("metadata.exit.how", field(small, "metadata", "exit", "how"), "normal")
+print("disk smaller than the first segment: ring cut to %d KiB, %d events kept + %d dropped = %d as on a disk with room"
+      % (cut, got, dropped, events(ref)))
+PY
