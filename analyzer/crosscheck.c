@@ -186,6 +186,11 @@ void churn_crosscheck(churn_analysis *a)
     if (t->dropped_other)
         churn_warn(w, "%llu dropped for a reason this analyzer does not know",
                    (unsigned long long)t->dropped_other);
+    if (t->short_stacks)
+        churn_warn(w, "%llu allocation stack(s) cut short to the allocating function's caller: "
+                      "too little stack left to walk on (a signal handler on a small "
+                      "sigaltstack); their callsites have that one frame",
+                   (unsigned long long)t->short_stacks);
     if (a->allocator && !a->allocs_seen)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");

@@ -178,6 +178,9 @@ void churn_unwind_init(void);
    churn_unwind, which returns the depth. */
 unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial);
 unsigned churn_unwind_complete(uintptr_t *ips, unsigned max, uint64_t *hash);
+/* Walks cut short to the caller of the way in, for want of stack to walk on (a signal handler
+   on a small sigaltstack): so many so far in this process. */
+uint64_t churn_unwind_short_stacks(void);
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
@@ -269,6 +272,8 @@ typedef struct churn_thread {
     uint64_t cache_hash[CHURN_STACK_CACHE]; /* key (churn_unwind) -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
+    /* stack_id's frames, owner only: off the stack, which may be a small sigaltstack */
+    uintptr_t ips[CHURN_STACK_MAX_DEPTH + 8];
     churn_slot slots[CHURN_RING_EVENTS];
 } churn_thread;
 

@@ -461,6 +461,11 @@ static void emit_dropped(void)
                              CHURN_DROP_RING_FULL);
     w.noted_write = emit_drop(w.write_dropped, CHURN_DROP_WRITE_ERROR);
     w.noted_too_big = emit_drop(w.too_big_dropped, CHURN_DROP_SEGMENT_TOO_BIG);
+    uint64_t cut = churn_unwind_short_stacks();
+    if (cut && room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_SHORT_STACKS);
+        put_u(cut);
+    }
 }
 
 /* Drops that no written segment has named yet. */
