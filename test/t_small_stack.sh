@@ -3,7 +3,8 @@
 # shim (glibc takes every library's static TLS from that stack) and its allocations must be
 # traced with their stacks, walked on that small stack.
 # Then signal handlers that allocate on an 8 KiB (the classic SIGSTKSZ) and a 12 KiB
-# sigaltstack, 5,000 signals each (test/programs/sigaltstack_alloc.c): the program runs to
+# sigaltstack, 5,000 signals each, and on 8 KiB sigaltstacks of four threads in turn whose
+# first allocation is the handler's (test/programs/sigaltstack_alloc.c): the program runs to
 # its end as natively, every allocation is traced, those in the handlers with their stacks cut
 # to the allocating function (no room to walk the signal frame) and counted exactly in the
 # trace, and libchurn's own stack use there is printed and bounded.  Last, the worst case of
@@ -30,15 +31,17 @@ PY
 
 build_c sigaltstack_alloc test/programs/sigaltstack_alloc.c -pthread
 signals=5000
-for bytes in 8192 12288; do
-    "$WORK/sigaltstack_alloc" $bytes $signals >"$WORK/native.$bytes" 2>&1 ||
-        fail "sigaltstack_alloc $bytes fails natively: $(tail -n 1 "$WORK/native.$bytes")"
-    traced "$WORK/alt.$bytes.zst" "$WORK/alt.$bytes" "$WORK/sigaltstack_alloc" $bytes $signals
-    analyze "$WORK/alt.$bytes.zst" "$WORK/alt.$bytes.json"
-    check "$WORK/alt.$bytes.json" "$WORK/alt.$bytes" "$WORK/native.$bytes" $bytes $signals <<'PY'
+for run in 8192 12288 8192:threads; do
+    bytes=${run%%:*}
+    how=$(echo "$run" | sed -n 's/^[0-9]*://p')
+    "$WORK/sigaltstack_alloc" $bytes $signals $how >"$WORK/native.$run" 2>&1 ||
+        fail "sigaltstack_alloc $bytes $how fails natively: $(tail -n 1 "$WORK/native.$run")"
+    traced "$WORK/alt.$run.zst" "$WORK/alt.$run" "$WORK/sigaltstack_alloc" $bytes $signals $how
+    analyze "$WORK/alt.$run.zst" "$WORK/alt.$run.json"
+    check "$WORK/alt.$run.json" "$WORK/alt.$run" "$WORK/native.$run" $bytes $signals "$how" <<'PY'
 import sys
 from churncheck import *
-report, bytes, signals = load(sys.argv[1]), int(sys.argv[4]), int(sys.argv[5])
+report, bytes, signals, how = load(sys.argv[1]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 used = lambda path: int(open(path).read().split("altstack used ")[1].split()[0])
 traced_used, native_used = used(sys.argv[2]), used(sys.argv[3])
 expect("blocks kept by the handlers", int(open(sys.argv[2]).read().split("kept ")[1]), signals)
@@ -56,8 +59,9 @@ if not any("cut short" in w for w in field(report, "warnings")):
 extra = traced_used - native_used
 if extra > 1024:
     fail("libchurn took %d bytes of the %d-byte sigaltstack beyond the handler's own %d" % (extra, bytes, native_used))
-print("%d-byte sigaltstack, %d signals: every allocation traced, %d stacks cut short; the handler "
-      "takes %d bytes natively, %d traced (+%d)" % (bytes, signals, 4 * signals, native_used, traced_used, extra))
+print("%d-byte sigaltstack%s, %d signals: every allocation traced, %d stacks cut short; the handler "
+      "takes %d bytes natively, %d traced (+%d)" % (bytes, " of 4 threads" if how else "", signals,
+                                                   4 * signals, native_used, traced_used, extra))
 PY
 done
 

@@ -5,6 +5,8 @@
  * mallocs and frees a few more.  The stack is painted first, and the deepest byte the handlers
  * reached is printed ("altstack used N of BYTES"), then "kept N".  Without enough stack the
  * program dies with SIGSEGV, natively or under a tracer that needs more than the handler does.
+ * With a third argument, `threads`, the signals are raised by THREADS threads in turn, each
+ * on its own sigaltstack of BYTES, whose first allocation ever is the one in the handler.
  *
  * `sigaltstack_alloc thread SIGNALS`: the same handler on a thread's own painted stack (a
  * thread has no sigaltstack), so that a walk goes through the signal frame, plus allocations
@@ -22,6 +24,8 @@
 
 #define HANDLER_SIZE 777
 #define MAX_SIGNALS 100000
+
+#define THREADS 4
 
 static void *kept[MAX_SIGNALS];
 static volatile sig_atomic_t nkept;
@@ -99,6 +103,48 @@ static int thread_mode(int signals)
     return nkept == 2 * signals ? 0 : 1;
 }
 
+/* An alternate signal stack of exactly bytes, painted, with nothing mapped right below it
+   (an overflow faults); returns it. */
+static uint8_t *altstack(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t mapped = (bytes + page - 1) / page * page;
+    uint8_t *guard = mmap(NULL, mapped + page, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (guard == MAP_FAILED)
+        die("mmap failed");
+    mprotect(guard, page, PROT_NONE);
+    uint8_t *stack = guard + page + (mapped - bytes);
+    memset(stack, 0xa5, bytes);
+    stack_t ss = {.ss_sp = stack, .ss_size = bytes, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL))
+        die("sigaltstack of %zu bytes refused", bytes);
+    return stack;
+}
+
+static size_t stack_used(const uint8_t *stack, size_t bytes)
+{
+    size_t used = bytes;
+    for (size_t i = 0; i < bytes && stack[i] == 0xa5; i++)
+        used--;
+    return used;
+}
+
+struct turn {
+    size_t bytes, used;
+    int signals;
+};
+
+static void *raiser(void *arg)
+{
+    struct turn *t = arg;
+    uint8_t *stack = altstack(t->bytes);
+    for (int i = 0; i < t->signals; i++)
+        raise_at(i % 7);
+    t->used = stack_used(stack, t->bytes);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -114,25 +160,22 @@ int main(int argc, char **argv)
     sigaction(SIGUSR1, &sa, NULL);
     if (!strcmp(argv[1], "thread"))
         return thread_mode(signals);
-    size_t bytes = strtoul(argv[1], NULL, 10);
-    /* its own mapping, with nothing mapped right below it: an overflow faults */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t mapped = (bytes + page - 1) / page * page;
-    uint8_t *guard = mmap(NULL, mapped + page, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (guard == MAP_FAILED)
-        die("mmap failed");
-    mprotect(guard, page, PROT_NONE);
-    uint8_t *stack = guard + page + (mapped - bytes);
-    memset(stack, 0xa5, bytes);
-    stack_t ss = {.ss_sp = stack, .ss_size = bytes, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL))
-        die("sigaltstack of %zu bytes refused", bytes);
-    for (int i = 0; i < signals; i++)
-        raise_at(i % 7);
-    size_t used = bytes;
-    for (size_t i = 0; i < bytes && stack[i] == 0xa5; i++)
-        used--;
+    size_t bytes = strtoul(argv[1], NULL, 10), used = 0;
+    if (argc > 3 && !strcmp(argv[3], "threads")) {
+        for (int i = 0; i < THREADS; i++) {
+            struct turn t = {bytes, 0, signals / THREADS + (i < signals % THREADS)};
+            pthread_t th;
+            if (pthread_create(&th, NULL, raiser, &t) || pthread_join(th, NULL))
+                die("thread failed");
+            if (t.used > used)
+                used = t.used;
+        }
+    } else {
+        uint8_t *stack = altstack(bytes);
+        for (int i = 0; i < signals; i++)
+            raise_at(i % 7);
+        used = stack_used(stack, bytes);
+    }
     printf("altstack used %zu of %zu\n", used, bytes);
     printf("kept %d\n", (int)nkept);
     return nkept == signals ? 0 : 1;
