@@ -191,7 +191,7 @@ void churn_crosscheck(churn_analysis *a)
                       "too little stack left to walk on (a signal handler on a small "
                       "sigaltstack); their callsites have that one frame",
                    (unsigned long long)t->short_stacks);
-    if (a->allocator && !a->allocs_seen)
+    if (a->allocator && !a->allocs_seen && !t->dropped_events)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");
     if (!a->has_exit)

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -99,18 +101,42 @@ uint64_t churn_outfile_ring_room(void)
     return ring_bytes > data_start ? ring_bytes - data_start : 0;
 }
 
-/* What the disk holds for the trace: the bytes the file owns (up to its size, and what a
-   short write just added) and the space still free to it. */
-static uint64_t disk_holds(ssize_t wrote)
+/* What the file can hold after a write at write_at failed, having written `wrote` bytes: the
+   bytes it owns (up to its size, and what the short write added) and the space still free on
+   its disk; and where the write stopped short of that, a limit of the file's own
+   (RLIMIT_FSIZE), at what it owns. */
+static uint64_t file_holds(ssize_t wrote, int err)
 {
     uint64_t owned = write_at + (wrote > 0 ? (uint64_t)wrote : 0);
     struct stat st;
     if (!fstat(fd, &st) && (uint64_t)st.st_size > owned)
         owned = (uint64_t)st.st_size;
     struct statvfs v;
+    uint64_t holds = owned;
     if (!fstatvfs(fd, &v))
-        owned += (uint64_t)v.f_bavail * v.f_frsize;
-    return owned;
+        holds += (uint64_t)v.f_bavail * v.f_frsize;
+    return wrote > 0 || err == EFBIG ? owned : holds;
+}
+
+/* A write past RLIMIT_FSIZE raises SIGXFSZ, by default fatal, and the last segment is written
+   on the program's thread: the write is made with SIGXFSZ blocked, and a SIGXFSZ it made is
+   taken back (one pending before is the program's). */
+static ssize_t write_no_sigxfsz(const void *buf, size_t len, off_t at)
+{
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    int was_pending = !sigpending(&pending) && sigismember(&pending, SIGXFSZ);
+    ssize_t n = pwrite(fd, buf, len, at);
+    int err = errno;
+    if (n < 0 && err == EFBIG && !was_pending) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return n;
 }
 
 pid_t churn_outfile_pid(void) { return fd >= 0 ? owner : 0; }
@@ -153,29 +179,30 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     h->header_crc = churn_segment_header_crc(h);
     if (write_at + total > ring_bytes)
         write_at = data_start;
-    ssize_t n = pwrite(fd, h, total, (off_t)write_at);
+    ssize_t n = write_no_sigxfsz(h, total, (off_t)write_at), more = 1;
+    /* A short write is continued: it was cut by a signal, or the next call says why not. */
+    while (n > 0 && (size_t)n < total &&
+           (more = write_no_sigxfsz((const uint8_t *)h + n, total - (size_t)n,
+                                    (off_t)write_at + n)) > 0)
+        n += more;
     if (n != (ssize_t)total) {
-        int err = n < 0 ? errno : ENOSPC;
+        int err = n < 0 || more < 0 ? errno : ENOSPC;
         /* Out of space: the ring is cut to what the disk holds and the next segment, which
            the writer sizes to fit it, wraps to the start and overwrites the oldest ones.
            That next segment says how many events this one dropped; without the cut no later
            write would fit either and the trace would end without saying so. */
         int no_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
-        if (no_space) {
-            uint64_t holds = disk_holds(n);
+        uint64_t holds = no_space ? file_holds(n, err) : ring_bytes;
+        if (holds < ring_bytes) {
             uint64_t was = ring_bytes;
-            if (holds < ring_bytes) {
-                ring_bytes = holds > data_start ? holds : data_start;
-                cut_by_disk = 1;
-            } else if (write_at > data_start) {
-                ring_bytes = write_at; /* a limit that is not free space (a file size limit) */
-                cut_by_disk = 1;
-            }
+            ring_bytes = holds > data_start ? holds : data_start;
+            cut_by_disk = 1;
             write_at = data_start;
             if (!write_failed)
                 churn_log("writing the trace failed (%s): the ring file is cut from %llu KiB "
-                          "to the %llu KiB the disk holds, overwriting its oldest segments; "
-                          "this segment's events are dropped and counted in the trace",
+                          "to the %llu KiB the disk (or the file size limit) lets it hold, "
+                          "overwriting its oldest segments; this segment's events are dropped "
+                          "and counted in the trace",
                           strerror(err), (unsigned long long)(was >> 10),
                           (unsigned long long)(ring_bytes >> 10));
         } else if (!write_failed) {

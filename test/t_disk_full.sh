@@ -10,7 +10,8 @@
 # badly, test/programs/stderr_swap.c): the ring is cut to what the disk holds, said in one
 # line with that size, the rest of the run is in the trace, and the dropped events are counted
 # exactly: the trace's events and its dropped ones add up to those of the same run on a disk
-# with room.
+# with room.  The same under a file size limit (RLIMIT_FSIZE) instead of a small disk, where the
+# write past the limit must not kill the program with SIGXFSZ.
 . test/lib.sh
 
 [ "$(id -u)" = 0 ] || fail "needs root to mount a size-limited tmpfs"
@@ -73,25 +74,33 @@ echo "read-only output: one line, the program ran untraced"
 
 # Segments close only by size here (CHURN_FLUSH_MS), so the first one is 4 MiB raw.
 build_c stderr_swap test/programs/stderr_swap.c
-for where in "$WORK/ref.zst" "$WORK/small/trace.zst"; do
+swap() { # TRACE LABEL [COMMAND...]: COMMAND (prlimit) runs the untraced env that traces
+    trace=$1
+    label=$2
+    shift 2
     status=0
-    CHURN_FLUSH_MS=3600000 CHURN_OUT="$where" LD_PRELOAD="$SHIM" "$WORK/stderr_swap" - 800000 \
-        >"$WORK/small.out" 2>"$WORK/small.err" || status=$?
-    [ "$status" -eq 0 ] || fail "stderr_swap exited with status $status writing $where"
-done
-lines=$(grep -c '^libchurn:' "$WORK/small.err" || true)
-[ "$lines" = 1 ] && grep -q 'No space left on device.*cut from 262144 KiB to the [0-9]* KiB the disk holds' "$WORK/small.err" ||
-    fail "a disk smaller than the first segment: expected one line saying the ring is cut, got: $(cat "$WORK/small.err")"
-cp "$WORK/small/trace.zst" "$WORK/small.zst"
+    "$@" env CHURN_FLUSH_MS=3600000 CHURN_OUT="$trace" LD_PRELOAD="$SHIM" \
+        "$WORK/stderr_swap" - 800000 >"$WORK/$label.out" 2>"$WORK/$label.err" || status=$?
+    [ "$status" -eq 0 ] || fail "stderr_swap exited with status $status writing $trace ($label)"
+}
+swap "$WORK/ref.zst" ref
 analyze "$WORK/ref.zst" "$WORK/ref.json"
-analyze "$WORK/small.zst" "$WORK/small.json"
-check "$WORK/ref.json" "$WORK/small.json" "$WORK/small.err" <<'PY'
+swap "$WORK/small/trace.zst" small
+cp "$WORK/small/trace.zst" "$WORK/small.zst"
+swap "$WORK/fsize.zst" fsize prlimit --fsize=2621440
+for case in small:"No space left on device" fsize:"File too large"; do
+    label=${case%%:*}
+    lines=$(grep -c '^libchurn:' "$WORK/$label.err" || true)
+    [ "$lines" = 1 ] && grep -q "${case#*:}.*cut from 262144 KiB to the [0-9]* KiB the disk" "$WORK/$label.err" ||
+        fail "$label: expected one line saying the ring is cut, got: $(cat "$WORK/$label.err")"
+    analyze "$WORK/$label.zst" "$WORK/$label.json"
+    check "$WORK/ref.json" "$WORK/$label.json" "$WORK/$label.err" "$label" <<'PY'
 import re, sys
 from churncheck import *
-ref, small = load(sys.argv[1]), load(sys.argv[2])
+ref, small, label = load(sys.argv[1]), load(sys.argv[2]), sys.argv[4]
 cut = int(re.search(r"to the (\d+) KiB", open(sys.argv[3]).read()).group(1))
 if not 0 < cut <= 2560:
-    fail("the ring was cut to %d KiB on a 2560 KiB disk" % cut)
+    fail("%s: the ring was cut to %d KiB where 2560 KiB fit" % (label, cut))
 def events(r):
     t = field(r, "totals")
     return t["allocs"] + t["frees"] + t["unknown_frees"] + t["map_calls"]
@@ -103,6 +112,7 @@ expect("events in the trace + dropped, against the same run on a disk with room"
        got + dropped, events(ref))
 expect("dropped as write errors", field(small, "totals", "dropped_by_reason", "write_error"), dropped)
 expect("metadata.exit.how", field(small, "metadata", "exit", "how"), "normal")
-print("disk smaller than the first segment: ring cut to %d KiB, %d events kept + %d dropped = %d as on a disk with room"
-      % (cut, got, dropped, events(ref)))
+print("%s smaller than the first segment: ring cut to %d KiB, %d events kept + %d dropped = %d as on a disk with room"
+      % ("disk" if label == "small" else "file size limit", cut, got, dropped, events(ref)))
 PY
+done
