@@ -103,15 +103,15 @@ static unsigned skip_own_frames(uintptr_t *ips, unsigned n)
     return n - skip;
 }
 
-/* Follows saved %rbp links while they stay inside this thread's live stack (from our own frame
-   up to its top: pthread's range for the main thread includes pages that are not mapped) and
-   move outwards; the first frame (the caller of the intercepted function) is taken from our
-   own frame. */
-static unsigned fp_walk(uintptr_t *ips, unsigned max)
+/* Follows saved %rbp links while they stay inside the live part of the stack it runs on (from
+   our own frame up to top, the thread's stack or the sigaltstack: pthread's range for the main
+   thread includes pages that are not mapped, and so does the gap between a sigaltstack and the
+   thread's stack) and move outwards; the first frame (the caller of the intercepted function)
+   is taken from our own frame. */
+static unsigned fp_walk(uintptr_t *ips, unsigned max, uintptr_t top)
 {
-    churn_thread *t = churn_thread_self();
     uintptr_t *fp = __builtin_frame_address(0);
-    uintptr_t lo = (uintptr_t)fp, hi = t ? t->stack_hi : 0;
+    uintptr_t lo = (uintptr_t)fp, hi = top;
     unsigned n = 0;
     if (hi < lo + 16)
         return 0;
@@ -217,13 +217,12 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
     uint64_t chain;
     int got;
     churn_thread *t = churn_thread_current();
-    uintptr_t top, room = churn_opt.unwind == CHURN_UNWIND_FP
-                              ? UINTPTR_MAX
-                              : stack_room(t, (uintptr_t)__builtin_frame_address(0), &top);
+    uintptr_t top, room = stack_room(t, (uintptr_t)__builtin_frame_address(0), &top);
     *partial = 0;
     switch (churn_opt.unwind) {
     case CHURN_UNWIND_FP:
-        n = keep(ips, fp_walk(ips, want), max);
+        /* a stack of unknown bounds (a coroutine's): up to the thread's top, as ever */
+        n = keep(ips, fp_walk(ips, want, top ? top : t ? t->stack_hi : 0), max);
         break;
     case CHURN_UNWIND_LIBUNWIND:
         n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : keep(ips, libunwind_walk(ips, want), max);
