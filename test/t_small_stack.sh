@@ -38,10 +38,14 @@ for run in 8192 12288 8192:threads; do
         fail "sigaltstack_alloc $bytes $how fails natively: $(tail -n 1 "$WORK/native.$run")"
     traced "$WORK/alt.$run.zst" "$WORK/alt.$run" "$WORK/sigaltstack_alloc" $bytes $signals $how
     analyze "$WORK/alt.$run.zst" "$WORK/alt.$run.json"
-    check "$WORK/alt.$run.json" "$WORK/alt.$run" "$WORK/native.$run" $bytes $signals "$how" <<'PY'
+    check "$WORK/alt.$run.json" "$WORK/alt.$run" "$WORK/native.$run" $bytes $signals "$how" \
+        "$WORK/alt.$run.zst" <<'PY'
 import sys
 from churncheck import *
 report, bytes, signals, how = load(sys.argv[1]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+# the trace's own SHORT_STACKS records, read without the analyzer: the last running total
+totals = [r["short_stacks"] for r in records(sys.argv[7]) if r["tag"] == 0x0D]
+expect("the last SHORT_STACKS record of the trace", totals[-1] if totals else None, 4 * signals)
 used = lambda path: int(open(path).read().split("altstack used ")[1].split()[0])
 traced_used, native_used = used(sys.argv[2]), used(sys.argv[3])
 expect("blocks kept by the handlers", int(open(sys.argv[2]).read().split("kept ")[1]), signals)
