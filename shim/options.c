@@ -40,7 +40,8 @@ static const opt_row table[] = {
      "them all (`churn analyze --list`); a name too long to leave 36 characters for those "
      "(4,059 and more) is refused", "-o FILE"},
     {"CHURN_RING_MB", OPT_UINT, "256", 1, 1u << 20,
-     "bound of the trace file in MiB; when full, the oldest segments are overwritten", NULL},
+     "bound of the trace file in MiB; when full, the oldest segments are overwritten; a disk "
+     "(or file size limit) that holds less cuts it to what it holds, said once", NULL},
     {"CHURN_EVENTS", OPT_BOOL, "1", 0, 1,
      "0 keeps only the per-epoch histograms, not every allocation event", "--events=N"},
     {"CHURN_EPOCH_SIGNAL", OPT_SIGNAL, "", 0, 0,
@@ -66,7 +67,9 @@ static const opt_row table[] = {
     {"CHURN_FORK", OPT_FORK, "follow", 0, 0,
      "follow: a forked child traces into its own file; stop: the child is not traced", NULL},
     {"CHURN_SEGMENT_KB", OPT_UINT, "4096", 16, 32768,
-     "raw size of a trace segment before compression (the unit that is kept or dropped)", NULL},
+     "raw size of a trace segment before compression (the unit that is kept or dropped); "
+     "cut, with one line at start-up, where four of them at their worst would not fit in "
+     "`CHURN_RING_MB`", NULL},
     {"CHURN_FLUSH_MS", OPT_UINT, "1000", 10, 3600000,
      "longest time events wait in memory; what a `kill -9` can lose at most", NULL},
     {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, "zstd compression level of segments", NULL},
