@@ -48,7 +48,7 @@ done
 accepted=0
 for value in CHURN_EPOCH_SIGNAL=USR2 CHURN_EPOCH_SIGNAL=SIGUSR1 CHURN_EPOCH_SIGNAL=12 \
     CHURN_EPOCH_SIGNAL=10 CHURN_EPOCH_SIGNAL=1 CHURN_EPOCH_SIGNAL=34 CHURN_EPOCH_SIGNAL=64 \
-    CHURN_RING_MB=5 CHURN_EPOCH_MS=10; do
+    CHURN_RING_MB=17 CHURN_EPOCH_MS=10; do
     run "$value"
     ! grep -q '^libchurn: ' "$WORK/err" || fail "$value: a libchurn line: $(cat "$WORK/err")"
     [ -s "$WORK/t.zst" ] || fail "$value was accepted but no trace was written"
