@@ -762,7 +762,7 @@ typedef struct {
     uint32_t near_generation;
     memo_walk memo;
     /* The walk's own frames, here rather than on the stack: 3 KiB of frame on the allocation
-       path broke signal handlers that allocate on a small sigaltstack. */
+       path is more than a signal handler on a small sigaltstack has to spare. */
     own_frame own[MEMO_FRAMES];
 } thread_state;
 _Static_assert(sizeof(thread_state) <= sizeof(churn_cfi_thread), "CHURN_CFI_THREAD_BYTES");

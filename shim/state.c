@@ -26,7 +26,7 @@ static unsigned long root_pidns;
 
 /* A process's part of a derived name: its pid, and its pid namespace when that is not the
    root's: three `unshare --pid --fork` children of one shell are all pid 1, and without the
-   namespace they replaced each other's traces. */
+   namespace they would replace each other's traces. */
 static void pid_label(char *out, size_t cap, pid_t pid)
 {
     unsigned long ns = churn_pidns_id();

@@ -31,12 +31,13 @@ enum { OWN = 8 };
 static _Atomic uint64_t verified, verified_fast, verified_frames;
 static _Atomic uint64_t short_stacks;
 
-/* Stack below the stack pointer that each walk may take, with twice its worst case as
-   margin.  Measured below the allocating function's frame (test/t_small_stack.sh prints it):
-   the CFI walker giving up at a signal frame, then libunwind, all caches cold, 7.9 KiB
-   (libunwind alone 5.3 KiB); the CFI walker alone, a first-seen return address included,
-   about 2 KiB by its frames' sizes (gcc -fstack-usage: run_cfa 976 bytes, the rest under
-   800 with dl_iterate_phdr); a short walk and the record path, 0.4 KiB. */
+/* Stack below the stack pointer that each walk may take, about twice its worst case.  The
+   worst is a walk through a signal frame with every cache cold: the CFI walker gives up and
+   libunwind walks it, 7.9 KiB below the allocating function's frame (libunwind alone 5.3 KiB;
+   test/t_small_stack.sh prints what it takes beyond the program's own use of a thread's
+   stack).  The CFI walker alone, a first-seen return address included, takes about 2 KiB by
+   its frames' sizes (gcc -fstack-usage: run_cfa 976 bytes, the others under 800 with
+   dl_iterate_phdr's); a short walk with the record path 0.4 KiB of a sigaltstack. */
 #define ROOM_CFI (4u << 10)
 #define ROOM_LIBUNWIND (16u << 10)
 
@@ -47,7 +48,8 @@ uint64_t churn_unwind_short_stacks(void)
 
 /* Bytes of stack below sp, and the top of that stack: the thread's own stack, or the
    sigaltstack a handler runs on (asked of the kernel only then).  A stack of the program's own
-   making (a coroutine's) is not known: room is then unbounded, as before this check. */
+   making (a coroutine's) has no bounds libchurn knows: its room is taken as unbounded and
+   its top as 0. */
 static uintptr_t stack_room(const churn_thread *t, uintptr_t sp, uintptr_t *top)
 {
     if (CHURN_LIKELY(t && sp >= t->stack_lo && sp < t->stack_hi)) {
@@ -221,7 +223,7 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
     *partial = 0;
     switch (churn_opt.unwind) {
     case CHURN_UNWIND_FP:
-        /* a stack of unknown bounds (a coroutine's): up to the thread's top, as ever */
+        /* on a stack of unknown bounds (a coroutine's) the reads stop at the thread's top */
         n = keep(ips, fp_walk(ips, want, top ? top : t ? t->stack_hi : 0), max);
         break;
     case CHURN_UNWIND_LIBUNWIND:

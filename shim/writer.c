@@ -952,8 +952,9 @@ static void prime_buffers(void)
     ZSTD_CCtx_reset(w.zstd, ZSTD_reset_session_only);
 }
 
-/* CHURN_SEGMENT_KB too large for CHURN_RING_MB (4 MiB segments in a 1 MiB ring) made every
-   segment too big to write: a trace of no events.  The segments are cut to fit, and said so. */
+/* CHURN_SEGMENT_KB too large for CHURN_RING_MB (4 MiB segments in a 1 MiB ring) would make
+   every segment too big to write: a trace of no events.  The segments are cut to fit, and
+   said so. */
 static void fit_segments(void)
 {
     size_t fits = segment_raw_fitting(churn_outfile_ring_room());

@@ -6,7 +6,7 @@
 # own setenv, so CHURN_OUT is made absolute in that array itself.
 # A CHURN_OUT of 4,095 characters leaves no room for children's names (NAME.<pid>.zst): it is
 # refused at the start with one line in each process, which runs untraced; no trace appears (cut
-# names of two children were one name, each replacing the other's trace).
+# names of two children would be one name, each replacing the other's trace).
 . test/lib.sh
 
 build_c chdir_fork test/programs/chdir_fork.c

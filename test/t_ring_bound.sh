@@ -5,7 +5,8 @@
 # Then CHURN_RING_MB=1 with the default 4 MiB segments and a workload that compresses badly
 # (test/programs/stderr_swap.c): the segments are cut to fit the ring, which libchurn says in
 # one line at start-up, and the trace holds the last of the run, with no event dropped (a 4
-# MiB segment did not fit in the ring: every one was dropped, a trace of no events).
+# MiB segment of it does not fit in the ring: every one would be dropped, a trace of no
+# events).
 . test/lib.sh
 
 requests=300000
