@@ -397,6 +397,10 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         if (a->stack_sample == 1)
             a->stack_sample = r->u.stack_sample.n;
         break;
+    case CHURN_REC_SHORT_STACKS:
+        if (r->u.short_stacks.n > a->totals.short_stacks)
+            a->totals.short_stacks = r->u.short_stacks.n;
+        break;
     case CHURN_REC_DROPPED:
         a->totals.dropped_events += r->u.dropped.count;
         *(r->u.dropped.reason == CHURN_DROP_RING_FULL       ? &a->totals.dropped_ring

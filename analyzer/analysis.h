@@ -37,6 +37,7 @@ typedef struct churn_totals {
     uint64_t unknown_frees, reallocs, map_calls, dropped_events;
     /* by reason: ring full, write error, segment too big, any other */
     uint64_t dropped_ring, dropped_write, dropped_too_big, dropped_other;
+    uint64_t short_stacks; /* the largest running total of SHORT_STACKS records */
 } churn_totals;
 
 typedef struct churn_class_stats {

@@ -165,14 +165,33 @@ void churn_crosscheck(churn_analysis *a)
     if (a->stack_sample_changed)
         churn_warn(w, "the stack sampling rate changes between segments; the first kept");
     const churn_totals *t = &a->totals;
+    /* Each reason names the buffer that was full and what changes it. */
     if (t->dropped_events)
-        churn_warn(w, "the shim dropped %llu event(s): figures are incomplete (%llu with its "
-                      "ring full, %llu unwritten: disk full or write error, %llu in a segment "
-                      "larger than the ring, %llu other)",
-                   (unsigned long long)t->dropped_events, (unsigned long long)t->dropped_ring,
-                   (unsigned long long)t->dropped_write, (unsigned long long)t->dropped_too_big,
+        churn_warn(w, "the shim dropped %llu event(s): figures are incomplete",
+                   (unsigned long long)t->dropped_events);
+    if (t->dropped_ring)
+        churn_warn(w, "%llu dropped with a thread's in-memory event buffer full (16384 "
+                      "slots, no option sizes it) where the thread could not wait for the "
+                      "writer (inside the allocator, or the writer stuck for 2 s), or with "
+                      "libchurn's own memory exhausted; CHURN_EVENTS=0 records no events",
+                   (unsigned long long)t->dropped_ring);
+    if (t->dropped_write)
+        churn_warn(w, "%llu unwritten: disk full or write error on the trace file (CHURN_OUT on "
+                      "a disk with room, or a CHURN_RING_MB that fits it)",
+                   (unsigned long long)t->dropped_write);
+    if (t->dropped_too_big)
+        churn_warn(w, "%llu in a segment larger than the ring file (a larger CHURN_RING_MB or a "
+                      "smaller CHURN_SEGMENT_KB)",
+                   (unsigned long long)t->dropped_too_big);
+    if (t->dropped_other)
+        churn_warn(w, "%llu dropped for a reason this analyzer does not know",
                    (unsigned long long)t->dropped_other);
-    if (a->allocator && !a->allocs_seen)
+    if (t->short_stacks)
+        churn_warn(w, "%llu allocation stack(s) cut short to the allocating function's caller: "
+                      "too little stack left to walk on (a signal handler on a small "
+                      "sigaltstack); their callsites have that one frame",
+                   (unsigned long long)t->short_stacks);
+    if (a->allocator && !a->allocs_seen && !t->dropped_events)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");
     if (!a->has_exit)

@@ -102,7 +102,8 @@ static void totals(FILE *out, const churn_analysis *a)
     u64(out, "write_error", t->dropped_write, 1);
     u64(out, "segment_too_big", t->dropped_too_big, 1);
     u64(out, "other", t->dropped_other, 0);
-    fputs("}", out);
+    fputs("}, ", out);
+    u64(out, "short_stacks", t->short_stacks, 0);
     fputs("}", out);
 }
 

@@ -751,10 +751,19 @@ typedef struct {
    small stack (node does) would have pthread_create fail with EINVAL.  A walk is never
    interrupted by another walk on the same thread (the shim's re-entrancy guard keeps signal
    handlers' allocations untraced). */
+/* The frames this walk did itself, innermost first, before it knew where it would end. */
+typedef struct {
+    uintptr_t sp, bp, ip;
+    uint32_t rule;
+} own_frame;
+
 typedef struct {
     near_slot near[NEAR];
     uint32_t near_generation;
     memo_walk memo;
+    /* The walk's own frames, here rather than on the stack: 3 KiB of frame on the allocation
+       path is more than a signal handler on a small sigaltstack has to spare. */
+    own_frame own[MEMO_FRAMES];
 } thread_state;
 _Static_assert(sizeof(thread_state) <= sizeof(churn_cfi_thread), "CHURN_CFI_THREAD_BYTES");
 _Static_assert(_Alignof(thread_state) <= _Alignof(churn_cfi_thread), "churn_cfi_thread alignment");
@@ -824,11 +833,6 @@ static inline __attribute__((always_inline)) void memo_put(memo_walk *memo, unsi
     }
 }
 
-/* The frames this walk did itself, innermost first, before it knew where it would end. */
-typedef struct {
-    uintptr_t sp, bp, ip;
-    uint32_t rule;
-} own_frame;
 
 /* ---- the walk ---- */
 
@@ -877,7 +881,7 @@ static __attribute__((always_inline)) inline int walk(thread_state *ts,
         memo->n = 0;
         memo->generation = gen;
     }
-    own_frame own[MEMO_FRAMES];
+    own_frame *const own = ts->own;
     /* m walks the previous walk from its innermost frame outwards as this walk's stack
        pointer grows: one step per frame finds the match.  Frames at or inside a changed
        word can never match again in this walk; frames up to `checked` are known unchanged.

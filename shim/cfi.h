@@ -29,7 +29,7 @@ static inline uint64_t churn_chain_step(uint64_t chain, uintptr_t ip)
 /* A thread's own walking state (a cache of rules by stack position and its previous walk),
    owned by the caller, never shared: zero-filled or churn_cfi_thread_reset before the
    thread's first walk (a previous walk of another thread must not be taken as its own). */
-#define CHURN_CFI_THREAD_BYTES (40u << 10)
+#define CHURN_CFI_THREAD_BYTES (44u << 10)
 typedef struct {
     _Alignas(64) unsigned char bytes[CHURN_CFI_THREAD_BYTES];
 } churn_cfi_thread;

@@ -9,7 +9,7 @@
    repeat a recent stack, and the cache turns them into one compare. */
 static uint32_t stack_id(churn_thread *t)
 {
-    uintptr_t ips[256 + 8];
+    uintptr_t *ips = t->ips;
     uint64_t key, hash;
     int partial;
     unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &key, &partial);

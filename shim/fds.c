@@ -20,6 +20,8 @@
 static _Atomic int own[OWN_MAX];
 /* The thread whose pipe2 calls are libunwind's (churn_fd_capture), or 0. */
 static _Atomic pid_t capturing;
+/* fd + 1 of each end of the pipe captured so, for churn_fd_release_captured. */
+static _Atomic int captured[2];
 
 extern int __close(int fd); /* glibc's close, as a cancellation point, without our check */
 
@@ -81,6 +83,18 @@ void churn_fd_drop(int fd)
 void churn_fd_capture(int on)
 {
     atomic_store(&capturing, on ? churn_gettid() : 0);
+}
+
+/* A process libchurn no longer traces has no use for libunwind's pipe: its numbers go back to
+   the program (under a low RLIMIT_NOFILE they are two of few).  libunwind keeps the numbers
+   and, should it ever probe memory again, finds them closed and opens a new pipe. */
+void churn_fd_release_captured(void)
+{
+    for (int i = 0; i < 2; i++) {
+        int v = atomic_exchange(&captured[i], 0);
+        if (v)
+            churn_fd_drop(v - 1);
+    }
 }
 
 CHURN_API int close(int fd)
@@ -156,6 +170,8 @@ CHURN_API int pipe2(int fds[2], int flags)
     if (!rc && who && who == churn_gettid()) {
         fds[0] = churn_fd_keep(fds[0]);
         fds[1] = churn_fd_keep(fds[1]);
+        atomic_store(&captured[0], fds[0] + 1);
+        atomic_store(&captured[1], fds[1] + 1);
     }
     return rc;
 }

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -66,4 +67,15 @@ CHURN_API int setns(int fd, int nstype)
     if (!rc || errno != EINVAL || (nstype && !(nstype & (CLONE_NEWUSER | CLONE_NEWNS))))
         return rc;
     return single_threaded_retry(next_setns, fd, nstype);
+}
+
+/* The pid namespace's id, the inode of /proc/self/ns/pid (the process's own namespace even
+   where /proc is the parent namespace's mount); 0 when /proc cannot tell. */
+unsigned long churn_pidns_id(void)
+{
+    struct stat st;
+    int saved = errno;
+    unsigned long id = stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
+    errno = saved;
+    return id;
 }

@@ -6,6 +6,7 @@
  * once at start-up with getenv only (no allocation), so it is safe inside the first
  * intercepted malloc.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,15 +34,21 @@ typedef struct {
 
 static const opt_row table[] = {
     {"CHURN_OUT", OPT_PATH, "churn-<pid>.zst", 0, 0,
-     "trace file; a forked child or an exec'd descendant writes `NAME.<pid>.zst` beside it, "
-     "the image after the n-th exec of a process `NAME.<pid>.<n>.zst`, and `NAME.index` "
-     "lists them all (`churn analyze --list`)", "-o FILE"},
+     "trace file; a forked child or an exec'd descendant writes `NAME.<pid>.zst` beside it "
+     "(`NAME.<pid>-ns<inode>.zst` in another pid namespace than the first process's), the "
+     "image after the n-th exec of a process `NAME.<pid>.<n>.zst`, and `NAME.index` lists "
+     "them all (`churn analyze --list`); a name too long to leave 36 characters for those "
+     "(4,059 and more) is refused", "-o FILE"},
     {"CHURN_RING_MB", OPT_UINT, "256", 1, 1u << 20,
-     "bound of the trace file in MiB; when full, the oldest segments are overwritten", NULL},
+     "bound of the trace file in MiB; when full, the oldest segments are overwritten; a disk "
+     "(or file size limit) that holds less cuts it to what it holds, said once", NULL},
     {"CHURN_EVENTS", OPT_BOOL, "1", 0, 1,
      "0 keeps only the per-epoch histograms, not every allocation event", "--events=N"},
     {"CHURN_EPOCH_SIGNAL", OPT_SIGNAL, "", 0, 0,
-     "signal (`USR2`, `12`, ...) that begins a new epoch", "--epoch-signal SIG"},
+     "signal that begins a new epoch: `USR1`, `USR2`, `HUP`, `URG`, `WINCH`, `PROF`, `VTALRM` "
+     "(optionally `SIG`-prefixed), their numbers (`12`), or a real-time signal's number "
+     "(`SIGRTMIN`..`SIGRTMAX`, 34..64 on Linux); any other signal is refused",
+     "--epoch-signal SIG"},
     {"CHURN_EPOCH_AT", OPT_STRING, "", 0, 0,
      "functions of the executable (mangled, C, or `ns::Class::Class`; comma-separated) whose "
      "every call begins a new epoch", "--epoch-at F"},
@@ -60,7 +67,9 @@ static const opt_row table[] = {
     {"CHURN_FORK", OPT_FORK, "follow", 0, 0,
      "follow: a forked child traces into its own file; stop: the child is not traced", NULL},
     {"CHURN_SEGMENT_KB", OPT_UINT, "4096", 16, 32768,
-     "raw size of a trace segment before compression (the unit that is kept or dropped)", NULL},
+     "raw size of a trace segment before compression (the unit that is kept or dropped); "
+     "cut, with one line at start-up, where four of them at their worst would not fit in "
+     "`CHURN_RING_MB`", NULL},
     {"CHURN_FLUSH_MS", OPT_UINT, "1000", 10, 3600000,
      "longest time events wait in memory; what a `kill -9` can lose at most", NULL},
     {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, "zstd compression level of segments", NULL},
@@ -91,8 +100,9 @@ static const opt_row table[] = {
     {"CHURN_PACKAGES", OPT_TESTS, "set by the Makefile", 0, 0,
      "build only (`test/ensure-packages.sh`): the Debian packages to install or ask for", NULL},
     {"CHURN_ROOT_PID", OPT_SET_BY_SHIM, "set by libchurn", 0, 0,
-     "not an option: the traced tree's first pid, so that descendants take names of their "
-     "own", NULL},
+     "not an option: the traced tree's first pid and its pid namespace "
+     "(`<pid>:<inode of /proc/self/ns/pid>`), so that descendants take names of their own",
+     NULL},
     {"CHURN_EXEC_OF", OPT_SET_BY_SHIM, "set by libchurn", 0, 0,
      "not an option: `<pid>.<n>` for the image an exec starts, so that it takes a name of "
      "its own", NULL},
@@ -101,28 +111,39 @@ static const opt_row table[] = {
 static int parse_uint(const char *s, uint64_t *out)
 {
     char *end;
-    if (!*s || *s == '-')
+    /* digits only: strtoull would take a sign and leading blanks too */
+    if (*s < '0' || *s > '9')
         return -1;
+    int saved = errno; /* read inside the program's first malloc: its errno stays */
+    errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end)
+    int range = errno;
+    errno = saved;
+    if (*end || range)
         return -1;
     *out = v;
     return 0;
 }
 
+/* The signals an epoch may be begun by: ones a program can spare and libchurn can catch.
+   The others cannot be caught (KILL, STOP), report a fault that would re-fault forever once
+   handled as a tick (SEGV, BUS, ILL, FPE, TRAP, SYS), end the process through fatal.c (ABRT),
+   or are glibc's own (32 and 33, below SIGRTMIN: thread cancellation and setxid). */
 static int parse_signal(const char *s)
 {
     static const struct { const char *name; int sig; } names[] = {
         {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"URG", SIGURG},
         {"WINCH", SIGWINCH}, {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM},
     };
-    if (!strncmp(s, "SIG", 3))
+    uint64_t v;
+    int number = !parse_uint(s, &v);
+    if (!number && !strncmp(s, "SIG", 3))
         s += 3;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(s, names[i].name))
+        if (number ? v == (uint64_t)names[i].sig : !strcmp(s, names[i].name))
             return names[i].sig;
-    uint64_t v;
-    if (!parse_uint(s, &v) && v > 0 && v < (uint64_t)SIGRTMAX + 1)
+    /* real-time signals by number: no name stands for them */
+    if (number && v >= (uint64_t)SIGRTMIN && v <= (uint64_t)SIGRTMAX)
         return (int)v;
     return -1;
 }

@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +57,11 @@ void churn_rss_reopen(void)
     churn_fd_drop(atomic_exchange(&statm_fd, nfd));
 }
 
+void churn_rss_close(void)
+{
+    churn_fd_drop(atomic_exchange(&statm_fd, -1));
+}
+
 uint64_t churn_rss_bytes(void)
 {
     int fd = atomic_load(&statm_fd);
@@ -90,12 +98,60 @@ void churn_futex_wake(_Atomic uint32_t *word)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* The program's stderr as it was when libchurn started.  A program may close it, or close 0..2
+   and open its own data file as 2: a line written to whatever 2 names then would go into that
+   file.  So a message is written only while 2 is still the same file. */
+static _Atomic int stderr_known;
+static dev_t stderr_dev;
+static ino_t stderr_ino;
+
+void churn_log_init(void)
+{
+    struct stat st;
+    int saved = errno;
+    if (!atomic_load(&stderr_known) && !fstat(2, &st)) {
+        stderr_dev = st.st_dev;
+        stderr_ino = st.st_ino;
+        atomic_store(&stderr_known, 1);
+    }
+    errno = saved;
+}
+
+static int stderr_is_the_start_one(void)
+{
+    struct stat st;
+    return atomic_load(&stderr_known) && !fstat(2, &st) && st.st_dev == stderr_dev &&
+           st.st_ino == stderr_ino;
+}
+
+/* A write to a pipe whose reader is gone raises SIGPIPE, by default fatal: the write is made
+   with SIGPIPE blocked, and a SIGPIPE it made is taken back before the mask is restored (one
+   that was pending already is the program's and stays).  Async-signal-safe. */
+static void write_no_sigpipe(const char *buf, size_t len)
+{
+    sigset_t pipe_only, old, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    int was_pending = !sigpending(&pending) && sigismember(&pending, SIGPIPE);
+    ssize_t w = write(2, buf, len);
+    if (w < 0 && errno == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe_only, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void churn_log(const char *fmt, ...)
 {
     if (churn_opt.quiet)
         return;
     char line[512];
     int saved = errno;
+    if (!stderr_is_the_start_one()) {
+        errno = saved;
+        return;
+    }
     int n = snprintf(line, sizeof line, "libchurn: ");
     va_list ap;
     va_start(ap, fmt);
@@ -106,7 +162,6 @@ void churn_log(const char *fmt, ...)
     size_t len = (size_t)n + ((size_t)m < sizeof line - (size_t)n - 1 ? (size_t)m
                                                                        : sizeof line - (size_t)n - 2);
     line[len++] = '\n';
-    ssize_t w = write(2, line, len);
-    (void)w;
+    write_no_sigpipe(line, len);
     errno = saved;
 }

@@ -10,8 +10,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,9 @@ static uint64_t write_at, ring_bytes, seq;
 static uint64_t data_start; /* after the file header and the producer frame */
 /* 0, or the failure already reported on stderr: each is said once. */
 static enum { FAILING = 1, OUT_OF_SPACE } write_failed;
+/* The ring was cut to what the disk holds: a segment too big for it is a full disk's loss,
+   not CHURN_RING_MB's. */
+static int cut_by_disk;
 
 int churn_outfile_open(const char *path, int events)
 {
@@ -50,6 +56,7 @@ int churn_outfile_open(const char *path, int events)
     ring_bytes = churn_opt.ring_bytes;
     seq = 0;
     write_failed = 0;
+    cut_by_disk = 0;
     churn_file_header h;
     memset(&h, 0, sizeof h);
     h.frame_magic = CHURN_SKIPPABLE_MAGIC;
@@ -89,6 +96,49 @@ int churn_outfile_open(const char *path, int events)
 
 uint64_t churn_outfile_next_seq(void) { return seq; }
 
+uint64_t churn_outfile_ring_room(void)
+{
+    return ring_bytes > data_start ? ring_bytes - data_start : 0;
+}
+
+/* What the file can hold after a write at write_at failed, having written `wrote` bytes: the
+   bytes it owns (up to its size, and what the short write added) and the space still free on
+   its disk; and where the write stopped short of that, a limit of the file's own
+   (RLIMIT_FSIZE), at what it owns. */
+static uint64_t file_holds(ssize_t wrote, int err)
+{
+    uint64_t owned = write_at + (wrote > 0 ? (uint64_t)wrote : 0);
+    struct stat st;
+    if (!fstat(fd, &st) && (uint64_t)st.st_size > owned)
+        owned = (uint64_t)st.st_size;
+    struct statvfs v;
+    uint64_t holds = owned;
+    if (!fstatvfs(fd, &v))
+        holds += (uint64_t)v.f_bavail * v.f_frsize;
+    return wrote > 0 || err == EFBIG ? owned : holds;
+}
+
+/* A write past RLIMIT_FSIZE raises SIGXFSZ, by default fatal, and the last segment is written
+   on the program's thread: the write is made with SIGXFSZ blocked, and a SIGXFSZ it made is
+   taken back (one pending before is the program's). */
+static ssize_t write_no_sigxfsz(const void *buf, size_t len, off_t at)
+{
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    int was_pending = !sigpending(&pending) && sigismember(&pending, SIGXFSZ);
+    ssize_t n = pwrite(fd, buf, len, at);
+    int err = errno;
+    if (n < 0 && err == EFBIG && !was_pending) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return n;
+}
+
 pid_t churn_outfile_pid(void) { return fd >= 0 ? owner : 0; }
 
 /* A program can still take the trace's number (dup2 onto it, a raw close and a new open):
@@ -113,8 +163,8 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
         return -1;
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
-    if (total > ring_bytes - data_start)
-        return -1;
+    if (total > churn_outfile_ring_room())
+        return cut_by_disk ? CHURN_OUTFILE_FAILED : CHURN_OUTFILE_TOO_BIG;
     memset(h, 0, sizeof *h);
     h->frame_magic = CHURN_SKIPPABLE_MAGIC;
     h->frame_size = sizeof *h - 8;
@@ -129,30 +179,41 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     h->header_crc = churn_segment_header_crc(h);
     if (write_at + total > ring_bytes)
         write_at = data_start;
-    ssize_t n = pwrite(fd, h, total, (off_t)write_at);
+    ssize_t n = write_no_sigxfsz(h, total, (off_t)write_at), more = 1;
+    /* A short write is continued: it was cut by a signal, or the next call says why not. */
+    while (n > 0 && (size_t)n < total &&
+           (more = write_no_sigxfsz((const uint8_t *)h + n, total - (size_t)n,
+                                    (off_t)write_at + n)) > 0)
+        n += more;
     if (n != (ssize_t)total) {
-        int err = n < 0 ? errno : ENOSPC;
-        /* Out of space: the file already owns its blocks up to write_at, so the ring shrinks
-           to that and the next segment overwrites the oldest ones.  That next segment says how
-           many events this one dropped; without the wrap no later write would fit either and
-           the trace would end without saying so. */
+        int err = n < 0 || more < 0 ? errno : ENOSPC;
+        /* Out of space: the ring is cut to what the disk holds and the next segment, which
+           the writer sizes to fit it, wraps to the start and overwrites the oldest ones.
+           That next segment says how many events this one dropped; without the cut no later
+           write would fit either and the trace would end without saying so. */
         int no_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
-        if (no_space && write_at > data_start) {
-            ring_bytes = write_at;
+        uint64_t holds = no_space ? file_holds(n, err) : ring_bytes;
+        if (holds < ring_bytes) {
+            uint64_t was = ring_bytes;
+            ring_bytes = holds > data_start ? holds : data_start;
+            cut_by_disk = 1;
             write_at = data_start;
-        }
-        if (!write_failed && no_space)
-            churn_log("writing the trace failed (%s); this segment is dropped and the trace "
-                      "keeps to the %llu KiB written so far, overwriting its oldest segments",
-                      strerror(err), (unsigned long long)(ring_bytes >> 10));
-        else if (!write_failed)
+            if (!write_failed)
+                churn_log("writing the trace failed (%s): the ring file is cut from %llu KiB "
+                          "to the %llu KiB the disk (or the file size limit) lets it hold, "
+                          "overwriting its oldest segments; this segment's events are dropped "
+                          "and counted in the trace",
+                          strerror(err), (unsigned long long)(was >> 10),
+                          (unsigned long long)(ring_bytes >> 10));
+        } else if (!write_failed) {
             churn_log("writing the trace failed (%s); dropping data until it works again",
                       strerror(err));
-        /* After running out of space, writing on in the shrunk ring is the expected state,
-           not a recovery worth a second line. */
+        }
+        /* After running out of space, writing on in the cut ring is the expected state, not a
+           recovery worth a second line. */
         if (!write_failed)
             write_failed = no_space ? OUT_OF_SPACE : FAILING;
-        return -1;
+        return CHURN_OUTFILE_FAILED;
     }
     if (write_failed == FAILING) {
         churn_log("writing the trace works again");

@@ -57,6 +57,7 @@ uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
 void churn_rss_reopen(void);                 /* in a fork child: its own statm */
+void churn_rss_close(void);                  /* untraced from now on: the descriptor goes */
 pid_t churn_gettid(void);
 
 /* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
@@ -64,10 +65,13 @@ int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its n
 void churn_fd_forget(int fd); /* no longer ours (the program took its number over) */
 void churn_fd_drop(int fd);   /* forget and close */
 void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
+void churn_fd_release_captured(void); /* closes that pipe: the process is no longer traced */
 void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 void churn_futex_wake(_Atomic uint32_t *word);
-/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET. */
+/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET; only while
+   descriptor 2 is still the file it was at churn_log_init (at start-up), never raising SIGPIPE. */
 void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void churn_log_init(void);
 
 /* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
    probe), never across a call that can block or allocate from the traced heap. */
@@ -174,6 +178,9 @@ void churn_unwind_init(void);
    churn_unwind, which returns the depth. */
 unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial);
 unsigned churn_unwind_complete(uintptr_t *ips, unsigned max, uint64_t *hash);
+/* Walks cut short to the caller of the way in, for want of stack to walk on (a signal handler
+   on a small sigaltstack): so many so far in this process. */
+uint64_t churn_unwind_short_stacks(void);
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
@@ -265,6 +272,8 @@ typedef struct churn_thread {
     uint64_t cache_hash[CHURN_STACK_CACHE]; /* key (churn_unwind) -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
+    /* stack_id's frames, owner only: off the stack, which may be a small sigaltstack */
+    uintptr_t ips[CHURN_STACK_MAX_DEPTH + 8];
     churn_slot slots[CHURN_RING_EVENTS];
 } churn_thread;
 
@@ -441,11 +450,18 @@ void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
 void churn_writer_resume(void);
 
+/* ---- namespaces.c ---- */
+unsigned long churn_pidns_id(void); /* inode of /proc/self/ns/pid, 0 if unknown */
+
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);
 pid_t churn_outfile_pid(void);   /* the process the open trace belongs to, 0 when none */
+/* 0, or why the segment is not in the file: the ring (CHURN_RING_MB, as a full disk cut it)
+   cannot hold it, or writing failed. */
+enum { CHURN_OUTFILE_FAILED = -1, CHURN_OUTFILE_TOO_BIG = -2 };
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch);
+uint64_t churn_outfile_ring_room(void); /* bytes of the ring for segments */
 void churn_outfile_close(void);
 uint64_t churn_outfile_next_seq(void);
 

@@ -4,6 +4,7 @@
  * (fatal signals: fatal.c), and fork.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,26 +21,75 @@ __thread int churn_in_shim;
 static _Atomic int finished;
 static _Atomic int main_started;
 
-/* CHURN_OUT=x.zst gives x.<pid>.zst for a forked child or an exec'd descendant, so no
-   process ever overwrites another's trace. */
-static void derived_name(char *out, size_t cap, const char *base, pid_t pid)
+/* The pid namespace the root was in (CHURN_ROOT_PID=<pid>:<ns>), 0 when not known. */
+static unsigned long root_pidns;
+
+/* A process's part of a derived name: its pid, and its pid namespace when that is not the
+   root's: three `unshare --pid --fork` children of one shell are all pid 1, and without the
+   namespace they would replace each other's traces. */
+static void pid_label(char *out, size_t cap, pid_t pid)
+{
+    unsigned long ns = churn_pidns_id();
+    if (ns && root_pidns && ns != root_pidns)
+        snprintf(out, cap, "%d-ns%lu", (int)pid, ns);
+    else
+        snprintf(out, cap, "%d", (int)pid);
+}
+
+/* The most a derived name adds to CHURN_OUT's stem: ".<pid>-ns<inode>.<n>.zst". */
+#define DERIVED_EXTRA (sizeof ".4194304-ns4294967295.2147483647.zst" - 1)
+
+/* CHURN_OUT=x.zst gives x.<pid>.zst for a forked child or an exec'd descendant (and
+   x.<pid>.<n>.zst for the image after its n-th exec), so no process ever overwrites another's
+   trace.  A name that does not fit is refused (-1 after one line), never cut: cut names of
+   two children are the same name. */
+static int derived_name(char *out, size_t cap, const char *base, pid_t pid, int n)
 {
     size_t len = strlen(base);
     size_t stem = len > 4 && !strcmp(base + len - 4, ".zst") ? len - 4 : len;
-    snprintf(out, cap, "%.*s.%d.zst", (int)stem, base, (int)pid);
+    char label[48];
+    pid_label(label, sizeof label, pid);
+    int w = n ? snprintf(out, cap, "%.*s.%s.%d.zst", (int)stem, base, label, n)
+              : snprintf(out, cap, "%.*s.%s.zst", (int)stem, base, label);
+    if (w < 0 || (size_t)w >= cap) {
+        churn_log("CHURN_OUT with .%s%s.zst added is longer than %zu characters; not tracing",
+                  label, n ? ".<n>" : "", cap - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* A CHURN_OUT too long to leave room for derived names is refused at the start, in one
+   line, rather than in every child. */
+static int check_room(void)
+{
+    if (strlen(churn_opt.out) + DERIVED_EXTRA < sizeof churn_opt.out)
+        return 0;
+    churn_log("CHURN_OUT is %zu characters: the names of children's traces need up to %zu "
+              "more, past %zu; not tracing",
+              strlen(churn_opt.out), DERIVED_EXTRA, sizeof churn_opt.out - 1);
+    return -1;
 }
 
 /* A relative CHURN_OUT names a file in the directory the root started in: a child forked
    or a descendant started after the program changed directory writes beside the root's trace
    (before, `cd /` then fork put it in /, and where it could not be created it went untraced). */
-static void absolute_output(void)
+static int absolute_output(void)
 {
     char cwd[sizeof churn_opt.out];
-    if (churn_opt.out[0] == '/' || !getcwd(cwd, sizeof cwd))
-        return;
+    if (churn_opt.out[0] == '/')
+        return 0;
+    if (!getcwd(cwd, sizeof cwd)) {
+        churn_log("CHURN_OUT=%s is relative and the working directory cannot be read (%s); "
+                  "not tracing", churn_opt.out, strerror(errno));
+        return -1;
+    }
     char path[sizeof churn_opt.out];
-    if (snprintf(path, sizeof path, "%s/%s", cwd, churn_opt.out) >= (int)sizeof path)
-        return;
+    if (snprintf(path, sizeof path, "%s/%s", cwd, churn_opt.out) >= (int)sizeof path) {
+        churn_log("CHURN_OUT=%s made absolute is longer than %zu characters; not tracing",
+                  churn_opt.out, sizeof path - 1);
+        return -1;
+    }
     strcpy(churn_opt.out, path);
     /* The entry is replaced in place, in the array main receives as envp: a shell (bash)
        imports its variables from envp and defines its own setenv, so setenv would not reach
@@ -49,39 +99,48 @@ static void absolute_output(void)
     for (char **e = environ; e && *e; e++)
         if (!strncmp(*e, "CHURN_OUT=", 10))
             *e = entry;
+    return 0;
 }
 
-static void choose_output(void)
+static int choose_output(void)
 {
+    /* The root names itself, and its pid namespace, in the environment; descendants that
+       inherit LD_PRELOAD see another pid or namespace there and take a derived name. */
+    const char *root = getenv("CHURN_ROOT_PID");
+    pid_t me = getpid();
+    unsigned long ns = churn_pidns_id();
+    long root_pid = 0;
+    if (root) {
+        const char *colon = strchr(root, ':');
+        root_pid = atol(root);
+        root_pidns = colon ? strtoul(colon + 1, NULL, 10) : 0;
+    }
     /* An image that a traced process exec'd (exec.c) writes NAME.<pid>.<n>.zst: its pid is
        the one of the image before, whose trace must stay. */
     const char *exec_of = getenv("CHURN_EXEC_OF");
-    pid_t me = getpid();
     long pid;
     int n;
+    char derived[sizeof churn_opt.out];
     if (exec_of && sscanf(exec_of, "%ld.%d", &pid, &n) == 2 && pid == me && n > 0) {
-        char derived[sizeof churn_opt.out];
-        size_t len = strlen(churn_opt.out);
-        size_t stem = len > 4 && !strcmp(churn_opt.out + len - 4, ".zst") ? len - 4 : len;
-        snprintf(derived, sizeof derived, "%.*s.%d.%d.zst", (int)stem, churn_opt.out, (int)me,
-                 n);
+        if (check_room() || derived_name(derived, sizeof derived, churn_opt.out, me, n))
+            return -1;
         strcpy(churn_opt.out, derived);
         churn_exec_set_count(n);
-        return;
+        return 0;
     }
-    /* The first traced process of a tree names itself in the environment; descendants that
-       inherit LD_PRELOAD see another pid there and take a derived name. */
-    const char *root = getenv("CHURN_ROOT_PID");
-    if (root && atoi(root) != me) {
-        char derived[sizeof churn_opt.out];
-        derived_name(derived, sizeof derived, churn_opt.out, me);
+    if (root && (root_pid != me || (ns && root_pidns && ns != root_pidns))) {
+        if (check_room() || derived_name(derived, sizeof derived, churn_opt.out, me, 0))
+            return -1;
         strcpy(churn_opt.out, derived);
     } else if (!root) {
-        absolute_output();
-        char pid[24];
-        snprintf(pid, sizeof pid, "%d", (int)me);
-        setenv("CHURN_ROOT_PID", pid, 1);
+        if (absolute_output() || check_room())
+            return -1;
+        char value[48];
+        snprintf(value, sizeof value, "%d:%lu", (int)me, ns);
+        root_pidns = ns;
+        setenv("CHURN_ROOT_PID", value, 1);
     }
+    return 0;
 }
 
 void churn_ensure_init(void)
@@ -91,20 +150,23 @@ void churn_ensure_init(void)
         return;
     int saved = churn_in_shim;
     churn_in_shim = 1;
+    churn_log_init();
     churn_real_resolve();
     int ok = churn_next.malloc && churn_next.free && !getauxval(AT_SECURE) &&
              !churn_options_load();
+    ok = ok && !choose_output();
     if (ok) {
-        choose_output();
         churn_modules_find_self();
         churn_stacks_init();
-        churn_unwind_init();
         ok = churn_way_choose() != NULL &&
              !(churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at)) &&
              !churn_outfile_open(churn_opt.out, churn_opt.events);
         churn_exe_symbols_release();
     }
+    /* libunwind's start opens its pipe: only in a process that is traced, and after the
+       trace, which a low RLIMIT_NOFILE must not refuse for the pipe's sake. */
     if (ok) {
+        churn_unwind_init();
         churn_epoch_install_triggers();
         churn_index_start();
     }
@@ -161,17 +223,25 @@ static void after_fork_child(void)
     if (follow) {
         char name[sizeof churn_opt.out];
         const char *root = getenv("CHURN_OUT");
-        derived_name(name, sizeof name, root && *root ? root : churn_opt.out, getpid());
-        strcpy(churn_opt.out, name);
-        follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
-        if (follow)
-            churn_index_start();
+        follow = !derived_name(name, sizeof name, root && *root ? root : churn_opt.out,
+                               getpid(), 0);
+        if (follow) {
+            strcpy(churn_opt.out, name);
+            follow = !churn_outfile_open(churn_opt.out, churn_opt.events);
+            if (follow)
+                churn_index_start();
+        }
     }
-    churn_rss_reopen(); /* the child's own statm: the inherited descriptor reads the parent's */
+    if (follow)
+        churn_rss_reopen(); /* its own statm: the inherited descriptor reads the parent's */
     churn_epoch_after_fork_child();
     churn_writer_after_fork_child(follow);
-    if (!follow)
+    if (!follow) {
+        /* an untraced child keeps none of our descriptors */
         atomic_store(&churn_state, CHURN_DISABLED);
+        churn_rss_close();
+        churn_fd_release_captured();
+    }
     churn_in_shim--;
 }
 
@@ -184,6 +254,8 @@ __attribute__((constructor)) static void churn_constructor(void)
     if (churn_writer_start()) {
         churn_log("cannot start the writer thread; not tracing");
         atomic_store(&churn_state, CHURN_DISABLED);
+        churn_outfile_close();
+        churn_fd_release_captured();
     } else {
         churn_fatal_install();
         churn_rss_bytes(); /* opens statm before main, so no descriptor of ours appears later */

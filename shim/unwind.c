@@ -7,10 +7,16 @@
  * CHURN_UNWIND=verify is the test of that claim: both run on every stack, and any difference
  * aborts the process.  The frame-pointer walk (fp) is for programs that keep frame pointers.
  * Frames inside libchurn itself are dropped from the top.
+ *
+ * A walk needs stack of its own below the stack pointer, and a signal handler on a small
+ * sigaltstack has little: where the stack left is less than the walk needs, the stack is cut
+ * to the caller of the way in (found by libchurn's own frame pointers, a few bytes of stack)
+ * and counted; the trace says how many (CHURN_REC_SHORT_STACKS).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <libunwind.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "cfi.h"
@@ -23,6 +29,43 @@ enum { OWN = 8 };
 #define DEEP_KEY 0x5bd1e9955bd1e995ull
 
 static _Atomic uint64_t verified, verified_fast, verified_frames;
+static _Atomic uint64_t short_stacks;
+
+/* Stack below the stack pointer that each walk may take, about twice its worst case.  The
+   worst is a walk through a signal frame with every cache cold: the CFI walker gives up and
+   libunwind walks it, 7.9 KiB below the allocating function's frame (libunwind alone 5.3 KiB;
+   test/t_small_stack.sh prints what it takes beyond the program's own use of a thread's
+   stack).  The CFI walker alone, a first-seen return address included, takes about 2 KiB by
+   its frames' sizes (gcc -fstack-usage: run_cfa 976 bytes, the others under 800 with
+   dl_iterate_phdr's); a short walk with the record path 0.4 KiB of a sigaltstack. */
+#define ROOM_CFI (4u << 10)
+#define ROOM_LIBUNWIND (16u << 10)
+
+uint64_t churn_unwind_short_stacks(void)
+{
+    return atomic_load_explicit(&short_stacks, memory_order_relaxed);
+}
+
+/* Bytes of stack below sp, and the top of that stack: the thread's own stack, or the
+   sigaltstack a handler runs on (asked of the kernel only then).  A stack of the program's own
+   making (a coroutine's) has no bounds libchurn knows: its room is taken as unbounded and
+   its top as 0. */
+static uintptr_t stack_room(const churn_thread *t, uintptr_t sp, uintptr_t *top)
+{
+    if (CHURN_LIKELY(t && sp >= t->stack_lo && sp < t->stack_hi)) {
+        *top = t->stack_hi;
+        return sp - t->stack_lo;
+    }
+    stack_t ss;
+    uintptr_t lo;
+    if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK) &&
+        sp >= (lo = (uintptr_t)ss.ss_sp) && sp - lo < ss.ss_size) {
+        *top = lo + ss.ss_size;
+        return sp - lo;
+    }
+    *top = 0;
+    return UINTPTR_MAX;
+}
 
 void churn_unwind_init(void)
 {
@@ -62,15 +105,15 @@ static unsigned skip_own_frames(uintptr_t *ips, unsigned n)
     return n - skip;
 }
 
-/* Follows saved %rbp links while they stay inside this thread's live stack (from our own frame
-   up to its top: pthread's range for the main thread includes pages that are not mapped) and
-   move outwards; the first frame (the caller of the intercepted function) is taken from our
-   own frame. */
-static unsigned fp_walk(uintptr_t *ips, unsigned max)
+/* Follows saved %rbp links while they stay inside the live part of the stack it runs on (from
+   our own frame up to top, the thread's stack or the sigaltstack: pthread's range for the main
+   thread includes pages that are not mapped, and so does the gap between a sigaltstack and the
+   thread's stack) and move outwards; the first frame (the caller of the intercepted function)
+   is taken from our own frame. */
+static unsigned fp_walk(uintptr_t *ips, unsigned max, uintptr_t top)
 {
-    churn_thread *t = churn_thread_self();
     uintptr_t *fp = __builtin_frame_address(0);
-    uintptr_t lo = (uintptr_t)fp, hi = t ? t->stack_hi : 0;
+    uintptr_t lo = (uintptr_t)fp, hi = top;
     unsigned n = 0;
     if (hi < lo + 16)
         return 0;
@@ -109,6 +152,30 @@ static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
 {
     n = skip_own_frames(ips, n);
     return n < max ? n : max;
+}
+
+/* The stack cut to one frame: the return address into the caller of the way in, the first
+   one outside libchurn on the chain of libchurn's own frame pointers (it is built with them),
+   read only inside [our frame, top).  No frame when the chain leads into an allocator's
+   frames first (tcmalloc's hooks), whose frame pointers are not known to be kept. */
+static unsigned short_walk(uintptr_t *ips, uintptr_t top)
+{
+    const uintptr_t *fp = __builtin_frame_address(0);
+    atomic_fetch_add_explicit(&short_stacks, 1, memory_order_relaxed);
+    while (top >= 16 && (uintptr_t)fp <= top - 16 && !((uintptr_t)fp & 7)) {
+        uintptr_t ret = fp[1];
+        if (!(ret >= churn_self_lo && ret < churn_self_hi)) {
+            if (!ret || own_or_allocator(ret))
+                return 0;
+            ips[0] = ret;
+            return 1;
+        }
+        const uintptr_t *next = (const uintptr_t *)fp[0];
+        if (next <= fp)
+            return 0;
+        fp = next;
+    }
+    return 0;
 }
 
 static void verify_failed(const uintptr_t *fast, unsigned nf, const uintptr_t *slow, unsigned ns)
@@ -151,27 +218,33 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
     unsigned want = max + OWN, n;
     uint64_t chain;
     int got;
-    churn_thread *t;
+    churn_thread *t = churn_thread_current();
+    uintptr_t top, room = stack_room(t, (uintptr_t)__builtin_frame_address(0), &top);
     *partial = 0;
     switch (churn_opt.unwind) {
     case CHURN_UNWIND_FP:
-        n = keep(ips, fp_walk(ips, want), max);
+        /* on a stack of unknown bounds (a coroutine's) the reads stop at the thread's top */
+        n = keep(ips, fp_walk(ips, want, top ? top : t ? t->stack_hi : 0), max);
         break;
     case CHURN_UNWIND_LIBUNWIND:
-        n = keep(ips, libunwind_walk(ips, want), max);
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : keep(ips, libunwind_walk(ips, want), max);
         break;
     case CHURN_UNWIND_VERIFY:
-        n = verify_walk(ips, want, max);
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : verify_walk(ips, want, max);
         break;
     default:
+        if (room < ROOM_CFI) {
+            n = short_walk(ips, top);
+            break;
+        }
         /* Walked to its end where the walk can be remembered, and cut to max after: a stack
            deeper than max was otherwise walked whole every time (workerd: 3 % of walks, a
            third of the frames walked). */
-        t = churn_thread_self();
         got = cfi_walk(t, ips, want > CHURN_CFI_MEMO_FRAMES ? want : CHURN_CFI_MEMO_FRAMES,
                        &chain, 1);
         if (got < 0) {
-            n = keep(ips, libunwind_walk(ips, want), max);
+            n = room < ROOM_LIBUNWIND ? short_walk(ips, top)
+                                      : keep(ips, libunwind_walk(ips, want), max);
             break;
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames

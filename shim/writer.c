@@ -73,7 +73,12 @@ static struct {
     churn_coder coder;
     uint64_t cur_epoch;
     pid_t cur_tid;
-    uint64_t dropped_reported, write_dropped;
+    /* Dropped events not yet in a written segment, by reason: ring-full ones are counted in
+       churn_dropped_events (above dropped_reported), the others here.  A segment names them
+       in DROPPED records, and only once it is written are they taken off (noted_*): a count
+       in a segment that is lost with it is still owed. */
+    uint64_t dropped_reported, write_dropped, too_big_dropped;
+    uint64_t noted_ring, noted_write, noted_too_big;
 
     uint64_t open_epoch;      /* the epoch whose histograms are being filled */
     counts_t epoch_totals;
@@ -385,6 +390,19 @@ static int compress_piece(void)
     return w.raw.len != 0;
 }
 
+/* The largest raw segment whose compressed frame, at its worst (ZSTD_compressBound), takes
+   no more than a quarter of ring bytes: the ring then holds four segments at the least. */
+static size_t segment_raw_fitting(uint64_t ring)
+{
+    uint64_t room = ring / 4, hdr = sizeof(churn_segment_header);
+    if (room <= hdr + (16u << 10))
+        return 16u << 10; /* a ring this small holds next to nothing: such segments fail */
+    size_t raw = (size_t)(room - hdr);
+    while (raw > (16u << 10) && hdr + ZSTD_compressBound(raw) > room)
+        raw -= raw / 256 + 256;
+    return raw;
+}
+
 static void segment_open(void)
 {
     w.segments++;
@@ -414,6 +432,10 @@ static void segment_open(void)
     w.target = churn_opt.segment_bytes > preamble * 4 ? churn_opt.segment_bytes : preamble * 4;
     if (w.target > CHURN_SEGMENT_MAX_RAW / 2)
         w.target = CHURN_SEGMENT_MAX_RAW / 2;
+    /* The ring (cut by a full disk, perhaps) must hold a few segments whatever the preamble. */
+    size_t fits = segment_raw_fitting(churn_outfile_ring_room());
+    if (w.target > fits)
+        w.target = fits;
     w.seg_first_epoch = w.open_epoch;
     w.seg_events = 0;
     churn_coder_reset(&w.coder);
@@ -423,21 +445,34 @@ static void segment_open(void)
     w.seg_open = 1;
 }
 
+static uint64_t emit_drop(uint64_t count, unsigned reason)
+{
+    if (!count || !room(1 + 2 * CHURN_VARINT_MAX))
+        return 0;
+    put_tag(CHURN_REC_DROPPED);
+    put_u(count);
+    put_u(reason);
+    return count;
+}
+
 static void emit_dropped(void)
 {
-    uint64_t dropped = atomic_load(&churn_dropped_events);
-    if (dropped != w.dropped_reported && room(1 + 2 * CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_DROPPED);
-        put_u(dropped - w.dropped_reported);
-        put_u(CHURN_DROP_RING_FULL);
-        w.dropped_reported = dropped;
+    w.noted_ring = emit_drop(atomic_load(&churn_dropped_events) - w.dropped_reported,
+                             CHURN_DROP_RING_FULL);
+    w.noted_write = emit_drop(w.write_dropped, CHURN_DROP_WRITE_ERROR);
+    w.noted_too_big = emit_drop(w.too_big_dropped, CHURN_DROP_SEGMENT_TOO_BIG);
+    uint64_t cut = churn_unwind_short_stacks();
+    if (cut && room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_SHORT_STACKS);
+        put_u(cut);
     }
-    if (w.write_dropped && room(1 + 2 * CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_DROPPED);
-        put_u(w.write_dropped);
-        put_u(CHURN_DROP_WRITE_ERROR);
-        w.write_dropped = 0;
-    }
+}
+
+/* Drops that no written segment has named yet. */
+static int drops_owed(void)
+{
+    return w.write_dropped || w.too_big_dropped ||
+           atomic_load(&churn_dropped_events) != w.dropped_reported;
 }
 
 static void segment_close(void)
@@ -448,10 +483,20 @@ static void segment_close(void)
     compress(w.raw.len, ZSTD_e_end);
     /* The final segment ends with the epoch the exit closed, not the empty one after. */
     uint64_t last = w.finishing && w.open_epoch ? w.open_epoch - 1 : w.open_epoch;
-    if (w.seg_failed ||
-        churn_outfile_write_segment(w.packed.buf + sizeof(churn_segment_header), w.packed.len,
-                                    (uint32_t)w.fed, w.seg_first_epoch, last))
+    int rc = w.seg_failed ? CHURN_OUTFILE_FAILED
+                          : churn_outfile_write_segment(
+                                w.packed.buf + sizeof(churn_segment_header), w.packed.len,
+                                (uint32_t)w.fed, w.seg_first_epoch, last);
+    if (rc == 0) {
+        w.dropped_reported += w.noted_ring;
+        w.write_dropped -= w.noted_write;
+        w.too_big_dropped -= w.noted_too_big;
+    } else if (rc == CHURN_OUTFILE_TOO_BIG) {
+        w.too_big_dropped += w.seg_events;
+    } else {
         w.write_dropped += w.seg_events;
+    }
+    w.noted_ring = w.noted_write = w.noted_too_big = 0;
     w.seg_open = 0;
 }
 
@@ -520,14 +565,14 @@ static void count_event(const churn_event *ev, site_t *s)
         mark_dirty(s, ev->stack);
 }
 
-static void encode_alloc(const churn_event *ev, uint64_t epoch)
+static int encode_alloc(const churn_event *ev, uint64_t epoch)
 {
     uint64_t extra = ev->usable > ev->size ? ev->usable - ev->size : 0;
     int is_new;
     long info = churn_seg_info_index(ev->size, extra, ev->stack, &is_new);
     if (info < 0) {
         w.write_dropped++; /* libchurn's memory ran out: the trace says so */
-        return;
+        return 0;
     }
     if (is_new) {
         put_tag(CHURN_REC_ALLOC_INFO);
@@ -541,6 +586,7 @@ static void encode_alloc(const churn_event *ev, uint64_t epoch)
     put_u(code);
     uint64_t number = churn_coder_allocated(&w.coder, ev->addr, ev->size + extra, code);
     churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
+    return 1;
 }
 
 /* Short form when the segment's live map holds exactly this object; otherwise the free
@@ -588,7 +634,8 @@ static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
     }
     switch (ev->type) {
     case CHURN_EV_ALLOC:
-        encode_alloc(ev, epoch);
+        if (!encode_alloc(ev, epoch))
+            return; /* counted as dropped: not an event of the segment */
         break;
     case CHURN_EV_FREE:
         encode_free(ev, epoch);
@@ -905,8 +952,26 @@ static void prime_buffers(void)
     ZSTD_CCtx_reset(w.zstd, ZSTD_reset_session_only);
 }
 
+/* CHURN_SEGMENT_KB too large for CHURN_RING_MB (4 MiB segments in a 1 MiB ring) would make
+   every segment too big to write: a trace of no events.  The segments are cut to fit, and
+   said so. */
+static void fit_segments(void)
+{
+    size_t fits = segment_raw_fitting(churn_outfile_ring_room());
+    if (churn_opt.segment_bytes <= fits)
+        return;
+    churn_log("CHURN_RING_MB=%llu is too small for segments of CHURN_SEGMENT_KB=%llu: segments "
+              "are cut to %zu KiB before compression, so that the ring's %llu KiB hold four of "
+              "them at the least (a larger CHURN_RING_MB keeps larger segments)",
+              (unsigned long long)(churn_opt.ring_bytes >> 20),
+              (unsigned long long)(churn_opt.segment_bytes >> 10), fits >> 10,
+              (unsigned long long)(churn_outfile_ring_room() >> 10));
+    churn_opt.segment_bytes = fits;
+}
+
 int churn_writer_start(void)
 {
+    fit_segments();
     ZSTD_customMem mem = {zstd_alloc, zstd_free, NULL};
     w.zstd = ZSTD_createCCtx_advanced(mem);
     if (!w.zstd)
@@ -938,7 +1003,7 @@ void churn_writer_finish(int how, int detail)
     pass(1);
     /* The last segment was lost (libchurn's memory or the disk ran out): a short one, written
        now that it may fit, says how many events were dropped and how the process ended. */
-    if (w.write_dropped) {
+    if (drops_owed()) {
         segment_open();
         w.seg_first_epoch = w.open_epoch - 1;
         if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
@@ -1036,7 +1101,7 @@ void churn_writer_after_fork_child(int follow)
     memset(&w.epoch_totals, 0, sizeof w.epoch_totals);
     w.late = 0;
     w.dropped_reported = atomic_load(&churn_dropped_events);
-    w.write_dropped = 0;
+    w.write_dropped = w.too_big_dropped = 0;
     unlock_writer();
     start_thread();
 }

@@ -139,6 +139,11 @@ enum churn_record_tag {
        stack.  Counts and sizes of all events stay exact; a callsite's figures times n
        estimate what all of its allocations did. */
     CHURN_REC_STACK_SAMPLE = 0x0c,
+    /* V n >= 1: allocation stacks the shim cut short so far in this process (a running
+       total), for want of stack to walk on (a signal handler on a small sigaltstack): each
+       of them is the allocating function's caller alone, or no frame.  Near the end of a
+       segment, in every segment from the first such stack on; absent: none was cut. */
+    CHURN_REC_SHORT_STACKS = 0x0d,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */
