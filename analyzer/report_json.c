@@ -398,6 +398,7 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         opt_i64(out, "rss_bytes", r->has_rss, (long long)r->rss_bytes);
         opt_i64(out, "program_mapped_bytes", r->row != NULL, (long long)r->mapped_bytes);
         opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);
+        fprintf(out, "\"books_stale\": %s, ", r->books_stale ? "true" : "false");
         if (r->row)
             counters(out, a, r->row);
         else

@@ -267,13 +267,14 @@ static const char *signed_human(int known, double v, char *buf, size_t len)
 static void frag_row(FILE *out, const char *label, const churn_frag_row *r)
 {
     char b[8][32];
-    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s\n", label,
+    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s%s\n", label,
             (unsigned long long)r->epoch, signed_human(r->has_rss, (double)r->rss_bytes, b[0], 32),
             human((double)r->live_bytes, b[1], 32), human((double)r->slack_bytes, b[2], 32),
             human((double)r->pinned_bytes, b[3], 32),
             signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
             signed_human(r->has_rss, (double)r->outside_heap_bytes, b[5], 32),
-            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32));
+            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
+            r->books_stale ? "  books stale (see warnings)" : "");
 }
 
 /* First, peak and last epochs: the peak by RSS, or by span bytes without RSS. */
