@@ -427,8 +427,11 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
 
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    size_t n = 0, all;
+    churn_callsite **sites = churn_report_callsites(a, 0, &all);
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
+        if (!churn_suppressions_of(o->suppress, sites[i]->stack)) /* as the text report */
+            sites[n++] = sites[i];
     churn_frames_source src = {&a->stacks, &a->modules, a->sym};
     fputs("<h2>Top callsites by retained growth</h2>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"

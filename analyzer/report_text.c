@@ -178,8 +178,12 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
 
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    size_t n, all;
+    churn_callsite **sites = churn_report_callsites(a, 0, &all);
+    n = 0; /* known start-up allocations (suppress.h) are not ranked */
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
+        if (!churn_suppressions_of(o->suppress, sites[i]->stack))
+            sites[n++] = sites[i];
     churn_frames_source src = {&a->stacks, &a->modules, a->sym};
     fprintf(out, "\nTop callsites by retained growth:\n");
     if (!n)
@@ -257,6 +261,25 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
             fprintf(out, "        ... %zu more frame(s)\n", total - 3);
     }
     free(rows);
+}
+
+/* What the ranking left out, once per rule that matched. */
+static void suppressed(FILE *out, const churn_report_options *o)
+{
+    const churn_suppressions *s = o->suppress;
+    int any = 0;
+    for (size_t i = 0; s && i < s->count; i++) {
+        const churn_suppression *r = &s->rules[i];
+        if (!r->callsites)
+            continue;
+        if (!any++)
+            fputs("\nNot ranked, known allocations that are not leaks (--suppressions, "
+                  "docs/analyzer.md):\n", out);
+        char b[32];
+        fprintf(out, "  %s: live %lld objects (%sB) in %llu callsite(s): %s\n", r->rule,
+                (long long)r->live_count, human((double)r->live_bytes, b, sizeof b),
+                (unsigned long long)r->callsites, r->what);
+    }
 }
 
 static const char *signed_human(int known, double v, char *buf, size_t len)
@@ -355,6 +378,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     epochs(out, a);
     functions(out, a, o);
     callsites(out, a, o);
+    suppressed(out, o);
     freed(out, a, o);
     fragmentation(out, a, o);
     fputs("\nLifetimes in epochs (all callsites):", out);
