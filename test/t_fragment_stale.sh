@@ -4,8 +4,8 @@
 # in use than its live objects hold (read after the program freed them), and its row must say
 # so (books_stale, no free-resident figure, a warning naming the epoch) with every part of RSS
 # >= 0 and the parts adding up; epoch 0's fresh books are used.  Then real programs (python3,
-# sqlite3, python3 with tcmalloc and with jemalloc preloaded, redis-server): in every epoch the
-# residual is >= 0 or the row's books are flagged stale, and the stale ones are named.
+# sqlite3, python3 with tcmalloc and with jemalloc preloaded, redis-server): in every epoch
+# every part of RSS is >= 0 and the parts add up, stale books flagged and named.
 . test/lib.sh
 
 python3 - "$WORK" <<'PY'
@@ -113,10 +113,10 @@ rows = field(report, "fragmentation")
 if not rows:
     fail(what + ": no fragmentation rows")
 stale = [r["epoch"] for r in rows if r.get("books_stale")]
-neg = [(r["epoch"], r["residual_bytes"]) for r in rows
-       if r["residual_bytes"] is not None and r["residual_bytes"] < 0]
+neg = [(r["epoch"], p, r[p]) for r in rows for p in ("live_bytes", "slack_bytes", "pinned_bytes",
+       "free_resident_bytes", "outside_heap_bytes", "residual_bytes") if r[p] is not None and r[p] < 0]
 if neg:
-    fail("%s: negative residuals at (epoch, bytes) %s" % (what, neg[:5]))
+    fail("%s: negative parts at (epoch, part, bytes) %s" % (what, neg[:5]))
 for r in rows:
     if r["rss_bytes"] is not None and r["residual_bytes"] is not None:
         values = [r[p] or 0 for p in ("live_bytes", "slack_bytes", "pinned_bytes",
@@ -125,7 +125,7 @@ for r in rows:
 named = [w for w in field(report, "warnings") if w.startswith("allocator counters stale at %d epoch(s)" % len(stale))]
 if stale and not named:
     fail("%s: %d stale rows and no warning naming them" % (what, len(stale)))
-print("%s (%s): %d epochs, %d with stale books, no negative residual" %
+print("%s (%s): %d epochs, %d with stale books, no negative part" %
       (what, field(report, "metadata", "allocator"), len(rows), len(stale)))
 PY
 done

@@ -2,7 +2,7 @@
 # Frames at their call instruction: an allocation made in a function inlined into its caller
 # (test/programs/inline_alloc.c, -O2) shows the inlined callee at its own line, then the
 # caller at the line of the inlined call, in the text report, the JSON, the folded stacks and
-# the pprof profile; and pprof, symbolizing the profile again from the binary
+# the pprof profile (and the inlined callee is a frame of the SVG and HTML flame graphs); and pprof, symbolizing the profile again from the binary
 # (-symbolize=force), finds the same lines at the addresses the profile gives.
 . test/lib.sh
 
@@ -34,6 +34,12 @@ traced "$WORK/t.zst" "$WORK/t.out" "$WORK/inline_alloc"
 analyze "$WORK/t.zst" "$WORK/t.json"
 "$ANALYZE" --folded=alloc_bytes "$WORK/t.zst" >"$WORK/t.folded" 2>"$WORK/folded.err" ||
     fail "churn-analyze --folded failed: $(tail -n 1 "$WORK/folded.err")"
+for form in svg html; do
+    "$ANALYZE" --$form -o "$WORK/t.$form" "$WORK/t.zst" 2>"$WORK/$form.err" ||
+        fail "churn-analyze --$form failed: $(tail -n 1 "$WORK/$form.err")"
+    # the inlined callee, which a lookup at the return address loses, is a frame of its own
+    grep -q "allocate_something" "$WORK/t.$form" || fail "--$form shows no allocate_something frame"
+done
 "$ANALYZE" --pprof -o "$WORK/t.pb.gz" "$WORK/t.zst" 2>"$WORK/pprof.err" ||
     fail "churn-analyze --pprof failed: $(tail -n 1 "$WORK/pprof.err")"
 "$WORK/pprof" -raw "$WORK/t.pb.gz" >"$WORK/raw.txt" 2>"$WORK/raw.err" ||
