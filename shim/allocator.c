@@ -4,7 +4,6 @@
  * MallocExtension, jemalloc mallctl).  Looked up with dlsym, so none is a link dependency.
  */
 #include <dlfcn.h>
-#include <gnu/lib-names.h>
 #include <link.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -51,16 +50,18 @@ static void *traced_malloc(void)
 }
 
 /* An entry point of the allocator that defines the traced malloc: in the executable's own
-   symbols when the executable defines it (a static library's are mostly not exported), else
-   in the scope of the library that does (itself, then its dependencies). */
+   symbols when the executable defines it (a static library's are mostly not exported; an
+   executable that forwards to a library's allocator finds it in the global scope), else in
+   the library that does, itself. */
 static void *allocator_symbol(const Dl_info *owner, int in_exe, const char *name)
 {
     if (in_exe) {
         uintptr_t a = churn_exe_symbol(name);
         return a ? (void *)a : dlsym(RTLD_DEFAULT, name);
     }
-    void *h = dlopen(owner->dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    return h ? dlsym(h, name) : NULL;
+    void *p = dlsym(RTLD_DEFAULT, name);
+    Dl_info at;
+    return p && dladdr(p, &at) && at.dli_fbase == owner->dli_fbase ? p : NULL;
 }
 
 static int exe_holds(struct dl_phdr_info *i, size_t size, void *arg)
@@ -78,18 +79,19 @@ void churn_allocator_detect(void)
     if (way_counters)
         return; /* named by the way in */
     void *m = traced_malloc();
-    /* glibc's own malloc, looked up in libc's scope (libc first): an allocator that replaces
-       malloc often defines __libc_malloc too (mimalloc does). */
-    void *libc_handle = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
-    void *libc = libc_handle ? dlsym(libc_handle, "malloc") : NULL;
-    Dl_info owner = {0};
+    Dl_info owner = {0}, glibc;
     uintptr_t exe_base = 0;
     dl_iterate_phdr(exe_holds, &exe_base);
     int known = m && dladdr(m, &owner) && owner.dli_fname;
     int in_exe = known && (uintptr_t)owner.dli_fbase == exe_base;
+    /* glibc's malloc is one in the object that defines gnu_get_libc_version: an allocator that
+       replaces malloc often defines __libc_malloc and the like too (mimalloc does). */
+    void *libc_version = dlsym(RTLD_DEFAULT, "gnu_get_libc_version");
+    int is_glibc = known && !in_exe && libc_version && dladdr(libc_version, &glibc) &&
+                   glibc.dli_fbase == owner.dli_fbase;
     info.page_size = 4096;
     info.ncounters = 0;
-    if (m && m == libc) {
+    if (is_glibc) {
         info.name = "glibc";
         glibc_mallinfo2 = (struct mallinfo2 (*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
         if (glibc_mallinfo2)
