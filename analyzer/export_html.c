@@ -459,6 +459,18 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
         fputs("<tr><td colspan=\"8\">(none)</td></tr>\n", out);
     fputs("</table>\n", out);
     free(sites);
+    for (size_t i = 0; o->suppress && i < o->suppress->count; i++) {
+        const churn_suppression *r = &o->suppress->rules[i];
+        if (!r->callsites)
+            continue;
+        fputs("<p>Not ranked, a known allocation that is not a leak: <code>", out);
+        text(out, r->rule);
+        fprintf(out, "</code>, live %lld objects (%s) in %llu callsite(s): ",
+                (long long)r->live_count, human((double)r->live_bytes, "B", b1, sizeof b1),
+                (unsigned long long)r->callsites);
+        text(out, r->what);
+        fputs("</p>\n", out);
+    }
 }
 
 /* Both graphs draw the same data: one column per metric. */

@@ -62,6 +62,8 @@ top = h[h.index("Top callsites by retained growth"):]
 top = top[:top.index("</table>")]
 if inner in top:
     fail("default html: the pool is still in the callsite table")
+if "Not ranked, a known allocation that is not a leak: <code>init:libstdc++.so*</code>, live 1 objects" not in h:
+    fail("default html: the page does not say what was left out")
 
 # without the built-in list: nothing suppressed, the pool ranked first (the biggest live)
 a = load(os.path.join(work, "all.json"))
