@@ -306,6 +306,13 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
         type_field(out, fn->type);
+        const churn_suppression *sup = churn_suppressions_of_function(o->suppress, s->stack);
+        fputs("\"suppressed\": ", out);
+        if (sup)
+            json_string(out, sup->rule);
+        else
+            fputs("null", out);
+        fputs(", ", out);
         u64(out, "stacks", fn->stacks, 0);
         fputs("}", out);
     }

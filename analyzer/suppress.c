@@ -171,6 +171,61 @@ static int by_stack(const void *x, const void *y)
     return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
+static const churn_suppression *find(const churn_suppressions *s, uint64_t (*list)[2], size_t n,
+                                     uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (list[mid][0] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && list[lo][0] == key ? &s->rules[list[lo][1]] : NULL;
+}
+
+const churn_suppression *churn_suppressions_of(const churn_suppressions *s, uint64_t stack)
+{
+    return s ? find(s, s->matched, s->nmatched, stack) : NULL;
+}
+
+/* A function row is left out when its matched callsites hold all of its live objects. */
+static void suppress_functions(churn_suppressions *s, const churn_growth *g)
+{
+    const churn_growth *f = g->parents;
+    if (!f || !s->nmatched)
+        return;
+    int64_t *count = churn_xcalloc(f->count, sizeof *count);
+    int64_t *bytes = churn_xcalloc(f->count, sizeof *bytes);
+    size_t *rule = churn_xcalloc(f->count, sizeof *rule); /* index + 1 */
+    for (size_t i = 0; i < g->count; i++) {
+        const churn_callsite *c = &g->sites[i];
+        const churn_suppression *r = c->parent ? churn_suppressions_of(s, c->stack) : NULL;
+        if (!r)
+            continue;
+        size_t p = c->parent - 1;
+        count[p] += c->live_count;
+        bytes[p] += c->live_bytes;
+        if (!rule[p])
+            rule[p] = (size_t)(r - s->rules) + 1;
+    }
+    size_t cap = 0;
+    for (size_t p = 0; p < f->count; p++) {
+        if (!rule[p] || count[p] != f->sites[p].live_count || bytes[p] != f->sites[p].live_bytes)
+            continue;
+        churn_reserve(&s->functions, &cap, s->nfunctions + 1, sizeof *s->functions);
+        s->functions[s->nfunctions][0] = f->sites[p].stack;
+        s->functions[s->nfunctions][1] = rule[p] - 1;
+        s->nfunctions++;
+    }
+    if (s->nfunctions)
+        qsort(s->functions, s->nfunctions, sizeof *s->functions, by_stack);
+    free(count);
+    free(bytes);
+    free(rule);
+}
+
 void churn_suppressions_apply(churn_suppressions *s, const churn_growth *g,
                               const churn_frames_source *src)
 {
@@ -201,21 +256,13 @@ void churn_suppressions_apply(churn_suppressions *s, const churn_growth *g,
     }
     if (s->nmatched)
         qsort(s->matched, s->nmatched, sizeof *s->matched, by_stack);
+    suppress_functions(s, g);
 }
 
-const churn_suppression *churn_suppressions_of(const churn_suppressions *s, uint64_t stack)
+const churn_suppression *churn_suppressions_of_function(const churn_suppressions *s,
+                                                        uint64_t function)
 {
-    if (!s)
-        return NULL;
-    size_t lo = 0, hi = s->nmatched;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->matched[mid][0] < stack)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->nmatched && s->matched[lo][0] == stack ? &s->rules[s->matched[lo][1]] : NULL;
+    return s ? find(s, s->functions, s->nfunctions, function) : NULL;
 }
 
 void churn_suppressions_free(churn_suppressions *s)
@@ -226,5 +273,6 @@ void churn_suppressions_free(churn_suppressions *s)
     }
     free(s->rules);
     free(s->matched);
+    free(s->functions);
     memset(s, 0, sizeof *s);
 }

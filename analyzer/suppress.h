@@ -38,6 +38,10 @@ typedef struct churn_suppressions {
     /* (stack id, rule index) of the matched callsites, sorted by stack id */
     uint64_t (*matched)[2];
     size_t nmatched;
+    /* the same for the rows of the function table (functions.h) whose live objects all
+       come from matched callsites: (function id, rule index of its first matched callsite) */
+    uint64_t (*functions)[2];
+    size_t nfunctions;
 } churn_suppressions;
 
 /* Adds the built-in rules. */
@@ -47,12 +51,17 @@ void churn_suppressions_defaults(churn_suppressions *s);
 int churn_suppressions_load(churn_suppressions *s, const char *path, char *err, size_t errlen);
 
 /* Matches every callsite with live objects against the rules (the first that matches wins)
-   and tallies each rule's matches. */
+   and tallies each rule's matches; then marks the rows of functions (g's parents table, when
+   it has one) that hold only matched callsites' live objects. */
 void churn_suppressions_apply(churn_suppressions *s, const churn_growth *g,
                               const churn_frames_source *src);
 
 /* The rule that suppresses this callsite, or NULL (s may be NULL: none). */
 const churn_suppression *churn_suppressions_of(const churn_suppressions *s, uint64_t stack);
+
+/* The same for a row of the function table, by its "stack" (the function id). */
+const churn_suppression *churn_suppressions_of_function(const churn_suppressions *s,
+                                                        uint64_t function);
 
 void churn_suppressions_free(churn_suppressions *s);
 

@@ -57,6 +57,16 @@ if inner in ranked("default.txt"):
     fail("default text: the pool (%s) is still ranked" % inner)
 expect("default text: 'Not ranked' lines for the pool",
        len(re.findall(r"^  init:libstdc\+\+\.so\*: live 1 objects .* in 1 callsite\(s\): libstdc\+\+'s", t, re.M)), 1)
+# the function row the pool makes (libstdc++.so.6+0xOFFSET) goes with it
+fns = [f for f in field(d, "functions") if f["suppressed"]]
+expect("default: function rows suppressed", [(f["suppressed"], f["live_bytes"]) for f in fns],
+       [("init:libstdc++.so*", p["live_bytes"])])
+fname = fns[0]["function"]
+fsec = t[t.index("Top functions by retained growth"):t.index("Top callsites by retained growth")]
+if fname in fsec:
+    fail("default text: the pool's function %s is still ranked" % fname)
+if fname not in text("all.txt"):
+    fail("--no-default-suppressions: the pool's function is not shown")
 h = text("default.html")
 top = h[h.index("Top callsites by retained growth"):]
 top = top[:top.index("</table>")]
