@@ -382,8 +382,11 @@ static void frame_line(void *ctx, const char *frame)
 
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **rows = churn_functions_sorted(&a->functions, o->top, &n);
+    size_t n = 0, all;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++) /* as callsites() */
+        if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
+            rows[n++] = rows[i];
     fputs("<h2>Top functions by retained growth</h2>\n<p>Each row is the sum of the callsites "
           "whose allocating function it is.</p>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
@@ -427,8 +430,11 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
 
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    size_t n = 0, all;
+    churn_callsite **sites = churn_report_callsites(a, 0, &all);
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
+        if (!churn_suppressions_of(o->suppress, sites[i]->stack)) /* as the text report */
+            sites[n++] = sites[i];
     churn_frames_source src = {&a->stacks, &a->modules, a->sym};
     fputs("<h2>Top callsites by retained growth</h2>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
@@ -456,6 +462,18 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
         fputs("<tr><td colspan=\"8\">(none)</td></tr>\n", out);
     fputs("</table>\n", out);
     free(sites);
+    for (size_t i = 0; o->suppress && i < o->suppress->count; i++) {
+        const churn_suppression *r = &o->suppress->rules[i];
+        if (!r->callsites)
+            continue;
+        fputs("<p>Not ranked, a known allocation that is not a leak: <code>", out);
+        text(out, r->rule);
+        fprintf(out, "</code>, live %lld objects (%s) in %llu callsite(s): ",
+                (long long)r->live_count, human((double)r->live_bytes, "B", b1, sizeof b1),
+                (unsigned long long)r->callsites);
+        text(out, r->what);
+        fputs("</p>\n", out);
+    }
 }
 
 /* Both graphs draw the same data: one column per metric. */

@@ -133,24 +133,28 @@ static uint64_t function(builder *bd, const char *name, const char *file)
     return k->value;
 }
 
-/* A location per instruction pointer, its lines innermost (inlined) first as pprof wants;
-   `outer` separates a return address from the innermost frame's own ip, and the stack's
-   module generation an ip of a library unloaded and replaced from the same ip after it. */
-static uint64_t location(builder *bd, uint64_t ip, int outer, uint64_t generation)
+/* A location per recorded return address, its lines innermost (inlined) first as pprof
+   wants, keyed also by the stack's module generation (an ip of a library unloaded and
+   replaced at the same address after it).  Every recorded ip returns from a call (the
+   innermost from the call of the allocation function), so its lines are those of the call
+   instruction, and the address written is the call's last byte, ip - 1: profile.proto lets a
+   non-leaf address sit inside its call instruction, and pprof, when asked to symbolize again
+   (-symbolize=force), looks the address up as written, so it finds the same lines. */
+static uint64_t location(builder *bd, uint64_t ip, uint64_t generation)
 {
-    key_slot *k = table_find(bd, &bd->locations, ip, (uint64_t)outer | generation << 1, NULL);
+    key_slot *k = table_find(bd, &bd->locations, ip, generation, NULL);
     if (k->value)
         return k->value;
     uint64_t id = bd->locations.count + 1;
     const churn_analysis *a = bd->w->a;
     churn_frame frames[INLINE_MAX];
-    size_t n = churn_symbolizer_resolve(a->sym, ip, outer, generation, frames, INLINE_MAX);
+    size_t n = churn_symbolizer_resolve(a->sym, ip, 1, generation, frames, INLINE_MAX);
     const churn_module *m = churn_modules_find(&a->modules, ip);
     churn_pb loc = {0};
     churn_pb_uint(&loc, LOCATION_ID, id);
     if (m)
         churn_pb_uint(&loc, LOCATION_MAPPING_ID, (uint64_t)(m - a->modules.items) + 1);
-    churn_pb_uint(&loc, LOCATION_ADDRESS, ip);
+    churn_pb_uint(&loc, LOCATION_ADDRESS, ip ? ip - 1 : ip);
     for (size_t i = 0; i < n; i++) {
         char name[512];
         if (frames[i].function)
@@ -168,8 +172,8 @@ static uint64_t location(builder *bd, uint64_t ip, int outer, uint64_t generatio
     churn_pb_message(&bd->profile, PROFILE_LOCATION, &loc);
     churn_pb_free(&loc);
     /* The table may have grown while functions were added. */
-    k = table_find(bd, &bd->locations, ip, (uint64_t)outer, NULL);
-    *k = (key_slot){ip, (uint64_t)outer, id};
+    k = table_find(bd, &bd->locations, ip, generation, NULL);
+    *k = (key_slot){ip, generation, id};
     bd->locations.count++;
     return id;
 }
@@ -221,7 +225,7 @@ static void samples(builder *bd)
         if (ips) {
             uint64_t generation = churn_stacks_generation(&a->stacks, a->growth.sites[i].stack);
             for (size_t d = 0; d < depth; d++)
-                locs[d] = location(bd, ips[d], d > 0, generation);
+                locs[d] = location(bd, ips[d], generation);
         } else {
             char name[64];
             snprintf(name, sizeof name, "<stack %llu not in the trace>",

@@ -137,8 +137,8 @@ static size_t stack_frames(churn_tree *t, const churn_frames_source *src, uint64
     }
     churn_frame frames[INLINE_MAX];
     uint64_t generation = churn_stacks_generation(src->stacks, stack);
-    for (size_t i = 0; i < depth; i++) {
-        size_t k = churn_symbolizer_resolve(src->sym, ips[i], i > 0, generation, frames,
+    for (size_t i = 0; i < depth; i++) { /* return addresses, all of them: frames.c */
+        size_t k = churn_symbolizer_resolve(src->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);
         const churn_module *m = churn_modules_find(src->modules, ips[i]);
         for (size_t f = 0; f < k; f++) {

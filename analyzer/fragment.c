@@ -164,6 +164,20 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
     f->rss_bytes = row->rss_bytes;
     f->has_books = read_books(k, t->counters + row->counters_first, row->n_counters, f,
                               &f->heap_bytes, &f->free_resident_bytes);
+    /* Fresh books count in use at least the usable bytes of the live objects the trace
+       knows (every one of them is inside the allocator's heap; objects from before tracing
+       only add).  Books that count less were read when the heap was another than at the
+       epoch's end (the writer reads them when it closes the epoch, after it ended), and
+       subtracting them would make up a negative residual. */
+    int64_t in_use = (int64_t)(f->heap_bytes - f->free_resident_bytes);
+    if (f->has_books && k->kind == CHURN_BOOKS_GLIBC) /* its free chunks, pinned ones too */
+        in_use = (int64_t)(f->heap_bytes - t->counters[row->counters_first + k->idx[2]]);
+    if (f->has_books && in_use < (int64_t)s->live_usable) {
+        f->books_stale = 1;
+        f->stale_in_use_bytes = in_use;
+        f->has_books = 0;
+        f->free_resident_bytes = 0;
+    }
     if (!f->has_books) /* without books the heap is what the live set occupies */
         f->heap_bytes = s->span_bytes;
     f->outside_heap_bytes = (int64_t)(f->rss_bytes - f->heap_bytes);
@@ -245,6 +259,27 @@ static void displaced_survivors(const churn_live *l, survivors *s)
         survivor(s, &l->displaced[(l->displaced_head + k) % CHURN_DISPLACED_MAX]);
 }
 
+/* Says once which epochs' books were not used, with the first one's figures. */
+static void stale_books_warning(const churn_fragmentation *f, const churn_analysis *a)
+{
+    uint64_t n = 0;
+    churn_frag_row first = {0}, r;
+    for (size_t i = 0; i < f->nrows; i++) {
+        churn_frag_row_at(f, i, &r);
+        if (r.books_stale && !n++)
+            first = r;
+    }
+    if (n)
+        churn_warn(a->warn,
+                   "allocator counters stale at %llu epoch(s) (first: epoch %llu, where they "
+                   "count %lld bytes in use and its live objects hold %llu usable bytes): read "
+                   "after the epoch ended, when the heap had changed; those epochs show no "
+                   "free-resident figure and their heap is the live set's spans",
+                   (unsigned long long)n, (unsigned long long)first.epoch,
+                   (long long)first.stale_in_use_bytes,
+                   (unsigned long long)(first.live_bytes + first.slack_bytes));
+}
+
 void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from_option,
                           churn_spans *spans, const churn_live_pass *p,
                           const churn_analysis *a)
@@ -276,6 +311,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
         qsort(s.sites.items, s.sites.count, sizeof *s.sites.items, by_pinned);
         qsort(s.classes.items, s.classes.count, sizeof *s.classes.items, by_pinned);
     }
+    stale_books_warning(f, a);
     f->sites = s.sites.items;
     f->nsites = s.sites.count;
     f->classes = s.classes.items;

@@ -32,6 +32,11 @@ typedef struct churn_frag_row {
     int64_t pinned_bytes;        /* span bytes of occupied units - live usable bytes */
     uint64_t span_bytes, spans;
     int has_rss, has_books;
+    /* The epoch's books contradict its live set (they count fewer bytes in use than its live
+       objects hold): read at another moment than the epoch's end, so not used (has_books 0);
+       stale_in_use_bytes is what they counted in use (heap - free resident). */
+    int books_stale;
+    int64_t stale_in_use_bytes;
     uint64_t rss_bytes;
     uint64_t heap_bytes;         /* the allocator's resident memory by its counters */
     uint64_t free_resident_bytes;

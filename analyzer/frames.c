@@ -44,8 +44,11 @@ size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t 
     size_t emitted = 0, total = 0;
     uint64_t generation = churn_stacks_generation(src->stacks, stack);
     churn_frame frames[INLINE_MAX];
+    /* Every recorded ip is a return address, the innermost one too (the return from the call
+       of the allocation function): each is looked up at its call instruction, or an inlined
+       allocation would show at the caller's next line. */
     for (size_t i = 0; i < depth; i++) {
-        size_t n = churn_symbolizer_resolve(src->sym, ips[i], i > 0, generation, frames,
+        size_t n = churn_symbolizer_resolve(src->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);
         for (size_t k = 0; k < n; k++, total++) {
             if (max && emitted >= max)

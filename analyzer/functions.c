@@ -80,7 +80,7 @@ static uint64_t function_of(void *ctx, uint64_t stack)
     churn_frame frames[INLINE_MAX];
     churn_function fn = {0};
     for (size_t i = 0; i < depth; i++) {
-        size_t n = churn_symbolizer_resolve(f->sym, ips[i], i > 0, generation, frames,
+        size_t n = churn_symbolizer_resolve(f->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);
         if (!n || (i > 0 && in_libc(frames[0].module)))
             continue;

@@ -38,6 +38,9 @@ typedef struct options {
     const char *model;  /* --model; NULL = the trace's allocator */
     size_t top;
     const char *output; /* -o; NULL = stdout */
+    churn_suppressions suppress; /* the built-in list unless --no-default-suppressions, and
+                                    --suppressions files */
+    int no_default_suppressions;
 } options;
 
 static void usage(FILE *out)
@@ -49,7 +52,11 @@ static void usage(FILE *out)
     const size_t n_opt = sizeof churn_analyze_options / sizeof churn_analyze_options[0];
     for (size_t i = 0; i < n_opt; i++) {
         const char *h = churn_analyze_options[i].help;
-        fprintf(out, "  %-18s ", churn_analyze_options[i].flag);
+        const char *flag = churn_analyze_options[i].flag;
+        if (strlen(flag) > 18) /* a long flag gets its help on the next line */
+            fprintf(out, "  %s\n%21s", flag, "");
+        else
+            fprintf(out, "  %-18s ", flag);
         for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
             fprintf(out, "%.*s\n%21s", (int)(nl - h), h, "");
         fprintf(out, "%s\n", h);
@@ -161,10 +168,15 @@ static void flame(FILE *out, const options *o, churn_export_window *w, churn_exp
     churn_tree_free(&tree);
 }
 
-static int write_report(FILE *out, const options *o, const char *path, churn_analysis *a,
+static int write_report(FILE *out, options *o, const char *path, churn_analysis *a,
                         churn_export_window *ew, churn_export_window *base)
 {
-    churn_report_options ropts = {path, o->top};
+    churn_report_options ropts = {path, o->top, NULL};
+    if (o->form == FORM_TEXT || o->form == FORM_JSON || o->form == FORM_HTML) {
+        churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+        churn_suppressions_apply(&o->suppress, &a->growth, &src);
+        ropts.suppress = &o->suppress;
+    }
     switch (o->form) {
     case FORM_TEXT:
         churn_report_text(out, a, &ropts);
@@ -239,7 +251,7 @@ static int spool_stdin(char *path, size_t size)
     return -1;
 }
 
-static int analyze(const char *path, const options *o)
+static int analyze(const char *path, options *o)
 {
     churn_warnings warnings = {0};
     char err[256];
@@ -318,7 +330,8 @@ static int set_form(options *o, output_form form, const char *metric)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL, OPT_FREED };
+    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL, OPT_FREED,
+           OPT_SUPPRESS, OPT_NO_DEFAULT_SUPPRESS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"folded", optional_argument, NULL, OPT_FOLDED},
@@ -330,6 +343,8 @@ int main(int argc, char **argv)
         {"freed", required_argument, NULL, OPT_FREED},
         {"model", required_argument, NULL, OPT_MODEL},
         {"top", required_argument, NULL, 't'},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESS},
+        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESS},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -393,6 +408,18 @@ int main(int argc, char **argv)
             has_top = 1;
             break;
         }
+        case OPT_SUPPRESS: {
+            char err[600];
+            if (!churn_suppressions_load(&o.suppress, optarg, err, sizeof err)) {
+                fprintf(stderr, "churn-analyze: %s\n", err);
+                churn_suppressions_free(&o.suppress);
+                return 2;
+            }
+            break;
+        }
+        case OPT_NO_DEFAULT_SUPPRESS:
+            o.no_default_suppressions = 1;
+            break;
         case 'o':
             o.output = optarg;
             break;
@@ -426,5 +453,9 @@ int main(int argc, char **argv)
         o.top = o.form == FORM_TEXT   ? TEXT_TOP_DEFAULT
                 : o.form == FORM_HTML ? HTML_TOP_DEFAULT
                                       : 0;
-    return analyze(argv[optind], &o);
+    if (!o.no_default_suppressions)
+        churn_suppressions_defaults(&o.suppress);
+    int status = analyze(argv[optind], &o);
+    churn_suppressions_free(&o.suppress);
+    return status;
 }

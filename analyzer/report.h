@@ -9,10 +9,12 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "suppress.h"
 
 typedef struct churn_report_options {
     const char *trace_path;
     size_t top; /* callsites shown; 0 = all (JSON) */
+    const churn_suppressions *suppress; /* applied; NULL: none */
 } churn_report_options;
 
 void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options *o);

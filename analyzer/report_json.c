@@ -247,6 +247,13 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         u64(out, "free_bytes", s->free_bytes, 1);
         retention(out, a, &a->growth, s);
         type_field(out, churn_report_type(a, s));
+        const churn_suppression *sup = churn_suppressions_of(o->suppress, s->stack);
+        fputs("\"suppressed\": ", out);
+        if (sup)
+            json_string(out, sup->rule);
+        else
+            fputs("null", out);
+        fputs(", ", out);
         fputs("\"lifetime\": ", out);
         lifetime(out, s->lifetime);
         fputs("}", out);
@@ -300,6 +307,13 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
         type_field(out, fn->type);
+        const churn_suppression *sup = churn_suppressions_of_function(o->suppress, s->stack);
+        fputs("\"suppressed\": ", out);
+        if (sup)
+            json_string(out, sup->rule);
+        else
+            fputs("null", out);
+        fputs(", ", out);
         u64(out, "stacks", fn->stacks, 0);
         fputs("}", out);
     }
@@ -369,6 +383,28 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
     fputs("]}", out);
 }
 
+/* The rules that matched, with what they hold at the end. */
+static void suppressed(FILE *out, const churn_report_options *o)
+{
+    fputs("\"suppressed\": [", out);
+    int n = 0;
+    for (size_t i = 0; o->suppress && i < o->suppress->count; i++) {
+        const churn_suppression *r = &o->suppress->rules[i];
+        if (!r->callsites)
+            continue;
+        fputs(n++ ? ",\n  {\"rule\": " : "\n  {\"rule\": ", out);
+        json_string(out, r->rule);
+        fputs(", \"what\": ", out);
+        json_string(out, r->what);
+        fputs(", ", out);
+        u64(out, "callsites", r->callsites, 1);
+        i64(out, "live_count", r->live_count, 1);
+        i64(out, "live_bytes", r->live_bytes, 0);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
 static void opt_i64(FILE *out, const char *key, int known, long long v)
 {
     if (known)
@@ -399,6 +435,7 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         opt_i64(out, "rss_bytes", r->has_rss, (long long)r->rss_bytes);
         opt_i64(out, "program_mapped_bytes", r->row != NULL, (long long)r->mapped_bytes);
         opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);
+        fprintf(out, "\"books_stale\": %s, ", r->books_stale ? "true" : "false");
         if (r->row)
             counters(out, a, r->row);
         else
@@ -521,6 +558,8 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     growth(out, a, o);
     fputs(",\n", out);
     freed(out, a, o);
+    fputs(",\n", out);
+    suppressed(out, o);
     fputs(",\n", out);
     fragmentation(out, a, o);
     fputs(",\n", out);

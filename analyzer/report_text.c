@@ -147,8 +147,11 @@ static void retention_text(FILE *out, const churn_analysis *a, const churn_growt
 
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **rows = churn_functions_sorted(&a->functions, o->top, &n);
+    size_t n = 0, all;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++) /* as callsites() */
+        if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
+            rows[n++] = rows[i];
     fprintf(out, "\nTop functions by retained growth (each the sum of its callsites):\n");
     if (!n)
         fputs("  (none)\n", out);
@@ -178,8 +181,12 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
 
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **sites = churn_report_callsites(a, o->top, &n);
+    size_t n, all;
+    churn_callsite **sites = churn_report_callsites(a, 0, &all);
+    n = 0; /* known start-up allocations (suppress.h) are not ranked */
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
+        if (!churn_suppressions_of(o->suppress, sites[i]->stack))
+            sites[n++] = sites[i];
     churn_frames_source src = {&a->stacks, &a->modules, a->sym};
     fprintf(out, "\nTop callsites by retained growth:\n");
     if (!n)
@@ -259,6 +266,25 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
     free(rows);
 }
 
+/* What the ranking left out, once per rule that matched. */
+static void suppressed(FILE *out, const churn_report_options *o)
+{
+    const churn_suppressions *s = o->suppress;
+    int any = 0;
+    for (size_t i = 0; s && i < s->count; i++) {
+        const churn_suppression *r = &s->rules[i];
+        if (!r->callsites)
+            continue;
+        if (!any++)
+            fputs("\nNot ranked, known allocations that are not leaks (--suppressions, "
+                  "docs/analyzer.md):\n", out);
+        char b[32];
+        fprintf(out, "  %s: live %lld objects (%sB) in %llu callsite(s): %s\n", r->rule,
+                (long long)r->live_count, human((double)r->live_bytes, b, sizeof b),
+                (unsigned long long)r->callsites, r->what);
+    }
+}
+
 static const char *signed_human(int known, double v, char *buf, size_t len)
 {
     return known ? human(v, buf, len) : "-";
@@ -267,13 +293,14 @@ static const char *signed_human(int known, double v, char *buf, size_t len)
 static void frag_row(FILE *out, const char *label, const churn_frag_row *r)
 {
     char b[8][32];
-    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s\n", label,
+    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s%s\n", label,
             (unsigned long long)r->epoch, signed_human(r->has_rss, (double)r->rss_bytes, b[0], 32),
             human((double)r->live_bytes, b[1], 32), human((double)r->slack_bytes, b[2], 32),
             human((double)r->pinned_bytes, b[3], 32),
             signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
             signed_human(r->has_rss, (double)r->outside_heap_bytes, b[5], 32),
-            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32));
+            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
+            r->books_stale ? "  books stale (see warnings)" : "");
 }
 
 /* First, peak and last epochs: the peak by RSS, or by span bytes without RSS. */
@@ -354,6 +381,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     epochs(out, a);
     functions(out, a, o);
     callsites(out, a, o);
+    suppressed(out, o);
     freed(out, a, o);
     fragmentation(out, a, o);
     fputs("\nLifetimes in epochs (all callsites):", out);

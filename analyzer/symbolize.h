@@ -34,12 +34,12 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
    it.  Only until the first resolve, which waits for the modules already queued. */
 void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id);
 
-/* Resolves one recorded instruction pointer (a return address unless it is the innermost
-   frame), of a stack recorded at `generation` (the number of modules known then, format.h;
-   UINT64_MAX: the newest modules), into up to
-   max frames, innermost inlined frame first; returns how many (>= 1 when max >= 1: an
-   unknown ip still yields one frame with module and NULL function).  Returned strings live
-   as long as the symbolizer.  Results are cached per ip and module. */
+/* Resolves one instruction pointer (is_return_address: a return address, looked up at its
+   call instruction; every ip of a recorded stack is one), of a stack recorded at
+   `generation` (the number of modules known then, format.h; UINT64_MAX: the newest
+   modules), into up to max frames, innermost inlined frame first; returns how many (>= 1
+   when max >= 1: an unknown ip still yields one frame with module and NULL function).
+   Returned strings live as long as the symbolizer.  Results are cached per ip and module. */
 size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
                                 uint64_t generation, churn_frame *out, size_t max);
 

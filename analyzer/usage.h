@@ -14,7 +14,8 @@ typedef struct churn_usage_option {
 /* The synopsis, one line per element, after "churn-analyze ". */
 static const char *const churn_analyze_synopsis[] = {
     "[--json | --folded[=METRIC] | --svg[=METRIC] | --html | --pprof]",
-    "[--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N] [-o FILE]",
+    "[--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N]",
+    "[--suppressions FILE]... [--no-default-suppressions] [-o FILE]",
     "TRACE | -",
 };
 
@@ -32,6 +33,10 @@ static const churn_usage_option churn_analyze_options[] = {
                      "trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
                      "jemalloc[:PAGE] (docs/fragmentation.md)"},
     {"--top N", "callsites shown (text default 10, HTML 20, JSON all)"},
+    {"--suppressions FILE", "known allocations to keep out of the callsite ranking, one\n"
+                            "leak:PATTERN or init:MODULE-PATTERN per line, added to the\n"
+                            "built-in list of start-up allocations (docs/analyzer.md)"},
+    {"--no-default-suppressions", "without the built-in list of --suppressions"},
     {"-o FILE", "write to FILE instead of stdout"},
     {"-", "read the trace from standard input instead of the file TRACE"},
     {"--version", "print the version and exit"},

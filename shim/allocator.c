@@ -4,10 +4,14 @@
  * MallocExtension, jemalloc mallctl).  Looked up with dlsym, so none is a link dependency.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "elfsyms.h"
 #include "shim.h"
+#include "way.h"
 
 static churn_allocator_info info;
 static void (*way_counters)(uint64_t *values);
@@ -37,14 +41,69 @@ static void set_names(const char *const *names, size_t n)
         info.counter_names[i] = names[i];
 }
 
+/* The malloc whose calls are traced: the one ahead of libchurn in the lookup scope (the
+   executable's, traced through the patch way), or else the next one after libchurn. */
+static void *traced_malloc(void)
+{
+    churn_real_resolve();
+    return churn_malloc_is_ahead() ? dlsym(RTLD_DEFAULT, "malloc") : (void *)churn_next.malloc;
+}
+
+/* An entry point of the allocator that defines the traced malloc: in the executable's own
+   symbols when the executable defines it (a static library's are mostly not exported; an
+   executable that forwards to a library's allocator finds it in the global scope), else in
+   the library that does, itself. */
+static void *allocator_symbol(const Dl_info *owner, int in_exe, const char *name)
+{
+    if (in_exe) {
+        uintptr_t a = churn_exe_symbol(name);
+        return a ? (void *)a : dlsym(RTLD_DEFAULT, name);
+    }
+    void *p = dlsym(RTLD_DEFAULT, name);
+    Dl_info at;
+    return p && dladdr(p, &at) && at.dli_fbase == owner->dli_fbase ? p : NULL;
+}
+
+static int exe_holds(struct dl_phdr_info *i, size_t size, void *arg)
+{
+    (void)size;
+    *(uintptr_t *)arg = i->dlpi_addr;
+    return 1; /* the first object reported is the executable */
+}
+
+/* The allocator is named by what defines the malloc that is traced, never by what else the
+   process has loaded: glibc only when that malloc is glibc's own, and its counters (mallinfo2)
+   only then, since they describe glibc's heap alone. */
 void churn_allocator_detect(void)
 {
     if (way_counters)
         return; /* named by the way in */
-    gperf_property = (int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT,
-                                                            "MallocExtension_GetNumericProperty");
-    je_mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                              "mallctl");
+    void *m = traced_malloc();
+    Dl_info owner = {0}, glibc;
+    uintptr_t exe_base = 0;
+    dl_iterate_phdr(exe_holds, &exe_base);
+    int known = m && dladdr(m, &owner) && owner.dli_fname;
+    int in_exe = known && (uintptr_t)owner.dli_fbase == exe_base;
+    /* glibc's malloc is one in the object that defines gnu_get_libc_version: an allocator that
+       replaces malloc often defines __libc_malloc and the like too (mimalloc does). */
+    void *libc_version = dlsym(RTLD_DEFAULT, "gnu_get_libc_version");
+    int is_glibc = known && !in_exe && libc_version && dladdr(libc_version, &glibc) &&
+                   glibc.dli_fbase == owner.dli_fbase;
+    info.page_size = 4096;
+    info.ncounters = 0;
+    if (is_glibc) {
+        info.name = "glibc";
+        glibc_mallinfo2 = (struct mallinfo2 (*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
+        if (glibc_mallinfo2)
+            set_names(glibc_names, sizeof glibc_names / sizeof *glibc_names);
+        return;
+    }
+    if (known) {
+        gperf_property = (int (*)(const char *, size_t *))allocator_symbol(
+            &owner, in_exe, "MallocExtension_GetNumericProperty");
+        je_mallctl = (int (*)(const char *, void *, size_t *, void *, size_t))allocator_symbol(
+            &owner, in_exe, "mallctl");
+    }
     if (gperf_property) {
         info.name = "gperftools";
         info.page_size = 8192;
@@ -55,12 +114,15 @@ void churn_allocator_detect(void)
         je_mallctl("arenas.page", &page, &len, NULL, 0);
         info.page_size = (uint32_t)page;
         set_names(je_names, sizeof je_names / sizeof *je_names);
+    } else if (known && allocator_symbol(&owner, in_exe, "mi_malloc")) {
+        info.name = "mimalloc"; /* no books read: its statistics are not free-but-resident */
     } else {
-        info.name = "glibc";
-        info.page_size = 4096;
-        glibc_mallinfo2 = (struct mallinfo2 (*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
-        if (glibc_mallinfo2)
-            set_names(glibc_names, sizeof glibc_names / sizeof *glibc_names);
+        /* The analyzer falls back to its page model for a name it does not know. */
+        static char name[96];
+        const char *base = known && !in_exe ? strrchr(owner.dli_fname, '/') : NULL;
+        snprintf(name, sizeof name, "unknown (%s)",
+                 known && !in_exe ? (base ? base + 1 : owner.dli_fname) : "the executable's own");
+        info.name = name;
     }
 }
 

@@ -6,7 +6,7 @@
  * CFI) libunwind's unw_backtrace takes it instead, so the answer is always libunwind's.
  * CHURN_UNWIND=verify is the test of that claim: both run on every stack, and any difference
  * aborts the process.  The frame-pointer walk (fp) is for programs that keep frame pointers.
- * Frames inside libchurn itself are dropped from the top.
+ * Frames inside libchurn itself are dropped, wherever they are in the stack.
  *
  * A walk needs stack of its own below the stack pointer, and a signal handler on a small
  * sigaltstack has little: where the stack left is less than the walk needs, the stack is cut
@@ -94,15 +94,19 @@ static int own_or_allocator(uintptr_t ip)
            (ip >= allocator_lo[1] && ip < allocator_hi[1]);
 }
 
+/* Drops the frames on top that are ours or the hooking allocator's, and every frame of ours
+   further out: a wrapper of ours that calls into libc stays on the stack of what libc
+   allocates under it (pthread_create's thread memory, a dlopen's), between the program's
+   frames and libc's, and is no part of the program's stack. */
 static unsigned skip_own_frames(uintptr_t *ips, unsigned n)
 {
-    unsigned skip = 0;
+    unsigned skip = 0, kept = 0;
     while (skip < n && own_or_allocator(ips[skip]))
         skip++;
-    if (skip)
-        for (unsigned i = skip; i < n; i++)
-            ips[i - skip] = ips[i];
-    return n - skip;
+    for (unsigned i = skip; i < n; i++)
+        if (!(ips[i] >= churn_self_lo && ips[i] < churn_self_hi))
+            ips[kept++] = ips[i];
+    return kept;
 }
 
 /* Follows saved %rbp links while they stay inside the live part of the stack it runs on (from
@@ -249,7 +253,8 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames
            inside it are dropped (an allocator's, whose hook called us: tcmalloc's) and the
-           rest is within max.  A stack deeper than max is cut to its inner max frames, which
+           rest is within max.  A frame of ours further out (skip_own_frames) leaves the chain
+           a hash of frames no kept stack holds: a key of its own, as DEEP_KEY's are.  A stack deeper than max is cut to its inner max frames, which
            the chain does not hash alone: the whole walk's chain keys the cache instead (kept
            apart from stacks' own hashes by DEEP_KEY), so a repeated deep stack is not copied
            and hashed again (under workerd that copy and hash were a quarter of stack_id's

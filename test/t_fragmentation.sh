@@ -58,8 +58,9 @@ if allocator == "jemalloc":
 for r in rows.values():
     if r["rss_bytes"] is None:
         continue
-    parts = (r["live_bytes"] + r["slack_bytes"] + r["pinned_bytes"] + r["free_resident_bytes"]
-             + r["outside_heap_bytes"] + r["residual_bytes"])
+    # (a row whose books were stale has no free-resident part: docs/fragmentation.md)
+    parts = (r["live_bytes"] + r["slack_bytes"] + r["pinned_bytes"]
+             + (r["free_resident_bytes"] or 0) + r["outside_heap_bytes"] + r["residual_bytes"])
     expect("epoch %d: the parts add up to RSS" % r["epoch"], parts, r["rss_bytes"])
 
 top = field(report, "fragmentation_callsites")

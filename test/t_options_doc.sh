@@ -39,7 +39,8 @@ longopts=$(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*_argument,.*/\1/p' analyzer/main.
 [ -n "$longopts" ] || fail "found no long option in analyzer/main.c: the search is broken"
 for o in $longopts; do
     [ "$o" = output ] && continue # -o's long spelling
-    grep -q "^\\\\fB\\\\-\\\\-$o\\\\fR" man/churn-analyze.1 ||
+    # (the man page escapes every hyphen of the name too)
+    grep -q "^\\\\fB\\\\-\\\\-$(echo "$o" | sed 's/-/\\\\-/g')\\\\fR" man/churn-analyze.1 ||
         fail "churn-analyze --$o is not in analyzer/usage.h (man/churn-analyze.1)"
 done
 "$ANALYZE" --help >"$WORK/analyze.help" || fail "churn-analyze --help failed"

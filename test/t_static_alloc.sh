@@ -4,8 +4,11 @@
 # (test/programs/static_jemalloc.c) and an allocator of the program's own
 # (test/programs/own_malloc.c), each running the C malloc family pattern of static_pattern.h;
 # and test/programs/new_delete.cc linked with jemalloc's operators or with the program's own
-# (own_new.cc).  Under the shim they must be traced through the patch way in, with every
-# epoch's counts, bytes and live change exact.
+# (own_new.cc), and mimalloc carried by the executable (test/programs/exe_mimalloc.c).  Under
+# the shim they must be traced through the patch way in, with every epoch's counts, bytes and
+# live change exact, and the report must name the allocator traced, with its books or none:
+# never glibc's (its mallinfo2 describes a heap these programs do not use).  libmimalloc.so
+# preloaded after the shim (the ELF way) is named too.
 . test/lib.sh
 
 JEMALLOC_A=/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
@@ -17,21 +20,50 @@ gcc $PROG_CFLAGS -std=gnu11 -fno-builtin -DOWN_MALLOC_NO_MAIN -c -o "$WORK/own_m
     test/programs/own_malloc.c >"$WORK/own_malloc_lib.build.log" 2>&1 ||
     fail "cannot compile own_malloc.c as a library: $(tail -n 1 "$WORK/own_malloc_lib.build.log")"
 build_cxx new_delete_own test/programs/new_delete.cc test/programs/own_new.cc "$WORK/own_malloc_lib.o"
+MIMALLOC=/usr/lib/x86_64-linux-gnu/libmimalloc.so.2
+[ -f "$MIMALLOC" ] || fail "$MIMALLOC missing: apt-get install libmimalloc-dev"
+build_c exe_mimalloc test/programs/exe_mimalloc.c -fno-builtin -lmimalloc
+build_cxx new_delete test/programs/new_delete.cc
 
-for prog in static_jemalloc own_malloc new_delete_jemalloc new_delete_own; do
+for prog in static_jemalloc own_malloc new_delete_jemalloc new_delete_own exe_mimalloc; do
     traced "$WORK/$prog.zst" "$WORK/$prog.out" "$WORK/$prog"
     grep -q "defines malloc itself; tracing it through the patch way in" "$WORK/$prog.out.err" ||
         fail "$prog was not traced through the patch way: $(head -n 1 "$WORK/$prog.out.err")"
     analyze "$WORK/$prog.zst" "$WORK/$prog.json"
 done
 
-for prog in static_jemalloc own_malloc; do
+CHURN_PRELOAD_EXTRA=$MIMALLOC traced "$WORK/preload_mimalloc.zst" "$WORK/preload_mimalloc.out" \
+    "$WORK/new_delete"
+analyze "$WORK/preload_mimalloc.zst" "$WORK/preload_mimalloc.json"
+check "$WORK" <<'PY'
+import os, sys
+from churncheck import *
+work = sys.argv[1]
+# program: (allocator, books, model)
+want = {
+    "static_jemalloc": ("jemalloc", "jemalloc", "jemalloc"),
+    "new_delete_jemalloc": ("jemalloc", "jemalloc", "jemalloc"),
+    "own_malloc": ("unknown (the executable's own)", None, "page"),
+    "new_delete_own": ("unknown (the executable's own)", None, "page"),
+    "exe_mimalloc": ("mimalloc", None, "page"),
+    "preload_mimalloc": ("mimalloc", None, "page"),
+}
+for prog, (allocator, books, model) in want.items():
+    report = load(os.path.join(work, prog + ".json"))
+    fm = field(report, "fragmentation_model")
+    expect(prog + ": allocator, books, model",
+           (field(report, "metadata", "allocator"), fm["books"], fm["model"]),
+           (allocator, books, model))
+print("allocators named: %s" % ", ".join("%s %s" % (p, w[0]) for p, w in want.items()))
+PY
+
+for prog in static_jemalloc own_malloc exe_mimalloc; do
     check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
 import sys
 from churncheck import *
 report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
 cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
-want_cases = 8 if prog == "own_malloc" else 7
+want_cases = 7 if prog == "static_jemalloc" else 8
 expect("%s: number of phases" % prog, len(cases), want_cases)
 for name, *figures in cases:
     allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
