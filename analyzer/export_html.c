@@ -38,8 +38,8 @@ static const char *human(double v, const char *unit, char *buf, size_t len)
         m /= 1024;
         u++;
     }
-    if (unit[0] != 'B')
-        snprintf(buf, len, "%s%.3g %s", v < 0 ? "-" : "", m, unit); /* ms: often below 1 */
+    if (unit[0] != 'B') /* ms: often below 1, three digits; whole above 1000 */
+        snprintf(buf, len, m < 1000 ? "%s%.3g %s" : "%s%.0f %s", v < 0 ? "-" : "", m, unit);
     else if (u == 0)
         snprintf(buf, len, "%s%.0f %s", v < 0 ? "-" : "", m, unit);
     else
