@@ -401,6 +401,13 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         if (r->u.short_stacks.n > a->totals.short_stacks)
             a->totals.short_stacks = r->u.short_stacks.n;
         break;
+    case CHURN_REC_COUNTERS_STALE:
+        if (churn_in_window(&a->window, r->u.counters_stale.epoch)) {
+            churn_epoch_row *row = churn_epochs_row(&a->epochs, r->u.counters_stale.epoch);
+            row->counters_stale = 1;
+            row->counters_age_ns = r->u.counters_stale.age_ns;
+        }
+        break;
     case CHURN_REC_DROPPED:
         a->totals.dropped_events += r->u.dropped.count;
         *(r->u.dropped.reason == CHURN_DROP_RING_FULL       ? &a->totals.dropped_ring

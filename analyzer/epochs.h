@@ -23,6 +23,8 @@ typedef struct churn_epoch_row {
     uint64_t start_ns, wall_ns, cpu_ns, rss_bytes, late_events;
     uint64_t s_allocs, s_frees, s_alloc_bytes, s_free_bytes, s_live_count, s_live_bytes;
     size_t counters_first, n_counters; /* into churn_epochs.counters */
+    int counters_stale;      /* the counters are a reading counters_age_ns before the end */
+    uint64_t counters_age_ns;
     uint64_t dropped; /* events the shim reported dropped while this epoch was current */
     uint64_t mapped_bytes; /* the program's own mappings at its end (regions.h; with events) */
 } churn_epoch_row;

@@ -753,6 +753,11 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.short_stacks.n = get_v(c);
         ok = c->ok && r->u.short_stacks.n >= 1;
         break;
+    case CHURN_REC_COUNTERS_STALE:
+        r->u.counters_stale.epoch = get_v(c);
+        r->u.counters_stale.age_ns = get_v(c);
+        ok = c->ok;
+        break;
     case CHURN_REC_DROPPED:
         r->u.dropped.count = get_v(c);
         r->u.dropped.reason = get_v(c);

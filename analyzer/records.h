@@ -79,6 +79,7 @@ typedef struct churn_record {
         struct { uint64_t count, reason; } dropped;
         struct { uint64_t n; } stack_sample;
         struct { uint64_t n; } short_stacks;
+        struct { uint64_t epoch, age_ns; } counters_stale;
         struct { uint64_t how, detail; } exit;
         struct { uint64_t addr, size, slack, stack, age; } free;
         struct { uint64_t addr; } free_unknown;

@@ -31,6 +31,10 @@ const char *churn_report_exit_how(const churn_analysis *a)
         return "signal";
     case CHURN_EXIT_EXEC:
         return "exec";
+    case CHURN_EXIT_QUICK:
+        return "quick_exit";
+    case CHURN_EXIT_THREADS:
+        return "threads";
     default:
         return "unknown";
     }

@@ -143,6 +143,9 @@ static void epochs(FILE *out, const churn_analysis *a)
         u64(out, "dropped_events", r->dropped, 1);
         fprintf(out, "\"summary\": %s, ", r->has_summary ? "true" : "false");
         counters(out, a, r);
+        fprintf(out, ", \"counters_stale\": %s", r->counters_stale ? "true" : "false");
+        if (r->counters_stale)
+            fprintf(out, ", \"counters_age_ns\": %llu", (unsigned long long)r->counters_age_ns);
         fputs("}", out);
     }
     fputs("]", out);

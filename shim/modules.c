@@ -119,9 +119,8 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-void churn_modules_scan(void)
+static void scan_locked(void)
 {
-    churn_spin_lock(&scan_lock);
     unsigned long long c[2] = {0, 0};
     dl_iterate_phdr(read_counters, c);
     if (c[0] != seen_adds || c[1] != seen_subs) {
@@ -145,12 +144,32 @@ void churn_modules_scan(void)
         if (sc.changed)
             atomic_store(&unseen, 1);
     }
+}
+
+void churn_modules_scan(void)
+{
+    churn_spin_lock(&scan_lock);
+    scan_locked();
     churn_spin_unlock(&scan_lock);
 }
 
 int churn_modules_refresh(void)
 {
     churn_modules_scan();
+    return churn_modules_news();
+}
+
+int churn_modules_try_refresh(void)
+{
+    if (!atomic_exchange_explicit(&scan_lock.held, 1, memory_order_acquire)) {
+        scan_locked();
+        churn_spin_unlock(&scan_lock);
+    }
+    return churn_modules_news();
+}
+
+int churn_modules_news(void)
+{
     return atomic_exchange(&unseen, 0);
 }
 

@@ -140,8 +140,17 @@ static inline int churn_tracing(void)
 }
 /* 1 once the program's main has been entered (its static constructors have run). */
 int churn_main_started(void);
-/* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once. */
+/* ---- exit.c: how the process ends ---- */
+/* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once; a second
+   caller waits (bounded) for the first; a vfork child does nothing. */
 void churn_finish(int how, int detail);
+void churn_exit_install(void);        /* patches exit, quick_exit, _exit (start-up) */
+int churn_exit_hooked(void);          /* _exit's entry finishes the trace */
+void churn_exit_main_returned(int status);
+void churn_exit_destructor(void);
+void churn_exit_writer_started(void); /* the writer is not one of glibc's counted threads */
+int churn_exit_writer_returning(void); /* -1: the process is in its last exit, never return */
+int churn_exit_only_writer(int *status); /* 1: every other thread has ended */
 void churn_fatal_install(void); /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT */
 
 /* ---- epoch_at.c: CHURN_EPOCH_AT ---- */
@@ -402,6 +411,11 @@ typedef struct churn_module {
 void churn_modules_scan(void);
 /* The writer's scan: returns 1 when modules were added since its previous call. */
 int churn_modules_refresh(void);
+/* The same without scanning (a fatal signal: the loader's lock may be held). */
+int churn_modules_news(void);
+/* The same, scanning unless a scan is under way (the exit path: this thread may be the one
+   scanning, interrupted by a signal handler that exits). */
+int churn_modules_try_refresh(void);
 size_t churn_modules_count(void);
 const churn_module *churn_module_get(size_t id);
 /* libchurn's own text range, for skipping its frames */

@@ -1,7 +1,7 @@
 /*
  * The shim's lifecycle: bring-up on the first intercepted call (which can come before our
- * constructor), the writer's start in the constructor, the final flush at exit and _exit
- * (fatal signals: fatal.c), and fork.
+ * constructor), the writer's start in the constructor, and fork.  The final flush is exit.c's
+ * (fatal signals: fatal.c).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,7 +18,6 @@
 
 _Atomic int churn_state;
 __thread int churn_in_shim;
-static _Atomic int finished;
 static _Atomic int main_started;
 
 /* The pid namespace the root was in (CHURN_ROOT_PID=<pid>:<ns>), 0 when not known. */
@@ -158,6 +157,7 @@ void churn_ensure_init(void)
     if (ok) {
         churn_modules_find_self();
         churn_stacks_init();
+        churn_modules_scan(); /* a fatal signal's flush cannot ask the loader (writer.c) */
         ok = churn_way_choose() != NULL &&
              !(churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at)) &&
              !churn_outfile_open(churn_opt.out, churn_opt.events);
@@ -171,18 +171,6 @@ void churn_ensure_init(void)
         churn_index_start();
     }
     atomic_store(&churn_state, ok ? CHURN_ON : CHURN_DISABLED);
-    churn_in_shim = saved;
-}
-
-void churn_finish(int how, int detail)
-{
-    if (atomic_exchange(&finished, 1) || atomic_load(&churn_state) != CHURN_ON)
-        return;
-    int saved = churn_in_shim;
-    churn_in_shim = 1;
-    churn_writer_finish(how, detail);
-    churn_index_end(how, detail);
-    atomic_store(&churn_state, CHURN_FINISHED);
     churn_in_shim = saved;
 }
 
@@ -251,6 +239,7 @@ __attribute__((constructor)) static void churn_constructor(void)
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
     churn_in_shim++;
+    churn_exit_install(); /* while single-threaded: patching rewrites code in place */
     if (churn_writer_start()) {
         churn_log("cannot start the writer thread; not tracing");
         atomic_store(&churn_state, CHURN_DISABLED);
@@ -267,7 +256,7 @@ __attribute__((constructor)) static void churn_constructor(void)
 
 __attribute__((destructor)) static void churn_destructor(void)
 {
-    churn_finish(CHURN_EXIT_NORMAL, 0);
+    churn_exit_destructor();
 }
 
 /* main starts only after the executable's static constructors ran; an allocator linked into
@@ -279,7 +268,9 @@ static main_fn real_main;
 static int main_wrapper(int argc, char **argv, char **envp)
 {
     atomic_store(&main_started, 1);
-    return real_main(argc, argv, envp);
+    int status = real_main(argc, argv, envp);
+    churn_exit_main_returned(status);
+    return status;
 }
 
 int churn_main_started(void)

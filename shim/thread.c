@@ -188,7 +188,9 @@ static int thread_dead(pid_t tid)
 }
 
 /* Writer side.  Only the writer unlinks, and producers only push at the head, so walking the
-   links needs no lock; unlinking takes it briefly. */
+   links needs no lock; unlinking takes it briefly, when it is free: the final pass may run on
+   a thread interrupted while it held it (registering its ring), and a ring not recycled now
+   is recycled at a later pass. */
 void churn_threads_each(void (*fn)(churn_thread *t, void *ctx), void *ctx)
 {
     churn_thread *t = atomic_load_explicit(&registry, memory_order_acquire);
@@ -196,8 +198,8 @@ void churn_threads_each(void (*fn)(churn_thread *t, void *ctx), void *ctx)
         churn_thread *next = t->next;
         int dead = atomic_load_explicit(&t->exited, memory_order_acquire) && thread_dead(t->tid);
         fn(t, ctx);
-        if (dead && atomic_load(&t->head) == atomic_load(&t->tail)) {
-            churn_spin_lock(&registry_lock);
+        if (dead && atomic_load(&t->head) == atomic_load(&t->tail) &&
+            !atomic_exchange_explicit(&registry_lock.held, 1, memory_order_acquire)) {
             churn_thread **link = (churn_thread **)&registry;
             while (*link && *link != t)
                 link = &(*link)->next;

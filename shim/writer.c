@@ -13,6 +13,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 /* ZSTD_createCCtx_advanced (custom allocator) is in the experimental section of the API. */
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
@@ -30,6 +32,7 @@
 #define BUSY_POLL_NS 1000000u
 #define COUNTER_MIN_NS 1000000u    /* allocator counters are sampled at most every 1 ms */
 #define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
+#define ALONE_CHECK_NS 100000000u  /* an idle writer looks whether it is the last thread */
 #define MAX_RINGS_PER_PASS 65536
 #define ROOM_BATCH 4096u           /* slots drained between tail stores within a batch: a
                                       waiting producer resumes at a quarter free (thread.c) */
@@ -70,6 +73,13 @@ static struct {
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
     int finishing;            /* the final pass: no epoch opens after this one */
+    /* The passes of exit, fatal signals and exec: they run on a thread that may have been
+       interrupted inside the allocator, holding its locks, so they never ask it (counters
+       are read outside the writer lock, size classes not at all) ... */
+    int final_path;
+    /* ... nor, after a fatal signal (the thread may be inside the loader), the loader: the
+       module map is the one of start-up, the last pass and the last dlclose. */
+    int no_loader;
     churn_coder coder;
     uint64_t cur_epoch;
     pid_t cur_tid;
@@ -306,6 +316,8 @@ static void emit_allocator(void)
 /* Sent as soon as the allocator can be asked, and again in every later segment. */
 static void emit_size_classes(void)
 {
+    if (w.final_path && !w.classes_in)
+        return; /* never asked yet: asking would call the allocator */
     const churn_size_classes *c = churn_allocator_classes();
     if (!c || w.classes_in == w.segments || !room(1 + (1 + 2 * c->n) * CHURN_VARINT_MAX))
         return;
@@ -690,24 +702,17 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
 
 /* ---- closing epochs ---- */
 
-static void sample_counters(uint64_t now)
+/* The allocator's counters, read by the writer at most once a millisecond before a pass and
+   outside the writer lock: reading them may wait for the allocator's locks, and a thread that
+   holds one may be the one finishing the trace (exit.c), which needs the writer lock.  An
+   allocator whose counters are read at the tick (tcmalloc's) keeps its slower ones from here
+   (way_tcmalloc.c). */
+static int read_counters(uint64_t now, uint64_t *values)
 {
-    const churn_allocator_info *a = churn_allocator();
-    if (a->ncounters && now - w.counters_ns >= COUNTER_MIN_NS) {
-        churn_allocator_counters(w.counters);
-        w.counters_ns = now;
-    }
-}
-
-/* An allocator whose counters are read at the tick (tcmalloc's) keeps its slower ones from the
-   writer's last read (way_tcmalloc.c): read them here once a millisecond. */
-static void refresh_counters(uint64_t now)
-{
-    const churn_allocator_info *a = churn_allocator();
-    if (a->counters_at_tick && a->ncounters && now - w.counters_ns >= COUNTER_MIN_NS) {
-        churn_allocator_counters(w.counters);
-        w.counters_ns = now;
-    }
+    if (!churn_allocator()->ncounters || now - w.counters_ns < COUNTER_MIN_NS)
+        return 0;
+    churn_allocator_counters(values);
+    return 1;
 }
 
 static void close_epoch(const churn_tick *t, int tick_lost)
@@ -715,12 +720,19 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     uint64_t end_ns = tick_lost ? 0 : t->end_ns, cpu = tick_lost ? 0 : t->cpu_ns;
     uint64_t rss = tick_lost ? 0 : t->rss;
     uint64_t start = w.last_end_ns;
+    int stale = 0;
     if (!tick_lost && t->counters_read)
         memcpy(w.counters, t->counters, sizeof w.counters);
     else
-        sample_counters(churn_now_ns());
+        stale = w.final_path && churn_allocator()->ncounters;
     segment_check();
     emit_size_classes();
+    if (stale && room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_COUNTERS_STALE);
+        put_u(w.open_epoch);
+        uint64_t read_at = w.counters_ns ? w.counters_ns : churn_start_ns; /* never: zeros */
+        put_u(end_ns > read_at ? end_ns - read_at : 0);
+    }
     size_t nclasses = 0;
     for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
         nclasses += w.class_dirty[c];
@@ -826,7 +838,10 @@ static void add_cursor(churn_thread *t, void *ctx)
 static void pass(int final)
 {
     uint64_t drained = 0;
-    if (churn_modules_refresh() && w.seg_open)
+    int news = w.no_loader ? churn_modules_news()
+               : w.final_path ? churn_modules_try_refresh()
+                              : churn_modules_refresh();
+    if (news && w.seg_open)
         emit_modules();
     uint64_t global = atomic_load(&churn_epoch_now);
     cursors_t cs = {pass_cursors, 0};
@@ -870,7 +885,6 @@ static void pass(int final)
     churn_threads_room_made();
     close_epochs_below(global);
     uint64_t now = churn_now_ns();
-    refresh_counters(now);
     if (!w.seg_open)
         segment_open();
     if (final || segment_raw() >= w.target ||
@@ -887,6 +901,7 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     churn_in_shim = 1; /* nothing this thread does is traced */
+    uint64_t alone_checked = 0;
     while (!atomic_load(&w.stop)) {
         uint64_t now = churn_now_ns();
         if (churn_epoch_timer_due(now))
@@ -897,12 +912,31 @@ static void *writer_main(void *arg)
         if (!w.compress_due)
             sleep_until_poked(wait);
         atomic_store(&wake, 0);
+        now = churn_now_ns();
+        uint64_t counters[CHURN_MAX_COUNTERS];
+        int fresh = read_counters(now, counters);
         if (lock_writer(0) == 0) {
+            if (fresh) {
+                memcpy(w.counters, counters, sizeof counters);
+                w.counters_ns = now;
+            }
             if (!atomic_load(&w.stop))
                 pass(0);
             unlock_writer();
         }
+        if (!w.busy && now - alone_checked >= ALONE_CHECK_NS) {
+            alone_checked = now;
+            int status;
+            if (!atomic_load(&w.stop) && churn_exit_only_writer(&status)) {
+                churn_finish(CHURN_EXIT_THREADS, status);
+                syscall(SYS_exit_group, status);
+            }
+        }
     }
+    /* Back to being counted as one of glibc's threads before its end counts it out; when
+       the program is in its last exit, the writer waits for the end instead. */
+    while (churn_exit_writer_returning())
+        sleep_until_poked(POLL_NS);
     return NULL;
 }
 
@@ -932,6 +966,8 @@ static int start_thread(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!rc)
+        churn_exit_writer_started();
     churn_in_shim = saved;
     w.running = rc == 0;
     return rc ? -1 : 0;
@@ -983,14 +1019,18 @@ int churn_writer_start(void)
     return start_thread();
 }
 
+/* Any thread, the writer included (the last thread left, exit.c). */
 void churn_writer_finish(int how, int detail)
 {
-    if (churn_writer_is_self())
-        return;
     atomic_store(&w.stop, 1);
     churn_writer_poke();
-    if (lock_writer(FINISH_WAIT_NS))
-        return; /* the writer is wedged; what is on disk stays valid */
+    /* This thread was interrupted holding the writer lock (an exec flush, fork): the trace
+       cannot be finished consistently; what is on disk stays valid.  Or the writer is wedged
+       (a stalled disk): the same. */
+    if (w.owner_tid == churn_gettid() || lock_writer(FINISH_WAIT_NS))
+        return;
+    w.final_path = 1;
+    w.no_loader = how == CHURN_EXIT_SIGNAL;
     /* The epoch in progress ends here, so its figures are in the trace. */
     churn_epoch_advance_last();
     pass(0);
@@ -1022,8 +1062,9 @@ void churn_writer_finish(int how, int detail)
    trace goes on if the exec fails (a later EXIT then supersedes this one). */
 int churn_writer_exec_flush(void)
 {
-    if (churn_writer_is_self() || lock_writer(FINISH_WAIT_NS))
+    if (churn_writer_is_self() || w.owner_tid == churn_gettid() || lock_writer(FINISH_WAIT_NS))
         return -1;
+    w.final_path = 1; /* exec is async-signal-safe: a handler may call it */
     churn_epoch_advance_last();
     pass(0);
     if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
@@ -1034,6 +1075,7 @@ int churn_writer_exec_flush(void)
     if (w.seg_open)
         segment_close();
     segment_open();
+    w.final_path = 0;
     unlock_writer();
     return 0;
 }

@@ -15,7 +15,7 @@ for mode in exit _exit segv; do
     CHURN_OUT="$WORK/$mode.zst" LD_PRELOAD="$SHIM" "$WORK/endings" $mode >"$WORK/$mode.out" \
         2>"$WORK/$mode.err" || status=$?
     case $mode in
-    exit) want=3 how=normal detail=0 ;;
+    exit) want=3 how=normal detail=3 ;;
     _exit) want=4 how=_exit detail=4 ;;
     segv) want=139 how=signal detail=11 ;;
     esac

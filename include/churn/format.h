@@ -144,6 +144,11 @@ enum churn_record_tag {
        of them is the allocating function's caller alone, or no frame.  Near the end of a
        segment, in every segment from the first such stack on; absent: none was cut. */
     CHURN_REC_SHORT_STACKS = 0x0d,
+    /* V epoch, V age ns: the allocator counters in that epoch's EPOCH_END, which follows, are
+       the writer's last reading, taken age ns before the epoch ended, not a reading at its
+       end: the exit, fatal-signal and exec paths never ask the allocator (the ending thread
+       may hold its locks).  Absent: the counters were read at or after the epoch's end. */
+    CHURN_REC_COUNTERS_STALE = 0x0e,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */
@@ -225,6 +230,10 @@ enum churn_exit_how {
     CHURN_EXIT_SIGNAL = 3,  /* a fatal signal; detail is the signal number */
     CHURN_EXIT_EXEC = 4,    /* exec replaced the image (written just before the call); when
                                the call failed, the trace goes on and a later EXIT counts */
+    CHURN_EXIT_QUICK = 5,   /* quick_exit(): at_quick_exit handlers ran, no destructors */
+    CHURN_EXIT_THREADS = 6, /* every thread ended by the exit system call, none called exit
+                               or exit_group (a seccomp-strict program); detail is the status
+                               the process ended with */
 };
 
 enum churn_drop_reason {
