@@ -48,3 +48,19 @@ expect("farewell blocks allocated in the first destructor round", sum(g["allocs"
 expect("unknown frees", field(report, "totals", "unknown_frees"), 0)
 print("key destructors: %d allocations and frees during thread exit, all traced" % count)
 PY
+
+# vfork + _exit(7) in the child: the child shares the parent's memory, and must neither end
+# the parent's trace nor stop its writer.
+build_c vfork_exit test/programs/vfork_exit.c
+traced "$WORK/vfork.zst" "$WORK/vfork.out" "$WORK/vfork_exit"
+analyze "$WORK/vfork.zst" "$WORK/vfork.json"
+check "$WORK/vfork.json" "$WORK/vfork.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+expect_epoch(report, ph["before"], "work before the vfork", allocs=5, frees=0, alloc_bytes=5 * 400)
+expect_epoch(report, ph["after"], "work after the vfork child's _exit", allocs=9, frees=0,
+             alloc_bytes=9 * 400)
+expect("metadata.exit after the vfork", field(report, "metadata", "exit"), {"how": "normal", "detail": 0})
+print("vfork: the parent's trace goes on after its child's _exit and ends with its own exit")
+PY
