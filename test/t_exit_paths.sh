@@ -64,3 +64,31 @@ expect_epoch(report, ph["after"], "work after the vfork child's _exit", allocs=9
 expect("metadata.exit after the vfork", field(report, "metadata", "exit"), {"how": "normal", "detail": 0})
 print("vfork: the parent's trace goes on after its child's _exit and ends with its own exit")
 PY
+
+# Heap work after libchurn's own destructor: a library initialised before libchurn frees from
+# its destructor, from an atexit handler registered in its constructor, and a C++ library's
+# static destructor deletes (test/programs/late_lib.c, late_cxx.cc): every free is in the
+# trace, which ends after the program's last heap operation.
+gcc $PROG_CFLAGS -std=gnu11 -shared -fPIC -o "$WORK/liblate_lib.so" test/programs/late_lib.c ||
+    fail "cannot build late_lib.so"
+g++ $PROG_CFLAGS -std=gnu++17 -shared -fPIC -o "$WORK/liblate_cxx.so" test/programs/late_cxx.cc ||
+    fail "cannot build late_cxx.so"
+build_c late_frees test/programs/late_frees.c -L"$WORK" -llate_lib -llate_cxx -Wl,-rpath,"$WORK"
+traced "$WORK/late.zst" "$WORK/late.out" "$WORK/late_frees"
+analyze "$WORK/late.zst" "$WORK/late.json"
+check "$WORK/late.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+lib = growth_with(report, "late_lib_init")
+expect("late_lib_init's blocks (allocs, frees)", (sum(g["allocs"] for g in lib), sum(g["frees"] for g in lib)),
+       (2 * 999, 2 * 999))
+cxx = growth_with(report, "Keeper::Keeper")
+made = sum(g["allocs"] for g in cxx)
+if made < 555:
+    fail("Keeper's constructor: %d allocations traced, not at least its 555 new int[50]" % made)
+expect("Keeper's allocations (frees, live_count)",
+       (sum(g["frees"] for g in cxx), sum(g["live_count"] for g in cxx)), (made, 0))
+expect("metadata.exit", field(report, "metadata", "exit"), {"how": "normal", "detail": 0})
+print("late frees: destructor, atexit and C++ static destructor frees all traced")
+PY
