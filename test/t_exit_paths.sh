@@ -92,3 +92,34 @@ expect("Keeper's allocations (frees, live_count)",
 expect("metadata.exit", field(report, "metadata", "exit"), {"how": "normal", "detail": 0})
 print("late frees: destructor, atexit and C++ static destructor frees all traced")
 PY
+
+# Ways out past exit()'s ordinary path (test/programs/exit_ways.c): quick_exit (its
+# at_quick_exit handler frees the work; glibc ends it in its internal _exit), exit and _exit
+# from a second thread while main allocates, and exit after an execve that failed.
+build_c exit_ways test/programs/exit_ways.c -pthread
+for mode in quick thread thread_ exec_fail; do
+    case $mode in
+    quick) want=6 how=quick_exit frees=13 ;;
+    thread) want=8 how=normal frees=0 ;;
+    thread_) want=11 how=_exit frees=0 ;;
+    exec_fail) want=12 how=normal frees=13 ;;
+    esac
+    rm -f "$WORK/$mode.zst"
+    status=0
+    timeout -k 2 10 env CHURN_OUT="$WORK/$mode.zst" LD_PRELOAD="$SHIM" "$WORK/exit_ways" $mode \
+        >"$WORK/$mode.out" 2>"$WORK/$mode.err" || status=$?
+    [ "$status" -eq "$want" ] || fail "exit_ways $mode exited with status $status under the shim, not $want"
+    analyze "$WORK/$mode.zst" "$WORK/$mode.json"
+    check "$WORK/$mode.json" "$WORK/$mode.out" $mode $how $want $frees <<'PY'
+import sys
+from churncheck import *
+report, ph, mode, how, status, frees = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+expect_epoch(report, ph["work"], "work before %s" % mode, allocs=13, frees=0, alloc_bytes=13 * 600)
+work = [g for g in field(report, "growth") if g["stack"] and "main" in g["stack"][0] and g["allocs"] == 13]
+expect("%s: the work's blocks (allocs, frees)" % mode,
+       (sum(g["allocs"] for g in work), sum(g["frees"] for g in work)), (13, frees))
+expect("%s: metadata.exit" % mode, field(report, "metadata", "exit"), {"how": how, "detail": status})
+expect("%s: damaged segments" % mode, field(report, "metadata", "segments_damaged"), 0)
+print("%s: status %d, trace complete and ends %s %d" % (mode, status, how, status))
+PY
+done
