@@ -35,3 +35,25 @@ expect_epoch(report, ph["impossible_nothrow"], "failed nothrow new with " + allo
 print("%s: 12 new/delete pairs exact" % allocator)
 PY
 done
+
+# operator new out of memory (test/programs/new_handler.cc): the new_handler's free of its
+# reserve block is traced, and so are the bad_alloc object's allocation and the catch's free.
+unset CHURN_PRELOAD_EXTRA
+build_cxx new_handler test/programs/new_handler.cc
+traced "$WORK/handler.zst" "$WORK/handler.out" "$WORK/new_handler"
+analyze "$WORK/handler.zst" "$WORK/handler.json"
+check "$WORK/handler.json" "$WORK/handler.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+expect_epoch(report, ph["reserve"], "the reserve block", allocs=1, frees=0, alloc_bytes=1 << 20)
+oom = epochs(report)[ph["oom"]]
+expect("oom epoch (allocs, frees): the exception object, the reserve and the exception",
+       (oom["allocs"], oom["frees"]), (1, 2))
+if oom["free_bytes"] < (1 << 20):
+    fail("oom epoch freed %d bytes: the reserve's free is missing" % oom["free_bytes"])
+expect("unknown frees", field(report, "totals", "unknown_frees"), 0)
+expect("oom epoch's live (count, bytes) change: the reserve gone, the exception freed",
+       live_delta(report, ph["oom"], "oom"), (-1, -(1 << 20)))
+print("new_handler's free and bad_alloc's object traced")
+PY
