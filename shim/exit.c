@@ -24,8 +24,11 @@
  * trace and ends the process with the status the kernel would have reported.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -198,11 +201,21 @@ static int read_stat(char *state, long long *threads, long long *code)
 }
 
 /* 1 when the writer is the process's only live thread: every thread of the program ended
-   without exit_group.  The main thread, once gone, stays listed (a zombie) until the whole
-   group is.  *status is then what the kernel reports for the process: the main thread's exit
-   code. */
+   without exit_group.  Asked with calls that open no descriptor (one would take a number the
+   program may be about to open, fd 0 after a daemon's close): /proc/self/task has 2 + the
+   number of threads as its link count, the main thread once gone stays listed (a zombie)
+   until the whole group is, and a zombie has no working directory.  Only then, with no
+   thread of the program left, is the stat line read for *status: what the kernel reports for
+   the process, the main thread's exit code. */
 int churn_exit_only_writer(int *status)
 {
+    struct stat st;
+    char path[64], link[8];
+    if (stat("/proc/self/task", &st) || st.st_nlink != 4)
+        return 0;
+    snprintf(path, sizeof path, "/proc/self/task/%d/cwd", (int)getpid());
+    if (readlink(path, link, sizeof link) >= 0 || errno != ENOENT)
+        return 0;
     char state = 0;
     long long threads = 0, code = 0;
     if (read_stat(&state, &threads, &code) || threads != 2 || state != 'Z')
