@@ -724,7 +724,7 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     if (!tick_lost && t->counters_read)
         memcpy(w.counters, t->counters, sizeof w.counters);
     else
-        stale = w.final_path && churn_allocator()->ncounters;
+        stale = w.final_path && churn_allocator()->ncounters && w.counters_ns < end_ns;
     segment_check();
     emit_size_classes();
     if (stale && room(1 + 2 * CHURN_VARINT_MAX)) {

@@ -238,6 +238,8 @@ def decode(raw, seq, version=2):
             rec["stack_sample"] = r.v()
         elif tag == 0x0D:
             rec["short_stacks"] = r.v()
+        elif tag == 0x0E:
+            rec.update(stale_epoch=r.v(), age_ns=r.v())
         elif tag == 0x07:
             rec.update(live_count=r.v(), live_bytes=r.v())
             rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]

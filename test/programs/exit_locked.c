@@ -8,6 +8,7 @@
  *   alarm_term  the same with raise(SIGTERM) in the handler (no SIGTERM handler of its own).
  *   double_free frees a 4000-byte block twice: glibc sees it with the arena lock held and
  *               aborts.
+ * The loops start with SLOTS blocks of 100 bytes, so every trace holds at least those.
  * Natively each ends at once (143, 9, 143, 134); under the shim it must end the same way,
  * never hang, and leave a trace that says how it ended.
  */
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
         free(again);
         die("the double free went unnoticed");
     }
+    for (unsigned k = 0; k < SLOTS; k++) /* every trace holds at least these */
+        slot[k] = malloc(100);
     if (!strcmp(argv[1], "alarm_exit"))
         arm(on_alarm_exit);
     else if (!strcmp(argv[1], "alarm_term"))
