@@ -356,7 +356,14 @@ static const char *end_of(const tree *t, const image *im, char *buf, size_t size
         return find_image(t, im->pid, im->n + 1) ? "exec" : "no end";
     switch (im->how) {
     case CHURN_EXIT_NORMAL:
-        return "exit";
+        snprintf(buf, size, "exit %d", im->detail);
+        return buf;
+    case CHURN_EXIT_QUICK:
+        snprintf(buf, size, "quick_exit %d", im->detail);
+        return buf;
+    case CHURN_EXIT_THREADS:
+        snprintf(buf, size, "threads %d", im->detail);
+        return buf;
     case CHURN_EXIT_UNDERSCORE:
         snprintf(buf, size, "_exit %d", im->detail);
         return buf;
