@@ -2,7 +2,8 @@
 # A process that ends while a thread is inside malloc or free, holding glibc's arena lock
 # (test/programs/exit_locked.c): the shim's final flush must take no lock the program can
 # hold.  Each run is bounded; a run that outlives its bound is a hang and fails the test.
-#   - SIGTERM sent to a busy allocating process, 30 runs: status 143, trace ends by signal 15;
+#   - SIGTERM sent to a process allocating on three threads, 30 runs: status 143, trace ends
+#     by signal 15;
 #   - _exit(9) from a SIGALRM handler at a random instant, 60 runs: status 9, trace ends _exit 9;
 #   - raise(SIGTERM) from that handler, 60 runs: status 143, trace ends by signal 15;
 #   - a double free glibc detects (it aborts with the arena lock held), 10 runs: status 134,
@@ -11,7 +12,7 @@
 # Every trace must be readable, whole (no damaged segment) and say how the process ended.
 . test/lib.sh
 
-build_c exit_locked test/programs/exit_locked.c
+build_c exit_locked test/programs/exit_locked.c -pthread
 
 # run NAME MODE: the program under the shim, at most 10 s, its status in $status.
 run() {

@@ -2,7 +2,8 @@
  * A process that ends while one of its threads is inside malloc or free, holding the
  * allocator's own locks.  `exit_locked MODE`:
  *   busy        allocates and frees blocks of 16 bytes to 64 KiB forever (most sizes take
- *               glibc's arena lock), printing "ready" once it is at it; the test sends SIGTERM.
+ *               glibc's arena lock) on the main thread and two others, printing "ready" once
+ *               it is at it; the test sends SIGTERM, which any of the three may take.
  *   alarm_exit  the same loop, and a SIGALRM handler of its own, armed at a random 0.2-5 ms,
  *               that calls _exit(9) wherever the loop is.
  *   alarm_term  the same with raise(SIGTERM) in the handler (no SIGTERM handler of its own).
@@ -12,6 +13,7 @@
  * Natively each ends at once (143, 9, 143, 134); under the shim it must end the same way,
  * never hang, and leave a trace that says how it ended.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
@@ -22,6 +24,7 @@
 #define SLOTS 64
 
 static void *slot[SLOTS];
+static __thread void *own[SLOTS]; /* the other threads' blocks */
 
 static void on_alarm_exit(int sig)
 {
@@ -51,23 +54,30 @@ static void arm(void (*handler)(int))
     setitimer(ITIMER_REAL, &it, NULL);
 }
 
-static void churn_forever(void)
+static void churn_forever(void **blocks, int announce)
 {
     unsigned x = 12345;
     for (unsigned long i = 0;; i++) {
         x = x * 1103515245u + 12345u;
         unsigned k = (x >> 8) % SLOTS;
-        free(slot[k]);
+        free(blocks[k]);
         size_t size = 16 + ((x >> 12) % 65536);
-        slot[k] = malloc(size);
-        if (!slot[k])
+        blocks[k] = malloc(size);
+        if (!blocks[k])
             die("malloc failed");
-        ((char *)slot[k])[0] = (char)i;
-        if (i == 20000) {
+        ((char *)blocks[k])[0] = (char)i;
+        if (announce && i == 20000) {
             printf("ready\n");
             fflush(stdout);
         }
     }
+}
+
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    churn_forever(own, 0);
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -91,5 +101,11 @@ int main(int argc, char **argv)
         arm(on_alarm_term);
     else if (strcmp(argv[1], "busy"))
         die("unknown mode %s", argv[1]);
-    churn_forever();
+    else
+        for (int n = 0; n < 2; n++) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, other_thread, NULL))
+                die("pthread_create failed");
+        }
+    churn_forever(slot, 1);
 }
