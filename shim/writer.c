@@ -704,12 +704,16 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
 
 /* The allocator's counters, read by the writer at most once a millisecond before a pass and
    outside the writer lock: reading them may wait for the allocator's locks, and a thread that
-   holds one may be the one finishing the trace (exit.c), which needs the writer lock.  An
-   allocator whose counters are read at the tick (tcmalloc's) keeps its slower ones from here
-   (way_tcmalloc.c). */
+   holds one may be the one finishing the trace (exit.c), which needs the writer lock.  Read
+   when an epoch waits to be closed (mallinfo2 walks every free chunk under the arena lock);
+   an allocator whose counters are read at the tick (tcmalloc's) keeps its slower ones from
+   here, every millisecond (way_tcmalloc.c).  open_epoch is the writer's own: read without the
+   lock, it is at worst a pass behind. */
 static int read_counters(uint64_t now, uint64_t *values)
 {
-    if (!churn_allocator()->ncounters || now - w.counters_ns < COUNTER_MIN_NS)
+    const churn_allocator_info *a = churn_allocator();
+    if (!a->ncounters || now - w.counters_ns < COUNTER_MIN_NS ||
+        (!a->counters_at_tick && atomic_load(&churn_epoch_now) <= w.open_epoch))
         return 0;
     churn_allocator_counters(values);
     return 1;
