@@ -7,8 +7,9 @@
  * that happen inside that operator are the program's: the new_handler it calls when memory
  * runs out (which may free a reserve block), and the bad_alloc it throws, whose object the
  * program's catch frees.  Both reach libstdc++'s exported functions through the PLT
- * (std::get_new_handler, __cxa_allocate_exception, __cxa_free_exception), so those are
- * wrapped: inside a traced operator new they run with the guard lifted.
+ * (std::get_new_handler or std::set_new_handler, __cxa_allocate_exception,
+ * __cxa_free_exception), so those are wrapped: inside a traced operator new they run with the
+ * guard lifted.
  */
 #include <stdlib.h>
 
@@ -109,6 +110,23 @@ CHURN_API new_handler_fn _ZSt15get_new_handlerv(void)
     if (!h || !(in_new & NEW_HANDLER))
         return h;
     program_handler = h;
+    return run_program_handler;
+}
+
+/* std::set_new_handler(): jemalloc's and gperftools' operator new read the handler by setting
+   it to null and back.  Inside a traced operator new the handler they read is
+   run_program_handler, and setting that back sets the program's. */
+CHURN_API new_handler_fn _ZSt15set_new_handlerPFvvE(new_handler_fn h)
+{
+    static void *_Atomic next;
+    new_handler_fn (*real)(new_handler_fn) =
+        (new_handler_fn(*)(new_handler_fn))churn_next_of(&next, "_ZSt15set_new_handlerPFvvE");
+    if (h == run_program_handler)
+        h = program_handler;
+    new_handler_fn old = real ? real(h) : NULL;
+    if (!old || !(in_new & NEW_HANDLER))
+        return old;
+    program_handler = old;
     return run_program_handler;
 }
 
