@@ -79,8 +79,13 @@ static int hook(const char *name, void (*fn)(long))
     return at && !churn_patch_entry_hook(at, (void (*)(void))fn, &why) ? 0 : -1;
 }
 
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+static exit_fn next_exit;
+
 void churn_exit_install(void)
 {
+    /* Looked up now: the loader is no place to go on the way out. */
+    next_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
     /* Without exit's hook every exit would read as _exit: then neither. */
     if (hook("exit", on_exit_entry))
         return;
@@ -91,6 +96,16 @@ void churn_exit_install(void)
 int churn_exit_hooked(void)
 {
     return hooked;
+}
+
+/* The program's own calls of exit, for the destructor's status where exit could not be
+   hooked (glibc's internal calls pass by: main's return is below). */
+CHURN_API void exit(int status)
+{
+    leaving(CHURN_EXIT_NORMAL, status);
+    if (!next_exit)
+        next_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+    next_exit(status);
 }
 
 /* main's return value is the status exit() gets (libc calls it internally). */
