@@ -164,6 +164,12 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
     f->rss_bytes = row->rss_bytes;
     f->has_books = read_books(k, t->counters + row->counters_first, row->n_counters, f,
                               &f->heap_bytes, &f->free_resident_bytes);
+    /* The shim says these are an earlier reading (COUNTERS_STALE: the exit path never asks
+       the allocator): the heap they describe is not the epoch's end. */
+    if (row->counters_stale) {
+        f->has_books = 0;
+        f->free_resident_bytes = 0;
+    }
     /* Fresh books count in use at least the usable bytes of the live objects the trace
        knows (every one of them is inside the allocator's heap; objects from before tracing
        only add).  Books that count less were read when the heap was another than at the
