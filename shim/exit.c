@@ -93,11 +93,6 @@ void churn_exit_install(void)
     hooked = !hook("_exit", on_exit_syscall);
 }
 
-int churn_exit_hooked(void)
-{
-    return hooked;
-}
-
 /* The program's own calls of exit, for the destructor's status where exit could not be
    hooked (glibc's internal calls pass by: main's return is below). */
 CHURN_API void exit(int status)
@@ -132,7 +127,7 @@ void churn_finish(int how, int detail)
     if (!atomic_compare_exchange_strong(&finisher, &first, me)) {
         /* Another thread finishes: this one (a thread that dies of a signal while another
            exits) must not end the process before that is done.  The finisher itself, back
-           here from a signal handler, goes on. */
+           here from a signal handler, returns at once. */
         uint64_t deadline = churn_now_ns() + FINISH_WAIT_NS;
         while (first != me && !atomic_load(&finished) && churn_now_ns() < deadline)
             churn_futex_wait(&finished, 0, 10000000u);

@@ -145,7 +145,6 @@ int churn_main_started(void);
    caller waits (bounded) for the first; a vfork child does nothing. */
 void churn_finish(int how, int detail);
 void churn_exit_install(void);        /* patches exit, quick_exit, _exit (start-up) */
-int churn_exit_hooked(void);          /* _exit's entry finishes the trace */
 void churn_exit_main_returned(int status);
 void churn_exit_destructor(void);
 void churn_exit_writer_started(void); /* the writer is not one of glibc's counted threads */
