@@ -1,11 +1,13 @@
 #!/bin/sh
-# How a traced process ends (test/programs/endings.c, tls_dtor.c).  exit() and _exit() from
-# main: the trace holds the work epoch exactly and ends with how the process went (`normal`,
-# `_exit`); an uncaught SIGSEGV: the shell sees the signal (status 139, libchurn does not
-# swallow it) and the trace up to the crash is readable and says signal 11.  (abort() and
-# kill -9 are test/t_crash.sh.)  Thread-specific-data destructors that free and allocate after
-# libchurn's own per-thread destructor ran, in two rounds: every one of those events is in the
-# trace.
+# How a traced process ends (test/programs/endings.c, tls_dtor.c).  exit(3) and _exit(4) from
+# main: the trace holds the work epoch exactly and ends with how the process went and its
+# status (`normal` 3, `_exit` 4); an uncaught SIGSEGV: the shell sees the signal (status 139,
+# libchurn does not swallow it) and the trace up to the crash is readable and says signal 11.
+# (abort() and kill -9 are test/t_crash.sh, exits inside malloc test/t_exit_locked.sh.)
+# Thread-specific-data destructors that free and allocate after libchurn's own per-thread
+# destructor ran, in two rounds: every one of those events is in the trace.  Then a vfork
+# child's _exit, frees after libchurn's destructor, quick_exit, exits from a second thread and
+# an exit after a failed execve (each part says more below).
 . test/lib.sh
 
 build_c endings test/programs/endings.c
