@@ -184,9 +184,20 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
         f->has_books = 0;
         f->free_resident_bytes = 0;
     }
+    /* RSS is read at the tick and the books when the writer closes the epoch, later: books
+       that hold more than the process's RSS saw a growth that the RSS reading had not. */
+    if (f->has_books && f->has_rss && f->heap_bytes > f->rss_bytes) {
+        f->books_stale = 1;
+        f->stale_in_use_bytes = in_use;
+        f->has_books = 0;
+        f->free_resident_bytes = 0;
+    }
     if (!f->has_books) /* without books the heap is what the live set occupies */
         f->heap_bytes = s->span_bytes;
-    f->outside_heap_bytes = (int64_t)(f->rss_bytes - f->heap_bytes);
+    /* The live set at the epoch's end sits in pages RSS had not counted yet: the RSS reading
+       is the older one, and what lies outside the heap cannot be told at this epoch. */
+    f->rss_stale = f->has_rss && f->heap_bytes > f->rss_bytes;
+    f->outside_heap_bytes = f->rss_stale ? 0 : (int64_t)(f->rss_bytes - f->heap_bytes);
     f->residual_bytes = (int64_t)(f->heap_bytes - s->span_bytes - f->free_resident_bytes);
 }
 
@@ -268,13 +279,23 @@ static void displaced_survivors(const churn_live *l, survivors *s)
 /* Says once which epochs' books were not used, with the first one's figures. */
 static void stale_books_warning(const churn_fragmentation *f, const churn_analysis *a)
 {
-    uint64_t n = 0;
-    churn_frag_row first = {0}, r;
+    uint64_t n = 0, rss = 0;
+    churn_frag_row first = {0}, first_rss = {0}, r;
     for (size_t i = 0; i < f->nrows; i++) {
         churn_frag_row_at(f, i, &r);
         if (r.books_stale && !n++)
             first = r;
+        if (r.rss_stale && !rss++)
+            first_rss = r;
     }
+    if (rss)
+        churn_warn(a->warn,
+                   "RSS reading older than the epoch's end at %llu epoch(s) (first: epoch %llu, "
+                   "RSS %llu bytes, the live set's spans %llu): read up to 1 ms before the "
+                   "epoch ended, while the heap grew; those epochs show no outside-the-heap "
+                   "figure", (unsigned long long)rss, (unsigned long long)first_rss.epoch,
+                   (unsigned long long)first_rss.rss_bytes,
+                   (unsigned long long)first_rss.span_bytes);
     if (n)
         churn_warn(a->warn,
                    "allocator counters stale at %llu epoch(s) (first: epoch %llu, where they "

@@ -36,6 +36,8 @@ typedef struct churn_frag_row {
        objects hold): read at another moment than the epoch's end, so not used (has_books 0);
        stale_in_use_bytes is what they counted in use (heap - free resident). */
     int books_stale;
+    int rss_stale;               /* the live set's spans alone pass RSS: the RSS reading is
+                                    older than the epoch's end (reused while under 1 ms old) */
     int64_t stale_in_use_bytes;
     uint64_t rss_bytes;
     uint64_t heap_bytes;         /* the allocator's resident memory by its counters */

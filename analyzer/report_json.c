@@ -434,11 +434,12 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         u64(out, "spans", r->spans, 1);
         opt_i64(out, "free_resident_bytes", r->has_books, (long long)r->free_resident_bytes);
         opt_i64(out, "heap_bytes", r->row != NULL, (long long)r->heap_bytes);
-        opt_i64(out, "outside_heap_bytes", r->has_rss, r->outside_heap_bytes);
+        opt_i64(out, "outside_heap_bytes", r->has_rss && !r->rss_stale, r->outside_heap_bytes);
         opt_i64(out, "rss_bytes", r->has_rss, (long long)r->rss_bytes);
         opt_i64(out, "program_mapped_bytes", r->row != NULL, (long long)r->mapped_bytes);
         opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);
         fprintf(out, "\"books_stale\": %s, ", r->books_stale ? "true" : "false");
+        fprintf(out, "\"rss_stale\": %s, ", r->rss_stale ? "true" : "false");
         if (r->row)
             counters(out, a, r->row);
         else

@@ -117,7 +117,14 @@ neg = [(r["epoch"], p, r[p]) for r in rows for p in ("live_bytes", "slack_bytes"
        "free_resident_bytes", "outside_heap_bytes", "residual_bytes") if r[p] is not None and r[p] < 0]
 if neg:
     fail("%s: negative parts at (epoch, part, bytes) %s" % (what, neg[:5]))
+rss_stale = [r["epoch"] for r in rows if r.get("rss_stale")]
+if rss_stale and not any(w.startswith("RSS reading older than the epoch's end at %d epoch(s)" % len(rss_stale))
+                         for w in field(report, "warnings")):
+    fail("%s: %d rows with a stale RSS and no warning naming them" % (what, len(rss_stale)))
 for r in rows:
+    if r.get("rss_stale"):
+        expect("%s epoch %d: outside the heap with a stale RSS" % (what, r["epoch"]), r["outside_heap_bytes"], None)
+        continue
     if r["rss_bytes"] is not None and r["residual_bytes"] is not None:
         values = [r[p] or 0 for p in ("live_bytes", "slack_bytes", "pinned_bytes",
                   "free_resident_bytes", "outside_heap_bytes", "residual_bytes")]
@@ -125,7 +132,7 @@ for r in rows:
 named = [w for w in field(report, "warnings") if w.startswith("allocator counters stale at %d epoch(s)" % len(stale))]
 if stale and not named:
     fail("%s: %d stale rows and no warning naming them" % (what, len(stale)))
-print("%s (%s): %d epochs, %d with stale books, no negative part" %
-      (what, field(report, "metadata", "allocator"), len(rows), len(stale)))
+print("%s (%s): %d epochs, %d with stale books, %d with a stale RSS, no negative part" %
+      (what, field(report, "metadata", "allocator"), len(rows), len(stale), len(rss_stale)))
 PY
 done
