@@ -407,6 +407,9 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         if (churn_in_window(&a->window, a->clock))
             churn_epochs_row(&a->epochs, a->clock)->dropped += r->u.dropped.count;
         break;
+    case CHURN_REC_UNORDERED:
+        a->unordered_events += r->u.unordered.count;
+        break;
     case CHURN_REC_EXIT:
         a->has_exit = 1;
         a->exit_how = r->u.exit.how;

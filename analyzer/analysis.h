@@ -91,6 +91,7 @@ typedef struct churn_analysis {
     /* oddities, reported as warnings at the end */
     uint64_t unmatched_frees, mismatched_frees, zero_address_events; /* from the live pass */
     uint64_t displaced_unfreed, displaced_evicted;
+    uint64_t unordered_events; /* CHURN_REC_UNORDERED: written out of their address's order */
     uint64_t allocs_seen; /* allocations in the trace, in any epoch */
     uint64_t bad_ages, stack_conflicts, carry_mismatches, duplicate_summaries;
     uint64_t carry_expected_count, carry_seen_count, carry_mismatch_seq;

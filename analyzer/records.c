@@ -754,6 +754,10 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.dropped.reason = get_v(c);
         ok = c->ok;
         break;
+    case CHURN_REC_UNORDERED:
+        r->u.unordered.count = get_v(c);
+        ok = c->ok && d->version >= 4;
+        break;
     case CHURN_REC_EXIT:
         r->u.exit.how = get_v(c);
         r->u.exit.detail = get_v(c);

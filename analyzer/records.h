@@ -77,6 +77,7 @@ typedef struct churn_record {
         } carry;
         struct { size_t n; const uint64_t *sizes, *span_bytes; } size_classes;
         struct { uint64_t count, reason; } dropped;
+        struct { uint64_t count; } unordered;
         struct { uint64_t n; } stack_sample;
         struct { uint64_t how, detail; } exit;
         struct { uint64_t addr, size, slack, stack, age; } free;

@@ -236,6 +236,8 @@ def decode(raw, seq, version=2):
             rec["size_classes"] = [(r.v(), r.v()) for _ in range(r.v())]
         elif tag == 0x0C:
             rec["stack_sample"] = r.v()
+        elif tag == 0x0D:
+            rec["unordered"] = r.v()
         elif tag == 0x07:
             rec.update(live_count=r.v(), live_bytes=r.v())
             rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]

@@ -29,6 +29,7 @@
 churn_options churn_opt;
 _Atomic int churn_state = CHURN_ON;
 __thread int churn_in_shim;
+_Atomic uint64_t churn_epoch_now; /* the live map reads the epoch under its lock */
 void churn_writer_poke(void) {} /* no writer thread here: the tests drain the rings themselves */
 static _Atomic size_t map_limit = SIZE_MAX; /* larger maps fail, as under `ulimit -v` */
 
@@ -353,8 +354,9 @@ static void test_coding(void)
 static _Atomic int producer_done;
 
 /* Event i of the stream: mostly heap events that fit one slot, with every kind of wide value
-   among them (slack or age past the narrow fields, usable below size, sizes past 4 GiB, map
-   events with a full address in aux). */
+   among them (slack or age past the narrow fields, usable below size, sizes past 4 GiB or
+   2^48, an address past 2^48, map events with a full address in aux), and the shard number
+   of every heap event, which shares the top bits of the address and size when narrow. */
 static void ring_event(uint64_t i, churn_event *ev)
 {
     memset(ev, 0, sizeof *ev);
@@ -366,6 +368,7 @@ static void ring_event(uint64_t i, churn_event *ev)
     ev->stack = (uint32_t)(i * 7);
     ev->epoch = (uint32_t)(i / 5);
     ev->aux = ev->type == CHURN_EV_FREE ? i % 1000 : 0;
+    ev->seq = (uint32_t)(i * 2654435761u);
     switch (i % 13) {
     case 1: ev->usable = ev->size + ((uint64_t)1 << 32); break;
     case 2: ev->usable = ev->size ? ev->size - 1 : 0; break;
@@ -374,7 +377,10 @@ static void ring_event(uint64_t i, churn_event *ev)
         ev->type = CHURN_EV_MAP;
         ev->usable = i << 8 | 3;
         ev->aux = 0x7f0000000000u + i * 4096;
+        ev->seq = 0;
         break;
+    case 5: ev->addr |= (uint64_t)1 << 50; break;
+    case 6: ev->size = (uint64_t)1 << 48 | i; ev->usable = ev->size; break;
     }
 }
 
@@ -410,7 +416,7 @@ static void drain(churn_thread *t, void *ctx)
         ring_event(c->seen, &want);
         if (ev.addr != want.addr || ev.size != want.size || ev.usable != want.usable ||
             ev.aux != want.aux || ev.stack != want.stack || ev.epoch != want.epoch ||
-            ev.type != want.type || ev.kind != want.kind)
+            ev.type != want.type || ev.kind != want.kind || ev.seq != want.seq)
             fail("ring delivered event %llu (type %u) where %llu was due, or changed it",
                  (unsigned long long)ev.addr, ev.type, (unsigned long long)c->seen);
         c->seen++;

@@ -36,6 +36,7 @@ absolute instruction pointers innermost first:
   ["allocator", name, page_size, [counter names]]
   ["size_classes", [[object size, span bytes], ...]]
   ["stack_sample", n]          (version 3)
+  ["unordered", n]             (version 4)
   ["carry", live_count, live_bytes, [[stack, count, bytes], ...]]
   ["dropped", count, reason]   ["exit", how, detail]
   ["alloc", kind, addr, size, slack, stack]
@@ -67,7 +68,7 @@ SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_hea
 TAGS = {
     "segment_start": 0x01, "module": 0x02, "stack": 0x03, "stack_ref": 0x03, "module_unloaded": 0x02, "thread": 0x04, "epoch": 0x05,
     "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
-    "stack_sample": 0x0c,
+    "stack_sample": 0x0c, "unordered": 0x0d,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
 }
@@ -242,7 +243,7 @@ class Encoder:
             for ip in ips:
                 body += varint(zigzag(ip - prev))
                 prev = ip
-        elif name == "stack_sample":
+        elif name in ("stack_sample", "unordered"):
             body += varint(args[0])
         elif name == "size_classes":
             (pairs,) = args
