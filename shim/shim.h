@@ -363,7 +363,7 @@ void churn_thread_push_slow(churn_thread *t, uint64_t head, churn_event ev, uint
                             int narrow, int may_wait);
 
 /* Fills the slots at head and publishes them. */
-static inline void churn_thread_put(churn_thread *t, uint64_t head, churn_event ev,
+static inline __attribute__((always_inline)) void churn_thread_put(churn_thread *t, uint64_t head, churn_event ev,
                                     uint64_t slack, int narrow)
 {
     churn_slot *s = &t->slots[head % CHURN_RING_EVENTS];
@@ -389,7 +389,7 @@ static inline void churn_thread_put(churn_thread *t, uint64_t head, churn_event 
 }
 
 /* may_wait: a full ring makes the caller wait for room (else the event is dropped, counted). */
-static inline void churn_thread_push(churn_thread *t, churn_event ev, int may_wait)
+static inline __attribute__((always_inline)) void churn_thread_push(churn_thread *t, churn_event ev, int may_wait)
 {
     /* usable below size wraps the slack past 32 bits, so it takes the wide form too */
     uint64_t slack = ev.usable - ev.size;
@@ -407,7 +407,7 @@ static inline void churn_thread_push(churn_thread *t, churn_event ev, int may_wa
    ring has room for the widest event, waiting for it here if need be.  Returns 0 when there
    is none (the event will be dropped, counted, and takes no number). */
 int churn_thread_room_slow(churn_thread *t, uint64_t head);
-static inline int churn_thread_room(churn_thread *t)
+static inline __attribute__((always_inline)) int churn_thread_room(churn_thread *t)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     return CHURN_LIKELY(head + 2 <= t->tail_check) || churn_thread_room_slow(t, head);
