@@ -93,12 +93,13 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     churn_livemap_prefetch(ev.addr);
     ev.stack = alloc_stack_id(t);
     int room = churn_thread_room(t);
-    churn_shard *s = churn_livemap_insert_locked(
-        ev.addr, size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack, &ev.epoch,
-        room ? &ev.seq : NULL);
+    churn_shard_op op = churn_livemap_insert_locked(
+        ev.addr, size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack, room);
+    ev.epoch = op.epoch;
+    ev.seq = op.seq;
     if (room)
         churn_thread_push(t, ev, 0);
-    churn_livemap_unlock(s);
+    churn_livemap_unlock(op.shard);
 }
 
 /* The free's event from what the live map had (live NULL: nothing). */
@@ -134,16 +135,14 @@ static void record_free(void *p, int kind, size_t usable)
         return;
     churn_live live;
     int known, room = churn_thread_room(t);
-    uint32_t epoch, seq = 0;
-    churn_shard *s =
-        churn_livemap_remove_locked((uintptr_t)p, &live, &known, &epoch, room ? &seq : NULL);
+    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &live, &known, room);
     if (room) {
         if (known && usable == FROM_MAP)
             usable = usable_at_free(p, &live);
         churn_thread_push(t, free_event(p, kind, known ? &live : NULL, known ? usable : 0,
-                                        epoch, seq), 0);
+                                        op.epoch, op.seq), 0);
     }
-    churn_livemap_unlock(s);
+    churn_livemap_unlock(op.shard);
 }
 
 void churn_record_free(void *p, int kind)
@@ -172,20 +171,20 @@ void *churn_record_realloc(void *p, size_t size)
     }
     churn_live live;
     int known;
-    uint32_t epoch, seq;
-    churn_livemap_unlock(churn_livemap_remove_locked((uintptr_t)p, &live, &known, &epoch, &seq));
+    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &live, &known, 1);
+    churn_livemap_unlock(op.shard);
     size_t usable = known ? usable_at_free(p, &live) : 0;
     void *q = churn_next.realloc(p, size);
     if (!q && size) {
         if (known)
             churn_livemap_insert((uintptr_t)p, live.size, live.slack, live.stack, live.epoch);
-        churn_event skip = free_event(p, 0, NULL, 0, epoch, seq);
+        churn_event skip = free_event(p, 0, NULL, 0, op.epoch, op.seq);
         skip.type = CHURN_EV_SKIP;
         churn_thread_push(t, skip, 1);
         return NULL;
     }
-    churn_thread_push(t, free_event(p, CHURN_FREE_REALLOC, known ? &live : NULL, usable, epoch, seq),
-                      1);
+    churn_thread_push(t, free_event(p, CHURN_FREE_REALLOC, known ? &live : NULL, usable, op.epoch,
+                                    op.seq), 1);
     churn_record_alloc(q, size, CHURN_ALLOC_REALLOC);
     return q;
 }

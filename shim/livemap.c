@@ -214,19 +214,19 @@ static inline void insert(shard_t *s, uint64_t h, const entry_t *e)
     *n = *e;
 }
 
-churn_shard *churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
-                                         uint32_t stack, uint32_t *epoch, uint32_t *seq)
+churn_shard_op churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
+                                           uint32_t stack, int numbered)
 {
     uint64_t h = mix(addr);
     shard_t *s = shard_of(h);
     churn_spin_lock(&s->lock);
-    *epoch = epoch_now();
-    if (seq)
-        *seq = s->seq++;
+    churn_shard_op op = {s, epoch_now(), 0};
+    if (numbered)
+        op.seq = s->seq++;
     entry_t e;
-    pack(&e, addr, size, slack, stack, *epoch);
+    pack(&e, addr, size, slack, stack, op.epoch);
     insert(s, h, &e);
-    return s;
+    return op;
 }
 
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
@@ -241,22 +241,21 @@ void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_
     churn_spin_unlock(&s->lock);
 }
 
-churn_shard *churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
-                                         uint32_t *epoch, uint32_t *seq)
+churn_shard_op churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
+                                           int numbered)
 {
     uint64_t h = mix(addr);
     shard_t *s = shard_of(h);
     churn_spin_lock(&s->lock);
-    if (epoch)
-        *epoch = epoch_now();
-    if (seq)
-        *seq = s->seq++;
+    churn_shard_op op = {s, epoch_now(), 0};
+    if (numbered)
+        op.seq = s->seq++;
     entry_t *n = nursery_of(s, h);
     if (n->addr == addr) {
         unpack(n, out);
         n->addr = 0;
         *found = 1;
-        return s;
+        return op;
     }
     entry_t *e = table_find(s, addr, h);
     if (e) {
@@ -264,7 +263,7 @@ churn_shard *churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *f
         table_erase(s, e);
     }
     *found = e != NULL;
-    return s;
+    return op;
 }
 
 void churn_livemap_unlock(churn_shard *s)
@@ -275,7 +274,7 @@ void churn_livemap_unlock(churn_shard *s)
 int churn_livemap_remove(uintptr_t addr, churn_live *out)
 {
     int found;
-    churn_livemap_unlock(churn_livemap_remove_locked(addr, out, &found, NULL, NULL));
+    churn_livemap_unlock(churn_livemap_remove_locked(addr, out, &found, 0).shard);
     return found;
 }
 

@@ -209,15 +209,23 @@ void churn_livemap_prefetch(uintptr_t addr);
 #define CHURN_LIVEMAP_SHARDS 256u
 typedef struct churn_shard churn_shard;
 unsigned churn_livemap_shard(uintptr_t addr);
+/* What an operation under the lock hands back, in registers: written through pointers into
+   the caller's event, epoch and seq stalled every insert on store forwarding when the event
+   was read back for the push. */
+typedef struct churn_shard_op {
+    churn_shard *shard;  /* locked */
+    uint32_t epoch;      /* read under the lock */
+    uint32_t seq;        /* the operation's number in its shard, when numbered */
+} churn_shard_op;
 /* The fields come in registers: built in the caller's frame with 4-byte stores and read
    here with an 8-byte load, stack and epoch stalled every insert on store forwarding (more
-   than half of the insert's samples on python3).  seq NULL: the operation takes no number
+   than half of the insert's samples on python3).  numbered 0: the operation takes no number
    (its event will not be pushed).  Returns with the shard locked. */
-churn_shard *churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
-                                         uint32_t stack, uint32_t *epoch, uint32_t *seq);
+churn_shard_op churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
+                                           uint32_t stack, int numbered);
 /* *found: the object was live (then *out has it).  Returns with the shard locked. */
-churn_shard *churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
-                                         uint32_t *epoch, uint32_t *seq);
+churn_shard_op churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
+                                           int numbered);
 void churn_livemap_unlock(churn_shard *s);
 /* The same without a number, as one step (a failed realloc puts its block back). */
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
