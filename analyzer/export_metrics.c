@@ -38,15 +38,10 @@ void churn_export_window_init(churn_export_window *w, churn_analysis *a,
     w->leaked_count = churn_xcalloc(n, sizeof *w->leaked_count);
     w->pinned_bytes = churn_xcalloc(n, sizeof *w->pinned_bytes);
     w->peak_bytes = churn_xcalloc(n, sizeof *w->peak_bytes);
-    int64_t held = 0;
-    for (size_t k = 0; k < npeak; k++) {
+    for (size_t k = 0; k < npeak; k++)
         w->peak_bytes[churn_growth_site(&a->growth, peak[k].stack) - a->growth.sites] =
             peak[k].bytes;
-        held = churn_wrap_add(held, (uint64_t)peak[k].bytes);
-    }
     free(peak);
-    if (churn_peak_known(a))
-        w->rest_peak_bytes = churn_wrap_sub(a->peak.peak_bytes, (uint64_t)held);
     for (size_t k = 0; k < a->frag.nsites; k++) {
         const churn_frag_part *f = &a->frag.sites[k];
         size_t i = (size_t)(churn_growth_site(&a->growth, f->key) - a->growth.sites);
@@ -141,11 +136,6 @@ static int64_t peak(const churn_export_window *w, size_t i)
     return w->peak_bytes[i];
 }
 
-static int64_t peak_rest(const churn_export_window *w)
-{
-    return w->rest_peak_bytes;
-}
-
 static int64_t temporary(const churn_export_window *w, size_t i)
 {
     return (int64_t)site_of(w, i)->temporary;
@@ -165,7 +155,7 @@ const churn_metric churn_metrics[] = {
     {"pinned", "span bytes pinned by survivors at the end (fragmentation)", "bytes",
      "pinned_space", pinned, NULL},
     {"peak", "live bytes at the peak (the heap's high-water mark)", "bytes", "peak_space", peak,
-     peak_rest},
+     NULL},
     {"temporary", "temporary allocations (freed before any other heap event)", "objects",
      "temporary_objects", temporary, NULL},
 };
