@@ -274,14 +274,17 @@ def decode(raw, seq, version=2):
 def heap_order(path):
     """Peak and temporary allocations recomputed from the trace's records in stream order,
     independently of the analyzer: {"peak": bytes, "peak_count", "peak_epoch", "temporary",
-    "temporary_by_stack": {stack: n}, "peak_by_stack": {stack: (count, bytes)}}.  A
-    temporary allocation is one whose free is the stream's next heap event."""
+    "temporary_by_stack": {stack: n}, "peak_by_stack": {stack: (count, bytes)},
+    "lowest_by_stack": {stack: fewest objects live}}.  A temporary allocation is one whose
+    free is the stream's next heap event; a stack whose live count goes below zero had a
+    free in the stream before its allocation."""
     live_bytes = live_count = 0
     by_stack = {}
     best = None
     temporary, temp_by_stack = 0, {}
     prev = None  # (size, stack, epoch) of the previous heap event when it was an allocation
     first = True
+    lowest = {}
     for rec in records(path):
         tag, cls = rec["tag"], rec["tag"] & 0xF0
         if tag == 0x01:
@@ -322,6 +325,7 @@ def heap_order(path):
         entry = by_stack.setdefault(stack, [0, 0])
         entry[0] += change
         entry[1] += change * size
+        lowest[stack] = min(lowest.get(stack, 0), entry[0])
         live_count += change
         live_bytes += change * size
         if change > 0 and (best is None or live_bytes > best[0]):
@@ -330,4 +334,4 @@ def heap_order(path):
     best = best or (live_bytes, live_count, 0, {})
     return {"peak": best[0], "peak_count": best[1], "peak_epoch": best[2],
             "peak_by_stack": best[3], "temporary": temporary,
-            "temporary_by_stack": temp_by_stack}
+            "temporary_by_stack": temp_by_stack, "lowest_by_stack": lowest}
