@@ -4,8 +4,10 @@
  * consumer freed back to a producer, so an address is freed on one thread and allocated
  * again on another, often within one epoch; the program counts how often (a producer gets an
  * address still in the ring of recently freed ones).  LEFT blocks stay in the queue, live at
- * exit.  Every free must pair with its own allocation in the trace: none is a free of an
- * object never allocated, and exactly LEFT blocks of xt_alloc are left live.
+ * exit.  A consumer grows every fourth block with realloc before freeing it (the realloc
+ * frees the old address inside the allocator, where a producer may get it at once).  Every
+ * free must pair with its own allocation in the trace: none is a free of an object never
+ * allocated, and exactly LEFT blocks of xt_alloc are left live.
  */
 #include <pthread.h>
 
@@ -75,6 +77,12 @@ static void *consumer(void *arg)
         freed++;
         pthread_cond_signal(&q_room);
         pthread_mutex_unlock(&q_lock);
+        if (((uintptr_t)p >> 4) % 4 == 0) {
+            void *q = realloc(p, 4096);
+            if (!q)
+                die("realloc failed");
+            p = q;
+        }
         free(p);
     }
 }
