@@ -200,6 +200,70 @@ static void test_livemap(void)
     }
 }
 
+/* ---- the order of events: each shard numbers its operations ---- */
+
+/* Four threads insert and remove addresses of one 64 KiB region (one shard), recording the
+   number each operation took: every number from the shard's first to its last is taken
+   once, and each address's insert has a lower number than its remove. */
+#define ORDER_THREADS 4
+#define ORDER_OPS 20000
+#define ORDER_BASE ((uintptr_t)0x6e0000000000u)
+
+typedef struct {
+    unsigned id;
+    uint32_t insert_seq[ORDER_OPS], remove_seq[ORDER_OPS];
+} order_worker;
+
+static void *order_work(void *arg)
+{
+    order_worker *w = arg;
+    for (unsigned i = 0; i < ORDER_OPS; i++) {
+        uintptr_t addr = ORDER_BASE + ((uintptr_t)(w->id * ORDER_OPS + i) % 4000) * 16;
+        churn_live out;
+        int found;
+        churn_shard_op op = churn_livemap_insert_locked(addr, 32, 0, 1, 1);
+        w->insert_seq[i] = op.seq;
+        churn_livemap_unlock(op.shard);
+        op = churn_livemap_remove_locked(addr, &out, &found, 1);
+        w->remove_seq[i] = op.seq;
+        churn_livemap_unlock(op.shard);
+    }
+    return NULL;
+}
+
+static void test_order(void)
+{
+    static order_worker w[ORDER_THREADS];
+    unsigned shard = churn_livemap_shard(ORDER_BASE);
+    for (unsigned k = 1; k < 4000; k++)
+        if (churn_livemap_shard(ORDER_BASE + k * 16) != shard)
+            fail("one 64 KiB region spans several shards");
+    uint32_t next[CHURN_LIVEMAP_SHARDS];
+    churn_livemap_seqs(next);
+    uint32_t first = next[shard];
+    pthread_t t[ORDER_THREADS];
+    for (unsigned i = 0; i < ORDER_THREADS; i++) {
+        w[i].id = i;
+        if (pthread_create(&t[i], NULL, order_work, &w[i]))
+            fail("pthread_create failed");
+    }
+    for (unsigned i = 0; i < ORDER_THREADS; i++)
+        pthread_join(t[i], NULL);
+    const uint32_t total = 2u * ORDER_THREADS * ORDER_OPS;
+    static uint8_t seen[2u * ORDER_THREADS * ORDER_OPS];
+    for (unsigned i = 0; i < ORDER_THREADS; i++)
+        for (unsigned k = 0; k < ORDER_OPS; k++) {
+            uint32_t a = w[i].insert_seq[k] - first, b = w[i].remove_seq[k] - first;
+            if (a >= total || b >= total || seen[a]++ || seen[b]++)
+                fail("shard number taken twice or out of range");
+            if (a >= b)
+                fail("an insert numbered after the remove that followed it");
+        }
+    churn_livemap_seqs(next);
+    if (next[shard] - first != total)
+        fail("the shard took %u numbers for %u operations", next[shard] - first, total);
+}
+
 /* ---- stack table ---- */
 
 #define STACKS 100000u
@@ -453,6 +517,7 @@ int main(void)
 {
     churn_opt.stack_depth = 64;
     test_livemap();
+    test_order();
     test_stacks();
     test_segstate();
     test_coding();
