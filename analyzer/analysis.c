@@ -21,6 +21,7 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
                       window.has_last ? window.last : UINT64_MAX);
     churn_functions_attach(&a->functions, &a->growth, &a->stacks, &a->modules, sym);
     a->types = churn_cxx_types_new(sym, &a->stacks);
+    churn_peak_init(&a->peak, window.has_first, window.first, window.has_last, window.last);
 }
 
 void churn_analysis_free(churn_analysis *a)
@@ -31,6 +32,7 @@ void churn_analysis_free(churn_analysis *a)
     churn_functions_free(&a->functions);
     churn_cxx_types_free(a->types);
     churn_epochs_free(&a->epochs);
+    churn_peak_free(&a->peak);
     free(a->allocator);
     for (size_t i = 0; i < a->n_counter_names; i++)
         free(a->counter_names[i]);
@@ -115,7 +117,9 @@ static void on_counts(churn_analysis *a, const churn_record *r)
     if (!churn_in_window(&a->window, r->epoch))
         return;
     a->lifetime[0] += frees;
+    a->totals.temporary += r->u.counts.temporary;
     if (site) {
+        site->temporary += r->u.counts.temporary * w;
         site->lifetime[0] += frees * w;
         site->allocs += allocs * w;
         site->alloc_bytes += allocs * size * w;
@@ -177,7 +181,9 @@ static void on_free(churn_analysis *a, const churn_record *r)
     if (site) {
         site->frees += w;
         site->free_bytes += size * w;
+        site->temporary += (uint64_t)r->u.free.temporary * w;
     }
+    a->totals.temporary += (uint64_t)r->u.free.temporary;
     a->totals.frees++;
     a->totals.free_bytes += size;
     churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
@@ -241,6 +247,15 @@ static void on_carry(churn_analysis *a, const churn_record *r)
     }
     a->live_count = a->carried_count = a->start_live_count = (int64_t)r->u.carry.live_count;
     a->live_bytes = a->carried_bytes = a->start_live_bytes = (int64_t)r->u.carry.live_bytes;
+    /* the peak tracker starts from the same state, which comes before any event */
+    a->peak.bytes = a->live_bytes;
+    a->peak.count = a->live_count;
+    for (size_t i = 0; i < r->u.carry.n; i++) {
+        uint32_t at = churn_peak_site_of(&a->peak, r->u.carry.entries[i].stack);
+        churn_peak_site *s = &a->peak.sites[at];
+        s->bytes = (int64_t)r->u.carry.entries[i].live_bytes;
+        s->count = (int64_t)r->u.carry.entries[i].live_count;
+    }
     for (size_t i = 0; i < r->u.carry.n; i++) {
         const churn_carry_entry *e = &r->u.carry.entries[i];
         uint64_t w = churn_site_weight(a, e->stack);
@@ -418,6 +433,9 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         if (churn_in_window(&a->window, a->clock))
             churn_epochs_row(&a->epochs, a->clock)->dropped += r->u.dropped.count;
         break;
+    case CHURN_REC_UNORDERED:
+        a->unordered_events += r->u.unordered.count;
+        break;
     case CHURN_REC_EXIT:
         a->has_exit = 1;
         a->exit_how = r->u.exit.how;
@@ -522,4 +540,32 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     churn_growth_finish(&a->growth);
     churn_functions_finish(&a->functions, &a->growth);
     churn_crosscheck(a);
+}
+
+static int by_peak_bytes(const void *x, const void *y)
+{
+    const churn_peak_row *a = x, *b = y;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+churn_peak_row *churn_peak_rows(const churn_analysis *a, size_t top, size_t *n)
+{
+    const churn_peak *p = &a->peak;
+    churn_peak_row *rows = churn_xcalloc(p->nsites ? p->nsites : 1, sizeof *rows);
+    size_t k = 0;
+    for (size_t i = 1; i < p->nsites; i++) {
+        uint64_t w = churn_site_weight(a, p->sites[i].stack);
+        int64_t bytes, count;
+        churn_peak_site_at(p, &p->sites[i], &bytes, &count);
+        if (!w || bytes <= 0)
+            continue;
+        /* a damaged trace's figures wrap, as everywhere (util.h) */
+        rows[k++] = (churn_peak_row){p->sites[i].stack, (int64_t)((uint64_t)count * w),
+                                     (int64_t)((uint64_t)bytes * w)};
+    }
+    qsort(rows, k, sizeof *rows, by_peak_bytes);
+    *n = top && top < k ? top : k;
+    return rows;
 }

@@ -20,6 +20,7 @@
 #include "lifetime.h"
 #include "livepass.h"
 #include "modules.h"
+#include "peak.h"
 #include "regions.h"
 #include "reader.h"
 #include "records.h"
@@ -34,6 +35,7 @@ typedef struct churn_window {
 
 typedef struct churn_totals {
     uint64_t allocs, frees, alloc_bytes, free_bytes;
+    uint64_t temporary; /* allocations whose free was the next heap event, in the trace's order */
     uint64_t unknown_frees, reallocs, map_calls, dropped_events;
     /* by reason: ring full, write error, segment too big, any other */
     uint64_t dropped_ring, dropped_write, dropped_too_big, dropped_other;
@@ -62,6 +64,7 @@ typedef struct churn_analysis {
     churn_epochs epochs;
 
     churn_totals totals;
+    churn_peak peak;       /* the high-water mark, fed by the decoder (traces with events) */
     uint64_t lifetime[CHURN_LIFETIME_BUCKETS];
     churn_class_stats classes[CHURN_SIZE_CLASSES];
     uint64_t leaked_count, leaked_bytes;
@@ -92,6 +95,7 @@ typedef struct churn_analysis {
     /* oddities, reported as warnings at the end */
     uint64_t unmatched_frees, mismatched_frees, zero_address_events; /* from the live pass */
     uint64_t displaced_unfreed, displaced_evicted;
+    uint64_t unordered_events; /* CHURN_REC_UNORDERED: written out of their address's order */
     uint64_t allocs_seen; /* allocations in the trace, in any epoch */
     uint64_t bad_ages, stack_conflicts, carry_mismatches, duplicate_summaries;
     uint64_t carry_expected_count, carry_seen_count, carry_mismatch_seq;
@@ -114,6 +118,24 @@ void churn_analysis_record(void *ctx, const churn_record *r);
 /* Closes the last epoch, samples growth through the window and counts what is left live,
    with the live-set pass that ran over the same segments. */
 void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p);
+
+/* A callsite live at the peak (peak.h): its stack and what it had live there, weighted as
+   callsite figures are (churn_site_weight). */
+typedef struct churn_peak_row {
+    uint64_t stack;
+    int64_t count, bytes;
+} churn_peak_row;
+
+/* The peak is known: the trace has events (CHURN_EVENTS=0 keeps only epoch sums, whose
+   live figures at epoch ends are not the high-water mark between them). */
+static inline int churn_peak_known(const churn_analysis *a)
+{
+    return a->events;
+}
+
+/* The callsites with bytes live at the peak, most bytes first; at most top (0 = all).  The
+   caller frees the array. */
+churn_peak_row *churn_peak_rows(const churn_analysis *a, size_t top, size_t *n);
 
 /* How many objects one object of this stack stands for in callsite figures.  Under
    CHURN_STACK_SAMPLE=n an allocation had its stack walked with probability 1/n, so a

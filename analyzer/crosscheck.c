@@ -123,6 +123,10 @@ static void event_oddities(churn_analysis *a)
     if (a->displaced_evicted)
         churn_warn(w, "%llu displaced object(s) evicted from the side table before their free",
                    (unsigned long long)a->displaced_evicted);
+    if (a->unordered_events)
+        churn_warn(w, "%llu event(s) written out of their address's order (the shim stopped "
+                      "waiting for them): frees near them may pair with the wrong object",
+                   (unsigned long long)a->unordered_events);
     if (a->zero_address_events)
         churn_warn(w, "%llu allocation event(s) at address 0 ignored",
                    (unsigned long long)a->zero_address_events);

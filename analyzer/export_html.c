@@ -328,6 +328,16 @@ static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
     card(out, b, "epochs");
     snprintf(l, sizeof l, "live at the end (%llu objects)", (unsigned long long)a->leaked_count);
     card(out, human((double)a->leaked_bytes, "B", b, sizeof b), l);
+    if (churn_peak_known(a)) {
+        snprintf(l, sizeof l, "peak live (%lld objects, epoch %llu)",
+                 (long long)a->peak.peak_count,
+                 (unsigned long long)(a->peak.has_peak ? a->peak.peak_epoch : a->first_epoch));
+        card(out, human((double)a->peak.peak_bytes, "B", b, sizeof b), l);
+        snprintf(b, sizeof b, "%llu", (unsigned long long)a->totals.temporary);
+        card(out, b, "temporary allocations");
+    } else {
+        card(out, "not known", "peak live and temporary allocations (CHURN_EVENTS=0)");
+    }
     snprintf(l, sizeof l, "live bytes per epoch (r2 %.2f)", t->live_bytes_r2);
     card(out, human(t->live_bytes_per_epoch, "B", b, sizeof b), l);
     snprintf(l, sizeof l, "RSS per epoch (r2 %.2f)", t->rss_bytes_r2);

@@ -27,10 +27,21 @@ void churn_export_window_init(churn_export_window *w, churn_analysis *a,
 {
     memset(w, 0, sizeof *w);
     w->a = a;
+    /* Every callsite live at the peak had events, so it has a callsite; made here if not,
+       before the arrays are sized. */
+    size_t npeak = 0;
+    churn_peak_row *peak = churn_peak_known(a) ? churn_peak_rows(a, 0, &npeak) : NULL;
+    for (size_t k = 0; k < npeak; k++)
+        churn_growth_site(&a->growth, peak[k].stack);
     size_t n = a->growth.count ? a->growth.count : 1;
     w->leaked_bytes = churn_xcalloc(n, sizeof *w->leaked_bytes);
     w->leaked_count = churn_xcalloc(n, sizeof *w->leaked_count);
     w->pinned_bytes = churn_xcalloc(n, sizeof *w->pinned_bytes);
+    w->peak_bytes = churn_xcalloc(n, sizeof *w->peak_bytes);
+    for (size_t k = 0; k < npeak; k++)
+        w->peak_bytes[churn_growth_site(&a->growth, peak[k].stack) - a->growth.sites] =
+            peak[k].bytes;
+    free(peak);
     for (size_t k = 0; k < a->frag.nsites; k++) {
         const churn_frag_part *f = &a->frag.sites[k];
         size_t i = (size_t)(churn_growth_site(&a->growth, f->key) - a->growth.sites);
@@ -56,6 +67,7 @@ void churn_export_window_free(churn_export_window *w)
     free(w->leaked_bytes);
     free(w->leaked_count);
     free(w->pinned_bytes);
+    free(w->peak_bytes);
     memset(w, 0, sizeof *w);
 }
 
@@ -119,6 +131,16 @@ static int64_t pinned(const churn_export_window *w, size_t i)
     return w->pinned_bytes[i];
 }
 
+static int64_t peak(const churn_export_window *w, size_t i)
+{
+    return w->peak_bytes[i];
+}
+
+static int64_t temporary(const churn_export_window *w, size_t i)
+{
+    return (int64_t)site_of(w, i)->temporary;
+}
+
 const churn_metric churn_metrics[] = {
     {"alloc_bytes", "allocated bytes", "bytes", "alloc_space", alloc_bytes, NULL},
     {"allocs", "allocations", "objects", "alloc_objects", allocs, NULL},
@@ -132,6 +154,10 @@ const churn_metric churn_metrics[] = {
      "leaked_space", leaked, leaked_rest},
     {"pinned", "span bytes pinned by survivors at the end (fragmentation)", "bytes",
      "pinned_space", pinned, NULL},
+    {"peak", "live bytes at the peak (the heap's high-water mark)", "bytes", "peak_space", peak,
+     NULL},
+    {"temporary", "temporary allocations (freed before any other heap event)", "objects",
+     "temporary_objects", temporary, NULL},
 };
 const size_t churn_metrics_count = sizeof churn_metrics / sizeof churn_metrics[0];
 

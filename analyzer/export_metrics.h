@@ -20,6 +20,7 @@ typedef struct churn_export_window {
     churn_analysis *a;
     int64_t *leaked_bytes, *leaked_count; /* indexed like a->growth.sites */
     int64_t *pinned_bytes;                /* span bytes survivors pin (a->frag), likewise */
+    int64_t *peak_bytes;                  /* live at the peak (a->peak), likewise */
     int64_t rest_leaked_bytes;            /* carried-in objects still live (no callsite) */
 } churn_export_window;
 

@@ -21,6 +21,7 @@ typedef struct churn_callsite {
     uint64_t stack;
     int64_t live_count, live_bytes;  /* signed: a damaged trace may free more than it shows */
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* events inside the window */
+    uint64_t temporary;   /* allocations freed right after (peak.h's order), in the window */
     uint64_t lifetime[CHURN_LIFETIME_BUCKETS];
     uint64_t next_point;  /* first epoch whose sample is not in the fits yet */
     size_t parent;        /* index + 1 into the parent table's sites; 0: none */

@@ -20,6 +20,7 @@
 
 #include "early.h"
 #include "live.h"
+#include "peak.h"
 #include "spans.h"
 
 enum churn_live_op_kind {
@@ -57,6 +58,7 @@ typedef struct churn_live_pass {
     uint64_t unmatched_bytes;   /* of the unmatched frees: they reduce the carried state */
     churn_early early;          /* frees waiting for their allocation (early.h) */
     churn_spans *spans;         /* with an allocator model: span occupancy, per epoch */
+    churn_peak *peak;           /* the decoder's peak tracker (peak.h), on the main thread */
 } churn_live_pass;
 
 /* spans (may be NULL) follows the live set from here on; it stays the caller's. */

@@ -138,6 +138,7 @@ static void analyze_window(churn_trace *t, churn_window window, const churn_mode
         churn_spans_init(&spans, model);
     churn_live_pass live;
     churn_live_pass_init(&live, window.has_last, window.last, spans_on ? &spans : NULL);
+    live.peak = &a->peak;
     run r = {t, a, progress};
     churn_pipeline_run(t, warnings, churn_analysis_record, a, segment_edge, &r, &live);
     churn_analysis_finish(a, &live);

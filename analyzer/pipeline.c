@@ -151,7 +151,7 @@ void churn_pipeline_run(churn_trace *t, churn_warnings *w, churn_record_fn fn, v
         fputs("churn-analyze: cannot start a thread\n", stderr);
         exit(1);
     }
-    churn_decoder decoder = {0};
+    churn_decoder decoder = {.peak = live->peak};
     for (size_t i = 0; i < p->nsegs; i++) {
         slot *s = slot_of(p, i);
         pthread_mutex_lock(&p->lock);

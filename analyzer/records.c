@@ -391,6 +391,7 @@ static int decode_alloc_info(churn_decoder *d, cursor *c)
         return 0;
     info.slack = churn_slack32(info.usable - info.size);
     info.lifo = churn_coder_lifo(d->coder, info.usable);
+    info.peak_site = churn_peak_site_of(d->peak, info.stack);
     churn_reserve(&d->infos, &d->infos_cap, d->ninfos + 1, sizeof *d->infos);
     d->infos[d->ninfos++] = info;
     return 1;
@@ -413,7 +414,8 @@ static void hand_counts(churn_decoder *d, const stream_state *st, churn_record_f
         r.u.counts.allocs = info->allocs;
         r.u.counts.reallocs = info->reallocs;
         r.u.counts.frees = info->frees;
-        info->allocs = info->reallocs = info->frees = 0;
+        r.u.counts.temporary = info->temporary;
+        info->allocs = info->reallocs = info->frees = info->temporary = 0;
         fn(ctx, &r);
     }
     d->ncounted = 0;
@@ -475,6 +477,16 @@ static inline int after_fence(const churn_live_sink *s, uint32_t op)
     return !s->epoch_marks || (int32_t)(op - s->fence) >= 0;
 }
 
+/* The allocation is now the stream's previous heap event. */
+static inline void note_alloc(churn_decoder *d, uint64_t addr, const churn_alloc_info *info,
+                              uint64_t epoch)
+{
+    d->prev_addr = addr;
+    d->prev_size = info->size;
+    d->prev_stack = info->stack;
+    d->prev_epoch = epoch;
+}
+
 /* One heap event, epoch or thread tag, in every case: returns where the next record
    starts, p itself when the record is of another kind, or NULL after setting *bad when it
    is malformed.
@@ -511,6 +523,8 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
         count_info(d, info, (uint32_t)index.v);
         info->allocs++;
         info->reallocs += tag == (CHURN_REC_ALLOC | CHURN_ALLOC_REALLOC);
+        churn_peak_apply(d->peak, info->peak_site, info->size, 0, st->epoch);
+        note_alloc(d, addr, info, st->epoch);
         out_chunk out = out_open(live);
         uint32_t op = out_put(live, &out, CHURN_LIVE_INSERT, addr, info->size,
                               (uint32_t)info->stack, info->slack, st->epoch);
@@ -538,6 +552,9 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
         e->addr = 0;
         churn_alloc_info *info = &d->infos[e->info];
         churn_coder_freed_to(coder, info->lifo, addr);
+        int temporary = distance.v == 1 && d->prev_addr;
+        d->prev_addr = 0;
+        churn_peak_apply(d->peak, info->peak_site, info->size, 1, epoch);
         if (live_applies(live, epoch)) {
             out_chunk out = out_open(live);
             uint32_t at = e->op - out.first;
@@ -553,6 +570,7 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
                zero: age 0 */
             count_info(d, info, e->info);
             info->frees++;
+            info->temporary += temporary;
             return distance.p;
         }
         churn_record r;
@@ -565,6 +583,7 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
         r.u.free.slack = info->usable - info->size;
         r.u.free.stack = info->stack;
         r.u.free.age = epoch - alloc_epoch;
+        r.u.free.temporary = temporary;
         fn(ctx, &r);
         return distance.p;
     }
@@ -600,6 +619,7 @@ static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const ui
     churn_coder *const coder = d->coder;
     churn_segment_alloc *const recent = d->recent;
     churn_alloc_info *const infos = d->infos;
+    churn_peak *const peak = d->peak;
     const uint64_t ninfos = d->ninfos, epoch = st->epoch;
     if (live->has_last && epoch > live->last)
         return p; /* frees not applied: decode_event */
@@ -636,6 +656,8 @@ static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const ui
             churn_coder_allocated(coder, addr, info->usable, code.v);
             info->allocs++;
             info->reallocs += tag == (CHURN_REC_ALLOC | CHURN_ALLOC_REALLOC);
+            churn_peak_apply(peak, info->peak_site, info->size, 0, epoch);
+            note_alloc(d, addr, info, epoch);
             objects[len] = (churn_object){addr, info->size, (uint32_t)info->stack, info->slack,
                                           epoch};
             kinds[len] = CHURN_LIVE_INSERT;
@@ -659,6 +681,9 @@ static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const ui
             uint64_t addr = e->addr;
             e->addr = 0;
             churn_coder_freed_to(coder, info->lifo, addr);
+            info->temporary += distance.v == 1 && d->prev_addr;
+            d->prev_addr = 0;
+            churn_peak_apply(peak, info->peak_site, info->size, 1, epoch);
             if (vacate) {
                 kinds[at] = CHURN_LIVE_VACATE;
             } else {
@@ -692,6 +717,13 @@ static int decode_free(churn_decoder *d, cursor *c, churn_record *r, churn_live_
     r->u.free.age = get_v(c);
     if (!c->ok || r->kind >= CHURN_FREE_KINDS || r->u.free.stack > UINT32_MAX)
         return 0;
+    uint64_t alloc_epoch = r->u.free.age > r->epoch ? 0 : r->epoch - r->u.free.age;
+    r->u.free.temporary = d->prev_addr && d->prev_addr == r->u.free.addr &&
+                          d->prev_size == r->u.free.size && d->prev_stack == r->u.free.stack &&
+                          d->prev_epoch == alloc_epoch;
+    d->prev_addr = 0;
+    churn_peak_apply(d->peak, churn_peak_site_of(d->peak, r->u.free.stack), r->u.free.size, 1,
+                     r->epoch);
     churn_coder_freed_to(d->coder, churn_coder_lifo(d->coder, r->u.free.size + r->u.free.slack),
                          r->u.free.addr);
     if (r->u.free.addr && live_applies(live, r->epoch)) {
@@ -763,6 +795,10 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.dropped.reason = get_v(c);
         ok = c->ok;
         break;
+    case CHURN_REC_UNORDERED:
+        r->u.unordered.count = get_v(c);
+        ok = c->ok && d->version >= 4;
+        break;
     case CHURN_REC_EXIT:
         r->u.exit.how = get_v(c);
         r->u.exit.detail = get_v(c);
@@ -774,6 +810,7 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         ok = decode_free(d, c, r, live);
         break;
     case CHURN_REC_FREE_UNKNOWN:
+        d->prev_addr = 0;
         r->u.free_unknown.addr = delta_addr(c, d->coder->prev_addr);
         d->coder->prev_addr = r->u.free_unknown.addr;
         ok = c->ok && kind == 0;
@@ -811,6 +848,8 @@ int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn
                          void *ctx, churn_live_sink *live, size_t *bad_offset,
                          unsigned *bad_tag)
 {
+    if (!d->peak)
+        d->peak = &d->own_peak;
     if (!d->coder) {
         d->coder = churn_xmalloc(sizeof *d->coder);
         d->recent = churn_xmalloc(CHURN_RECENT_ALLOCS * sizeof *d->recent);
@@ -860,6 +899,7 @@ int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn
 
 void churn_decoder_free(churn_decoder *d)
 {
+    churn_peak_free(&d->own_peak);
     free(d->coder);
     free(d->infos);
     free(d->counted);

@@ -12,6 +12,7 @@
 #include "churn/coding.h"
 #include "churn/format.h"
 #include "livepass.h"
+#include "peak.h"
 
 typedef struct churn_carry_entry {
     uint64_t stack, live_count, live_bytes;
@@ -77,21 +78,24 @@ typedef struct churn_record {
         } carry;
         struct { size_t n; const uint64_t *sizes, *span_bytes; } size_classes;
         struct { uint64_t count, reason; } dropped;
+        struct { uint64_t count; } unordered;
         struct { uint64_t n; } stack_sample;
         struct { uint64_t n; } short_stacks;
         struct { uint64_t epoch, age_ns; } counters_stale;
         struct { uint64_t how, detail; } exit;
-        struct { uint64_t addr, size, slack, stack, age; } free;
+        /* temporary: the previous heap event of the stream was this object's allocation */
+        struct { uint64_t addr, size, slack, stack, age; int temporary; } free;
         struct { uint64_t addr; } free_unknown;
         struct { uint64_t addr, length, a, b, stack; int internal; } map;
         churn_epoch_summary epoch_end;
         /* Events of r->epoch with one allocation info (size, slack, stack): allocs
            allocations, reallocs of them of kind realloc, and frees short frees of objects
-           allocated in that epoch.  Counting commutes inside an epoch, so the record may
+           allocated in that epoch, temporary of those frees right after their allocation
+           (the stream's previous heap event).  Counting commutes inside an epoch, so the record may
            come after other events of the epoch that followed the counted ones, and after
            stacks, modules and allocator names; it comes before the next event of another
            epoch and before any SEGMENT_START, CARRY, DROPPED, EXIT or EPOCH_END. */
-        struct { uint64_t size, slack, stack, allocs, reallocs, frees; } counts;
+        struct { uint64_t size, slack, stack, allocs, reallocs, frees, temporary; } counts;
     } u;
 } churn_record;
 
@@ -102,7 +106,8 @@ typedef struct churn_alloc_info {
     uint64_t size, usable, stack;
     uint32_t slack;     /* churn_slack32(usable - size) */
     uint64_t *lifo;     /* its usable size's LIFO in the coder */
-    uint32_t allocs, reallocs, frees;
+    uint32_t peak_site; /* its stack's in the peak tracker */
+    uint32_t allocs, reallocs, frees, temporary;
 } churn_alloc_info;
 
 /* An allocation of the current segment, by its number: what a short free names.  addr 0
@@ -137,6 +142,11 @@ typedef struct churn_recent_stack {
    allocate per record. */
 typedef struct churn_decoder {
     uint32_t version;   /* of the trace (CHURN_FORMAT_VERSION when left 0) */
+    churn_peak *peak;   /* gets every heap event in order; the decoder's own when left NULL */
+    churn_peak own_peak;
+    /* The previous heap event of the stream (across segments), when it was an allocation:
+       a free of that very object next is a temporary allocation.  addr 0: it was not. */
+    uint64_t prev_addr, prev_size, prev_stack, prev_epoch;
     churn_recent_stack *recent_stacks; /* CHURN_STACK_REFS, a ring */
     size_t recent_stack_count;
     churn_coder *coder;

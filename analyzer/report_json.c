@@ -95,6 +95,10 @@ static void totals(FILE *out, const churn_analysis *a)
     u64(out, "free_bytes", t->free_bytes, 1);
     u64(out, "unknown_frees", t->unknown_frees, 1);
     u64(out, "reallocs", t->reallocs, 1);
+    if (churn_peak_known(a))
+        u64(out, "temporary", t->temporary, 1);
+    else
+        fputs("\"temporary\": null, ", out);
     u64(out, "map_calls", t->map_calls, 1);
     u64(out, "dropped_events", t->dropped_events, 1);
     fputs("\"dropped_by_reason\": {", out);
@@ -257,6 +261,10 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         else
             fputs("null", out);
         fputs(", ", out);
+        if (churn_peak_known(a))
+            u64(out, "temporary", s->temporary, 1);
+        else
+            fputs("\"temporary\": null, ", out);
         fputs("\"lifetime\": ", out);
         lifetime(out, s->lifetime);
         fputs("}", out);
@@ -408,6 +416,40 @@ static void suppressed(FILE *out, const churn_report_options *o)
     fputs("]", out);
 }
 
+#define PEAK_SITES 20 /* callsites listed at the peak */
+
+/* null without events: the epoch sums cannot say what was live between epoch ends. */
+static void peak(FILE *out, churn_analysis *a)
+{
+    const churn_peak *p = &a->peak;
+    fputs("\"peak\": ", out);
+    if (!churn_peak_known(a)) {
+        fputs("null", out);
+        return;
+    }
+    fputs("{", out);
+    i64(out, "bytes", p->peak_bytes, 1);
+    i64(out, "count", p->peak_count, 1);
+    u64(out, "epoch", p->has_peak ? p->peak_epoch : a->first_epoch, 1);
+    fputs("\"callsites\": [", out);
+    size_t n;
+    churn_peak_row *rows = churn_peak_rows(a, PEAK_SITES, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "stack_id", rows[i].stack, 1);
+        fputs("\"stack\": [", out);
+        frame_list l = {out, 1};
+        churn_frames_each(&src, rows[i].stack, 0, frame_json, &l);
+        fputs("], ", out);
+        i64(out, "live_count", rows[i].count, 1);
+        i64(out, "live_bytes", rows[i].bytes, 0);
+        fputs("}", out);
+    }
+    free(rows);
+    fputs("]}", out);
+}
+
 static void opt_i64(FILE *out, const char *key, int known, long long v)
 {
     if (known)
@@ -552,7 +594,9 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     fputs(",\n\"leaked_at_exit\": {", out);
     u64(out, "count", a->leaked_count, 1);
     u64(out, "bytes", a->leaked_bytes, 0);
-    fputs("},\n\"lifetime\": ", out);
+    fputs("},\n", out);
+    peak(out, a);
+    fputs(",\n\"lifetime\": ", out);
     lifetime(out, a->lifetime);
     fputs(",\n", out);
     size_classes(out, a);

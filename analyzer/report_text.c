@@ -4,6 +4,7 @@
 #include "frames.h"
 #include "report.h"
 #include "trends.h"
+#include "util.h"
 
 /* The text report: what grew, in a form that fits a terminal. */
 
@@ -65,6 +66,77 @@ static void totals(FILE *out, const churn_analysis *a)
             (unsigned long long)t->unknown_frees, (unsigned long long)t->reallocs);
     fprintf(out, "Live at end: %llu objects (%sB)\n", (unsigned long long)a->leaked_count,
             human((double)a->leaked_bytes, b3, sizeof b3));
+    if (!churn_peak_known(a)) {
+        fputs("Peak and temporary allocations: not known (CHURN_EVENTS=0 keeps epoch sums only, "
+              "not what happened between epoch ends)\n", out);
+        return;
+    }
+    fprintf(out, "Peak: %sB requested live in %lld objects, in epoch %llu\n",
+            human((double)a->peak.peak_bytes, b3, sizeof b3), (long long)a->peak.peak_count,
+            (unsigned long long)(a->peak.has_peak ? a->peak.peak_epoch : a->first_epoch));
+    fprintf(out, "Temporary allocations (freed before any other heap event): %llu (%.1f%% of "
+                 "allocs)\n",
+            (unsigned long long)t->temporary,
+            t->allocs ? 100.0 * (double)t->temporary / (double)t->allocs : 0.0);
+}
+
+static void frame_text(void *ctx, const char *frame);
+
+static void peak_callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    if (!churn_peak_known(a))
+        return;
+    size_t n;
+    churn_peak_row *rows = churn_peak_rows(a, o->top, &n);
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fputs("\nLive at the peak, by callsite:\n", out);
+    if (!n)
+        fputs("  (none)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        char b[32];
+        fprintf(out, "  #%zu %sB in %lld objects\n", i + 1,
+                human((double)rows[i].bytes, b, sizeof b), (long long)rows[i].count);
+        size_t total = churn_frames_each(&src, rows[i].stack, TEXT_FRAMES, frame_text, out);
+        if (total > TEXT_FRAMES)
+            fprintf(out, "        ... %zu more frame(s)\n", total - TEXT_FRAMES);
+    }
+    free(rows);
+}
+
+static int by_temporary(const void *x, const void *y)
+{
+    const churn_callsite *a = *(churn_callsite *const *)x, *b = *(churn_callsite *const *)y;
+    if (a->temporary != b->temporary)
+        return a->temporary < b->temporary ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static void temporary_callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    if (!churn_peak_known(a))
+        return;
+    size_t n = 0;
+    churn_callsite **v = churn_xcalloc(a->growth.count ? a->growth.count : 1, sizeof *v);
+    for (size_t i = 0; i < a->growth.count; i++)
+        if (a->growth.sites[i].temporary)
+            v[n++] = &a->growth.sites[i];
+    qsort(v, n, sizeof *v, by_temporary);
+    if (o->top && n > o->top)
+        n = o->top;
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fputs("\nTop callsites by temporary allocations:\n", out);
+    if (!n)
+        fputs("  (none)\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = v[i];
+        fprintf(out, "  #%zu %llu temporary of %llu allocs (%.1f%%)\n", i + 1,
+                (unsigned long long)s->temporary, (unsigned long long)s->allocs,
+                s->allocs ? 100.0 * (double)s->temporary / (double)s->allocs : 0.0);
+        size_t total = churn_frames_each(&src, s->stack, TEXT_FRAMES, frame_text, out);
+        if (total > TEXT_FRAMES)
+            fprintf(out, "        ... %zu more frame(s)\n", total - TEXT_FRAMES);
+    }
+    free(v);
 }
 
 static void epoch_row(FILE *out, const churn_epoch_row *r)
@@ -384,6 +456,8 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     callsites(out, a, o);
     suppressed(out, o);
     freed(out, a, o);
+    peak_callsites(out, a, o);
+    temporary_callsites(out, a, o);
     fragmentation(out, a, o);
     fputs("\nLifetimes in epochs (all callsites):", out);
     lifetime_line(out, a->lifetime);

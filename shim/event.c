@@ -1,6 +1,7 @@
 /*
  * The common tail of every way in: capture the stack, update the live map, append the event
- * to the thread's ring.  Callers hold the re-entrancy guard, so whatever libunwind or the
+ * to the thread's ring, the last two under the live map's shard lock (shim.h, "the order of
+ * events").  Callers hold the re-entrancy guard, so whatever libunwind or the
  * allocator does underneath is not traced.
  */
 #include "shim.h"
@@ -91,18 +92,25 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     ev.aux = 0;
     churn_livemap_prefetch(ev.addr);
     ev.stack = alloc_stack_id(t);
-    ev.epoch = epoch_now();
-    churn_livemap_insert(ev.addr, size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN,
-                         ev.stack, ev.epoch);
-    churn_thread_push(t, ev, 1);
+    int room = churn_thread_room(t);
+    churn_shard_op op = churn_livemap_insert_locked(
+        ev.addr, size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack, room);
+    ev.epoch = op.epoch;
+    ev.seq = op.seq;
+    if (room)
+        churn_thread_push(t, ev, 0);
+    churn_livemap_unlock(op.shard);
 }
 
-static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live, size_t usable)
+/* The free's event from what the live map had (live NULL: nothing). */
+static churn_event free_event(void *p, int kind, const churn_live *live, size_t usable,
+                              uint32_t epoch, uint32_t seq)
 {
     churn_event ev;
     ev.addr = (uintptr_t)p;
     ev.kind = (uint8_t)kind;
-    ev.epoch = epoch_now();
+    ev.epoch = epoch;
+    ev.seq = seq;
     if (live) {
         ev.type = CHURN_EV_FREE;
         ev.size = live->size;
@@ -114,31 +122,44 @@ static void emit_free(churn_thread *t, void *p, int kind, const churn_live *live
         ev.size = ev.usable = ev.aux = 0;
         ev.stack = 0;
     }
-    churn_thread_push(t, ev, 1);
+    return ev;
+}
+
+/* usable: the allocator's word for it, or FROM_MAP to take it from the live map (or, when
+   the map could not keep the slack, from the allocator: a call that takes no lock). */
+#define FROM_MAP SIZE_MAX
+static void record_free(void *p, int kind, size_t usable)
+{
+    churn_thread *t = churn_thread_self();
+    if (no_ring(t, p))
+        return;
+    churn_live live;
+    int known, room = churn_thread_room(t);
+    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &live, &known, room);
+    if (room) {
+        if (known && usable == FROM_MAP)
+            usable = usable_at_free(p, &live);
+        churn_thread_push(t, free_event(p, kind, known ? &live : NULL, known ? usable : 0,
+                                        op.epoch, op.seq), 0);
+    }
+    churn_livemap_unlock(op.shard);
 }
 
 void churn_record_free(void *p, int kind)
 {
-    churn_thread *t = churn_thread_self();
-    if (no_ring(t, p))
-        return;
-    churn_live live;
-    int known = churn_livemap_remove((uintptr_t)p, &live);
-    emit_free(t, p, kind, known ? &live : NULL, known ? usable_at_free(p, &live) : 0);
+    record_free(p, kind, FROM_MAP);
 }
 
 void churn_record_free_usable(void *p, size_t usable, int kind)
 {
-    churn_thread *t = churn_thread_self();
-    if (no_ring(t, p))
-        return;
-    churn_live live;
-    int known = churn_livemap_remove((uintptr_t)p, &live);
-    emit_free(t, p, kind, known ? &live : NULL, known ? usable : 0);
+    record_free(p, kind, usable);
 }
 
 /* The old block leaves the live map before the real realloc can free it (another thread may
-   get its address at once), and comes back unchanged if the realloc fails. */
+   get its address at once), and comes back unchanged if the realloc fails.  Its event can
+   only be pushed once the realloc has answered, after the live map's lock is gone: the
+   writer waits for it there (writer.c), and a failed realloc hands its number back as a
+   SKIP. */
 void *churn_record_realloc(void *p, size_t size)
 {
     churn_thread *t = churn_thread_self();
@@ -149,15 +170,21 @@ void *churn_record_realloc(void *p, size_t size)
         return q;
     }
     churn_live live;
-    int known = churn_livemap_remove((uintptr_t)p, &live);
+    int known;
+    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &live, &known, 1);
+    churn_livemap_unlock(op.shard);
     size_t usable = known ? usable_at_free(p, &live) : 0;
     void *q = churn_next.realloc(p, size);
     if (!q && size) {
         if (known)
             churn_livemap_insert((uintptr_t)p, live.size, live.slack, live.stack, live.epoch);
+        churn_event skip = free_event(p, 0, NULL, 0, op.epoch, op.seq);
+        skip.type = CHURN_EV_SKIP;
+        churn_thread_push(t, skip, 1);
         return NULL;
     }
-    emit_free(t, p, CHURN_FREE_REALLOC, known ? &live : NULL, usable);
+    churn_thread_push(t, free_event(p, CHURN_FREE_REALLOC, known ? &live : NULL, usable, op.epoch,
+                                    op.seq), 1);
     churn_record_alloc(q, size, CHURN_ALLOC_REALLOC);
     return q;
 }
@@ -181,6 +208,7 @@ void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
        re-enter the unwinder. */
     ev.stack = (kind & CHURN_MAP_INTERNAL) ? 0 : stack_id(t);
     ev.epoch = epoch_now();
+    ev.seq = 0;
     /* An internal call may come from inside the allocator holding its locks, and the writer
        may need those locks for the allocator's counters: never wait for room there. */
     churn_thread_push(t, ev, !(kind & CHURN_MAP_INTERNAL));

@@ -8,7 +8,8 @@
  * backward-shift deletion (no tombstones), behind its own spinlock: two threads collide on a
  * lock only when their addresses hash to the same shard.  A shard removes an entry before the
  * real free runs and inserts after the real malloc returned, so address reuse between threads
- * is always seen in the right order.
+ * is always seen in the right order, and the number each operation takes under the lock
+ * (shim.h) hands that order on to the writer.
  *
  * Most objects die young, and a big map makes every probe a miss to memory (workerd: 24 MiB
  * of slots, one miss a free).  So each shard has a nursery in front of its table: a small
@@ -64,17 +65,19 @@ static inline void unpack(const entry_t *e, churn_live *v)
 #define NURSERY_LOG 7
 #define NURSERY (1u << NURSERY_LOG)
 
-typedef struct {
+struct churn_shard {
     churn_spinlock lock;
+    uint32_t seq;     /* the next operation's number (shim.h, "the order of events") */
     uint32_t used;    /* entries in the table */
     size_t mask;      /* capacity - 1, capacity a power of two (0 before the first insert) */
     entry_t *slots;
     /* addr 0 = empty; aligned, so the header above has a line of its own (no false sharing
        of one shard's lock with another's entries) and entries straddle as few lines as can */
     _Alignas(64) entry_t nursery[NURSERY];
-} shard_t;
+};
+typedef struct churn_shard shard_t;
 
-#define SHARDS 256u
+#define SHARDS CHURN_LIVEMAP_SHARDS
 #define FIRST_CAPACITY 64u
 
 static shard_t shards[SHARDS];
@@ -95,6 +98,11 @@ static inline uint64_t mix(uintptr_t a)
 static inline shard_t *shard_of(uint64_t h)
 {
     return &shards[h >> 56];
+}
+
+unsigned churn_livemap_shard(uintptr_t addr)
+{
+    return (unsigned)(mix(addr) >> 56);
 }
 
 /* Bits of the hash that neither the shard nor (for tables under 2^40 slots) the slot uses. */
@@ -193,6 +201,34 @@ static void table_put(shard_t *s, const entry_t *e)
     s->slots[i] = *e;
 }
 
+static inline uint32_t epoch_now(void)
+{
+    return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+}
+
+static inline void insert(shard_t *s, uint64_t h, const entry_t *e)
+{
+    entry_t *n = nursery_of(s, h);
+    if (n->addr && n->addr != e->addr)
+        table_put(s, n);
+    *n = *e;
+}
+
+churn_shard_op churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
+                                           uint32_t stack, int numbered)
+{
+    uint64_t h = mix(addr);
+    shard_t *s = shard_of(h);
+    churn_spin_lock(&s->lock);
+    churn_shard_op op = {s, epoch_now(), 0};
+    if (numbered)
+        op.seq = s->seq++;
+    entry_t e;
+    pack(&e, addr, size, slack, stack, op.epoch);
+    insert(s, h, &e);
+    return op;
+}
+
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
                           uint32_t epoch)
 {
@@ -201,32 +237,51 @@ void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_
     entry_t e;
     pack(&e, addr, size, slack, stack, epoch);
     churn_spin_lock(&s->lock);
-    entry_t *n = nursery_of(s, h);
-    if (n->addr && n->addr != addr)
-        table_put(s, n);
-    *n = e;
+    insert(s, h, &e);
     churn_spin_unlock(&s->lock);
 }
 
-int churn_livemap_remove(uintptr_t addr, churn_live *out)
+churn_shard_op churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
+                                           int numbered)
 {
     uint64_t h = mix(addr);
     shard_t *s = shard_of(h);
     churn_spin_lock(&s->lock);
+    churn_shard_op op = {s, epoch_now(), 0};
+    if (numbered)
+        op.seq = s->seq++;
     entry_t *n = nursery_of(s, h);
     if (n->addr == addr) {
         unpack(n, out);
         n->addr = 0;
-        churn_spin_unlock(&s->lock);
-        return 1;
+        *found = 1;
+        return op;
     }
     entry_t *e = table_find(s, addr, h);
     if (e) {
         unpack(e, out);
         table_erase(s, e);
     }
+    *found = e != NULL;
+    return op;
+}
+
+void churn_livemap_unlock(churn_shard *s)
+{
     churn_spin_unlock(&s->lock);
-    return e != NULL;
+}
+
+int churn_livemap_remove(uintptr_t addr, churn_live *out)
+{
+    int found;
+    churn_livemap_unlock(churn_livemap_remove_locked(addr, out, &found, 0).shard);
+    return found;
+}
+
+void churn_livemap_seqs(uint32_t *next)
+{
+    for (unsigned i = 0; i < SHARDS; i++)
+        next[i] = shards[i].seq;
 }
 
 void churn_livemap_lock_all(void)

@@ -214,19 +214,55 @@ typedef struct churn_live {
     uint32_t epoch;
 } churn_live;
 void churn_livemap_prefetch(uintptr_t addr);
+/* The order of events on one address: every insert and remove takes the next number of its
+   shard (a 64 KiB region's shard, churn_livemap_shard) under the shard's lock, and the caller
+   pushes the event before it lets go of the lock.  So the numbers of one shard follow the
+   real order of its operations (a free of one thread before the allocation that reuses its
+   address on another), every number in a ring was published before any later number of its
+   shard, and the writer merges the rings by them (writer.c).  The epoch is read under the
+   lock too, so that it never goes backwards along a shard's numbers. */
+#define CHURN_LIVEMAP_SHARDS 256u
+typedef struct churn_shard churn_shard;
+unsigned churn_livemap_shard(uintptr_t addr);
+/* What an operation under the lock hands back, in registers: written through pointers into
+   the caller's event, epoch and seq stalled every insert on store forwarding when the event
+   was read back for the push. */
+typedef struct churn_shard_op {
+    churn_shard *shard;  /* locked */
+    uint32_t epoch;      /* read under the lock */
+    uint32_t seq;        /* the operation's number in its shard, when numbered */
+} churn_shard_op;
 /* The fields come in registers: built in the caller's frame with 4-byte stores and read
    here with an 8-byte load, stack and epoch stalled every insert on store forwarding (more
-   than half of the insert's samples on python3). */
+   than half of the insert's samples on python3).  numbered 0: the operation takes no number
+   (its event will not be pushed).  Returns with the shard locked. */
+churn_shard_op churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
+                                           uint32_t stack, int numbered);
+/* *found: the object was live (then *out has it).  Returns with the shard locked. */
+churn_shard_op churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
+                                           int numbered);
+void churn_livemap_unlock(churn_shard *s);
+/* The same without a number, as one step (a failed realloc puts its block back). */
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
                           uint32_t epoch);
 int churn_livemap_remove(uintptr_t addr, churn_live *out);
+/* Every shard's next number (fork: the child's writer starts from them); the caller holds
+   all shard locks or is single-threaded. */
+void churn_livemap_seqs(uint32_t *next);
 void churn_livemap_lock_all(void);    /* fork */
 void churn_livemap_unlock_all(void);
 /* Calls fn for every live object; the caller holds all shard locks or is single-threaded. */
 void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx);
 
 /* ---- thread.c: per-thread event rings, handed to the writer without locks ---- */
-enum churn_event_type { CHURN_EV_ALLOC = 1, CHURN_EV_FREE, CHURN_EV_FREE_UNKNOWN, CHURN_EV_MAP };
+/* Heap events (ALLOC, FREE, FREE_UNKNOWN) carry their shard's number (livemap.c); SKIP is a
+   number taken by an operation that has no event (a failed realloc), for the writer's merge. */
+enum churn_event_type { CHURN_EV_ALLOC = 1, CHURN_EV_FREE, CHURN_EV_FREE_UNKNOWN, CHURN_EV_MAP,
+                        CHURN_EV_SKIP };
+static inline int churn_event_numbered(unsigned type)
+{
+    return type != CHURN_EV_MAP;
+}
 /* An event at full width, as the ways in build it and the writer reads it back. */
 typedef struct churn_event {
     uint64_t addr;
@@ -235,19 +271,24 @@ typedef struct churn_event {
     uint64_t aux;    /* maps: new address (mremap); frees: age in epochs */
     uint32_t stack;
     uint32_t epoch;
+    uint32_t seq;    /* heap events: the number in the address's shard */
     uint8_t type;
     uint8_t kind;
 } churn_event;
 
 /* A ring slot is 32 bytes: the rings are written on the program's cores and read on the
    writer's, so every byte of an event crosses the caches twice.  A heap event takes one slot
-   (its slack, usable - size, in 32 bits and a free's age in 24); an event with a wider value,
-   and every map event, takes two, the second holding usable and aux at full width. */
+   (its slack, usable - size, in 32 bits, a free's age in 24, and its shard number in the top
+   16 bits of the address and of the size, which a user-space address and a size that
+   could be allocated leave clear); an event with a wider value, and every map event, takes
+   two, the second holding usable and aux at full width (a heap event's number in aux's top
+   32 bits: its age fits in 32). */
 #define CHURN_SLOT_WIDE 0x8u      /* in tag: the next slot is the wide part */
 #define CHURN_SLOT_AGE_MAX 0xffffffu
+#define CHURN_SLOT_LOW48 ((1ull << 48) - 1)
 typedef union churn_slot {
     struct {
-        uint64_t addr, size;
+        uint64_t addr, size;      /* narrow heap events: seq >> 16 and seq & 0xffff on top */
         uint32_t stack, epoch;
         uint32_t slack;
         uint32_t tag;             /* type | CHURN_SLOT_WIDE | kind << 4 | age << 8 */
@@ -310,7 +351,11 @@ static inline unsigned churn_ring_read(const churn_thread *t, uint64_t pos, chur
     ev->epoch = s->ev.epoch;
     ev->type = (uint8_t)(tag & 7u);
     ev->kind = (uint8_t)((tag >> 4) & 15u);
+    ev->seq = 0;
     if (CHURN_LIKELY(!(tag & CHURN_SLOT_WIDE))) {
+        ev->seq = (uint32_t)(ev->addr >> 48 << 16 | ev->size >> 48);
+        ev->addr &= CHURN_SLOT_LOW48;
+        ev->size &= CHURN_SLOT_LOW48;
         ev->usable = ev->size + s->ev.slack;
         ev->aux = tag >> 8;
         return 1;
@@ -318,6 +363,10 @@ static inline unsigned churn_ring_read(const churn_thread *t, uint64_t pos, chur
     const churn_slot *x = &t->slots[(pos + 1) % CHURN_RING_EVENTS];
     ev->usable = x->wide.usable;
     ev->aux = x->wide.aux;
+    if (churn_event_numbered(ev->type)) {
+        ev->seq = (uint32_t)(ev->aux >> 32);
+        ev->aux &= 0xffffffffu;
+    }
     return 2;
 }
 /* The epoch of the event at pos, without decoding the rest. */
@@ -339,35 +388,38 @@ void churn_thread_push_slow(churn_thread *t, uint64_t head, churn_event ev, uint
                             int narrow, int may_wait);
 
 /* Fills the slots at head and publishes them. */
-static inline void churn_thread_put(churn_thread *t, uint64_t head, churn_event ev,
+static inline __attribute__((always_inline)) void churn_thread_put(churn_thread *t, uint64_t head, churn_event ev,
                                     uint64_t slack, int narrow)
 {
     churn_slot *s = &t->slots[head % CHURN_RING_EVENTS];
-    s->ev.addr = ev.addr;
-    s->ev.size = ev.size;
     s->ev.stack = ev.stack;
     s->ev.epoch = ev.epoch;
     uint32_t tag = ev.type | (uint32_t)ev.kind << 4;
     if (CHURN_LIKELY(narrow)) {
+        s->ev.addr = ev.addr | (uint64_t)(ev.seq >> 16) << 48;
+        s->ev.size = ev.size | (uint64_t)(ev.seq & 0xffffu) << 48;
         s->ev.slack = (uint32_t)slack;
         s->ev.tag = tag | (uint32_t)ev.aux << 8;
         atomic_store_explicit(&t->head, head + 1, memory_order_release);
         return;
     }
+    s->ev.addr = ev.addr;
+    s->ev.size = ev.size;
     s->ev.slack = 0;
     s->ev.tag = tag | CHURN_SLOT_WIDE;
     churn_slot *x = &t->slots[(head + 1) % CHURN_RING_EVENTS];
     x->wide.usable = ev.usable;
-    x->wide.aux = ev.aux;
+    x->wide.aux = churn_event_numbered(ev.type) ? ev.aux | (uint64_t)ev.seq << 32 : ev.aux;
     atomic_store_explicit(&t->head, head + 2, memory_order_release);
 }
 
 /* may_wait: a full ring makes the caller wait for room (else the event is dropped, counted). */
-static inline void churn_thread_push(churn_thread *t, churn_event ev, int may_wait)
+static inline __attribute__((always_inline)) void churn_thread_push(churn_thread *t, churn_event ev, int may_wait)
 {
     /* usable below size wraps the slack past 32 bits, so it takes the wide form too */
     uint64_t slack = ev.usable - ev.size;
-    int narrow = ((slack >> 32) | (ev.aux / (CHURN_SLOT_AGE_MAX + 1u))) == 0 &&
+    int narrow = ((slack >> 32) | (ev.aux / (CHURN_SLOT_AGE_MAX + 1u)) |
+                  ((ev.addr | ev.size) >> 48)) == 0 &&
                  ev.type != CHURN_EV_MAP;
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     if (CHURN_UNLIKELY(head + 2 - narrow > t->tail_check))
@@ -375,6 +427,17 @@ static inline void churn_thread_push(churn_thread *t, churn_event ev, int may_wa
     else
         churn_thread_put(t, head, ev, slack, narrow);
 }
+
+/* Before a push made under a shard lock (livemap.c), where it must not wait: makes sure the
+   ring has room for the widest event, waiting for it here if need be.  Returns 0 when there
+   is none (the event will be dropped, counted, and takes no number). */
+int churn_thread_room_slow(churn_thread *t, uint64_t head);
+static inline __attribute__((always_inline)) int churn_thread_room(churn_thread *t)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    return CHURN_LIKELY(head + 2 <= t->tail_check) || churn_thread_room_slow(t, head);
+}
+
 /* Writer side: it made room in the rings; wakes producers waiting for it. */
 void churn_threads_room_made(void);
 /* Writer side: iterate the registry; recycles drained rings of exited threads. */

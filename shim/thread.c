@@ -156,13 +156,10 @@ static int wait_for_room(churn_thread *t, uint64_t end)
    stays so; tail is read only then (or when the ring looks full). */
 #define WAKE_AGAIN 1024u
 
-/* The slow path of a push: reads the tail, wakes the writer, waits for room when the ring
-   is full.  Kept out of line so that the common push is a leaf that saves no registers. */
-__attribute__((noinline)) void churn_thread_push_slow(churn_thread *t, uint64_t head,
-                                                     churn_event ev, uint64_t slack, int narrow,
-                                                     int may_wait)
+/* Reads the tail, wakes the writer, waits for room for n slots when the ring is full;
+   returns 0 when there is none (the event is dropped, counted). */
+static int make_room(churn_thread *t, uint64_t head, unsigned n, int may_wait)
 {
-    unsigned n = narrow ? 1 : 2;
     t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
     uint64_t used = head - t->tail_seen;
     if (used >= CHURN_RING_EVENTS / 2)
@@ -170,7 +167,7 @@ __attribute__((noinline)) void churn_thread_push_slow(churn_thread *t, uint64_t 
     int full = used + n > CHURN_RING_EVENTS;
     if (full && (!may_wait || wait_for_room(t, head + n))) {
         atomic_fetch_add(&churn_dropped_events, 1);
-        return;
+        return 0;
     }
     if (full)
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
@@ -179,7 +176,22 @@ __attribute__((noinline)) void churn_thread_push_slow(churn_thread *t, uint64_t 
                                                  : head + WAKE_AGAIN;
     if (t->tail_check > t->tail_seen + CHURN_RING_EVENTS)
         t->tail_check = t->tail_seen + CHURN_RING_EVENTS;
-    churn_thread_put(t, head, ev, slack, narrow);
+    return 1;
+}
+
+/* The slow path of a push.  Kept out of line so that the common push is a leaf that saves
+   no registers. */
+__attribute__((noinline)) void churn_thread_push_slow(churn_thread *t, uint64_t head,
+                                                     churn_event ev, uint64_t slack, int narrow,
+                                                     int may_wait)
+{
+    if (make_room(t, head, narrow ? 1 : 2, may_wait))
+        churn_thread_put(t, head, ev, slack, narrow);
+}
+
+__attribute__((noinline)) int churn_thread_room_slow(churn_thread *t, uint64_t head)
+{
+    return make_room(t, head, 2, 1);
 }
 
 static int thread_dead(pid_t tid)

@@ -814,11 +814,33 @@ static int close_epochs_below(uint64_t limit)
     return 1;
 }
 
-/* ---- a pass: drain every ring in epoch order ---- */
+/* ---- a pass: drain every ring in epoch order, each address's events in their order ----
 
-typedef struct {
+   Within an epoch, the rings are merged by the numbers heap events took in their address's
+   shard (shim.h, "the order of events"): an event is written once every lower number of its
+   shard is, so a free on one thread comes after the allocation it frees on another, and the
+   allocation that reuses an address after the free of its previous occupant.  The epochs
+   read under the shard lock only grow along a shard's numbers, so the order an epoch needs
+   is all within it.  A ring whose next event waits for a lower number is parked on its shard
+   until that number is written; when every ring left is parked, the missing number was
+   pushed after this pass read the heads (read again), or it is still on its way: a realloc
+   pushes its free once the real realloc returned, and an event lost with its ring full
+   leaves a gap.  A shard that stays stuck for ORDER_WAIT_NS (at the final flush, past
+   ORDER_FINISH_NS) is let go: the waiting events are written as they come and counted in an UNORDERED
+   record.  Without events (CHURN_EVENTS=0) only sums are kept, and no ring waits. */
+
+#define ORDER_WAIT_NS 1000000000u
+#define ORDER_FINISH_NS 100000000u
+#define REREADS 64u               /* head reads of a level in one pass, at most */
+
+typedef struct cursor {
     churn_thread *t;
     uint64_t tail, head;
+    struct cursor *wait_next; /* parked on shard wait_shard for number wait_seq */
+    uint32_t wait_seq;
+    unsigned wait_shard;
+    int parked;
+    int exited;               /* the owner had exited: its ring may be recycled under us */
 } cursor_t;
 
 typedef struct {
@@ -827,6 +849,21 @@ typedef struct {
 } cursors_t;
 
 static cursor_t pass_cursors[MAX_RINGS_PER_PASS];
+static cursor_t *ready[MAX_RINGS_PER_PASS];
+static size_t nready;
+
+static struct {
+    uint32_t next[CHURN_LIVEMAP_SHARDS];  /* the number each shard writes next */
+    cursor_t *waiting[CHURN_LIVEMAP_SHARDS];
+    unsigned stuck_shards[CHURN_LIVEMAP_SHARDS]; /* shards with a parked ring */
+    unsigned nstuck;
+    size_t nparked;
+    uint8_t listed[CHURN_LIVEMAP_SHARDS];        /* in stuck_shards */
+    uint32_t stuck_next[CHURN_LIVEMAP_SHARDS];   /* next when the shard was seen stuck */
+    uint64_t stuck_since[CHURN_LIVEMAP_SHARDS];  /* since when (0: not stuck) */
+    uint64_t unordered;                          /* not yet written in an UNORDERED record */
+    uint64_t drained;
+} order;
 
 static void add_cursor(churn_thread *t, void *ctx)
 {
@@ -837,11 +874,166 @@ static void add_cursor(churn_thread *t, void *ctx)
     c->t = t;
     c->tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
     c->head = atomic_load_explicit(&t->head, memory_order_acquire);
+    c->parked = 0;
+    c->exited = atomic_load_explicit(&t->exited, memory_order_acquire);
+}
+
+static void park(cursor_t *c, unsigned shard, uint32_t seq)
+{
+    c->parked = 1;
+    c->wait_shard = shard;
+    c->wait_seq = seq;
+    if (!order.listed[shard]) {
+        order.listed[shard] = 1;
+        order.stuck_shards[order.nstuck++] = shard;
+    }
+    order.nparked++;
+    c->wait_next = order.waiting[shard];
+    order.waiting[shard] = c;
+}
+
+/* The shard's next number is written: the ring waiting for it (one at most) goes on. */
+static void unpark(unsigned shard)
+{
+    for (cursor_t **link = &order.waiting[shard]; *link; link = &(*link)->wait_next)
+        if ((*link)->wait_seq == order.next[shard]) {
+            cursor_t *c = *link;
+            *link = c->wait_next;
+            c->parked = 0;
+            order.nparked--;
+            ready[nready++] = c;
+            return;
+        }
+}
+
+static void unpark_all(void)
+{
+    for (unsigned i = 0; i < order.nstuck; i++) {
+        unsigned shard = order.stuck_shards[i];
+        for (cursor_t *c = order.waiting[shard]; c; c = c->wait_next)
+            c->parked = 0;
+        order.waiting[shard] = NULL;
+        order.listed[shard] = 0;
+    }
+    order.nstuck = 0;
+    order.nparked = 0;
+}
+
+/* The ring's events of epochs up to next, until one must wait for its shard. */
+static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
+{
+    int ordered = churn_opt.events;
+    while (c->tail < c->head) {
+        churn_event ev;
+        uint64_t at = c->tail;
+        uint64_t e = widen_epoch(churn_ring_epoch(c->t, at), global);
+        if (e > next)
+            break;
+        unsigned slots = churn_ring_read(c->t, at, &ev);
+        if (ordered && churn_event_numbered(ev.type)) {
+            unsigned shard = churn_livemap_shard(ev.addr);
+            int32_t ahead = (int32_t)(ev.seq - order.next[shard]);
+            if (ahead > 0) {
+                park(c, shard, ev.seq);
+                break;
+            }
+            /* behind: a number let go of (counted then), written where it comes */
+            if (ahead == 0) {
+                order.next[shard]++;
+                if (order.waiting[shard])
+                    unpark(shard);
+            }
+        }
+        c->tail += slots;
+        if (ev.type != CHURN_EV_SKIP) {
+            process_event(&ev, c->t->tid, e);
+            order.drained++;
+        }
+        /* A producer waiting for room gets it as it is made, not after the batch. */
+        if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
+            atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+            churn_threads_room_made();
+        }
+    }
+    atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+}
+
+/* Drains every event of epochs up to next that its shard's order lets through, reading the
+   heads again at most `rereads` times; returns 0 when rings are left parked on numbers not
+   (yet) in any ring. */
+static int drain_level(cursors_t *cs, uint64_t next, uint64_t global, unsigned rereads)
+{
+    unpark_all();
+    nready = 0;
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->c[i].tail < cs->c[i].head)
+            ready[nready++] = &cs->c[i];
+    for (;;) {
+        while (nready)
+            drain_cursor(ready[--nready], next, global);
+        if (!order.nparked)
+            return 1;
+        if (!rereads--)
+            return 0;
+        /* What a parked ring waits for may have been pushed since the heads were read. */
+        for (size_t i = 0; i < cs->n; i++) {
+            cursor_t *c = &cs->c[i];
+            if (c->exited)
+                continue;
+            uint64_t head = atomic_load_explicit(&c->t->head, memory_order_acquire);
+            if (head != c->head && c->tail == c->head && !c->parked)
+                ready[nready++] = c;
+            c->head = head;
+        }
+        if (!nready)
+            return 0;
+    }
+}
+
+/* Lets go of shards stuck for longer than bound_ns (all of them when force): their lowest
+   waiting number is written next.  Returns 1 if it let go of any. */
+static int let_go(uint64_t now, uint64_t bound_ns, int force)
+{
+    int any = 0;
+    for (unsigned i = 0; i < order.nstuck; i++) {
+        unsigned shard = order.stuck_shards[i];
+        uint32_t lowest = 0;
+        int32_t gap = INT32_MAX;
+        for (cursor_t *c = order.waiting[shard]; c; c = c->wait_next) {
+            int32_t d = (int32_t)(c->wait_seq - order.next[shard]);
+            if (d < gap) {
+                gap = d;
+                lowest = c->wait_seq;
+            }
+        }
+        if (!order.waiting[shard])
+            continue;
+        if (!force &&
+            (!order.stuck_since[shard] || order.stuck_next[shard] != order.next[shard])) {
+            order.stuck_next[shard] = order.next[shard];
+            order.stuck_since[shard] = now;
+        } else if (force || now - order.stuck_since[shard] >= bound_ns) {
+            order.unordered += (uint64_t)gap;
+            order.next[shard] = lowest;
+            order.stuck_since[shard] = 0;
+            any = 1;
+        }
+    }
+    return any;
+}
+
+static void emit_unordered(void)
+{
+    if (order.unordered && w.seg_open && room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_UNORDERED);
+        put_u(order.unordered);
+        order.unordered = 0;
+    }
 }
 
 static void pass(int final)
 {
-    uint64_t drained = 0;
+    order.drained = 0;
     int news = w.no_loader ? churn_modules_news()
                : w.final_path ? churn_modules_try_refresh()
                               : churn_modules_refresh();
@@ -850,6 +1042,10 @@ static void pass(int final)
     uint64_t global = atomic_load(&churn_epoch_now);
     cursors_t cs = {pass_cursors, 0};
     churn_threads_each(add_cursor, &cs);
+    /* The final flush and an exec's run on the program's thread: nothing comes after them,
+       so they wait here, and let go of every stuck shard by their deadline. */
+    uint64_t deadline = churn_writer_is_self() ? 0 : churn_now_ns() + ORDER_FINISH_NS;
+    int stuck = 0;
     for (;;) {
         uint64_t next = UINT64_MAX;
         for (size_t i = 0; i < cs.n; i++) {
@@ -864,33 +1060,26 @@ static void pass(int final)
             break;
         if (next > w.open_epoch && !close_epochs_below(next))
             break;
-        for (size_t i = 0; i < cs.n; i++) {
-            cursor_t *c = &cs.c[i];
-            if (c->tail == c->head)
-                continue; /* a drained ring may already be recycled: never write to it */
-            while (c->tail < c->head) {
-                uint64_t e = widen_epoch(churn_ring_epoch(c->t, c->tail), global);
-                if (e > next)
-                    break;
-                churn_event ev;
-                uint64_t at = c->tail;
-                c->tail += churn_ring_read(c->t, at, &ev);
-                process_event(&ev, c->t->tid, e);
-                drained++;
-                /* A producer waiting for room gets it as it is made, not after the batch. */
-                if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
-                    atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
-                    churn_threads_room_made();
-                }
-            }
-            atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
-        }
+        uint64_t now = deadline ? churn_now_ns() : 0;
+        int late = deadline && now >= deadline;
+        stuck = !drain_level(&cs, next, global, late ? 0 : REREADS);
+        if (!stuck)
+            continue;
+        if (!deadline)
+            now = churn_now_ns();
+        if (let_go(now, ORDER_WAIT_NS, late))
+            continue;
+        if (!deadline)
+            break;
+        static _Atomic uint32_t never;
+        churn_futex_wait(&never, 0, 1000000u);
     }
     churn_threads_room_made();
     close_epochs_below(global);
     uint64_t now = churn_now_ns();
     if (!w.seg_open)
         segment_open();
+    emit_unordered();
     if (final || segment_raw() >= w.target ||
         now - w.seg_open_ns >= churn_opt.flush_ms * 1000000u) {
         segment_close();
@@ -898,7 +1087,7 @@ static void pass(int final)
             segment_open();
     }
     w.compress_due = w.seg_open && compress_piece();
-    w.busy = drained >= BUSY_EVENTS;
+    w.busy = order.drained >= BUSY_EVENTS || stuck;
 }
 
 static void *writer_main(void *arg)
@@ -1148,6 +1337,9 @@ void churn_writer_after_fork_child(int follow)
     w.late = 0;
     w.dropped_reported = atomic_load(&churn_dropped_events);
     w.write_dropped = w.too_big_dropped = 0;
+    churn_livemap_seqs(order.next);
+    memset(order.stuck_since, 0, sizeof order.stuck_since);
+    order.unordered = 0;
     unlock_writer();
     start_thread();
 }

@@ -240,6 +240,8 @@ def decode(raw, seq, version=2):
             rec["short_stacks"] = r.v()
         elif tag == 0x0E:
             rec.update(stale_epoch=r.v(), age_ns=r.v())
+        elif tag == 0x0F:
+            rec["unordered"] = r.v()
         elif tag == 0x07:
             rec.update(live_count=r.v(), live_bytes=r.v())
             rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]
@@ -271,3 +273,69 @@ def decode(raw, seq, version=2):
             fail("segment %d: unknown record tag 0x%02x at offset %d" % (seq, tag, r.pos - 1))
         out.append(rec)
     return out
+
+
+def heap_order(path):
+    """Peak and temporary allocations recomputed from the trace's records in stream order,
+    independently of the analyzer: {"peak": bytes, "peak_count", "peak_epoch", "temporary",
+    "temporary_by_stack": {stack: n}, "peak_by_stack": {stack: (count, bytes)},
+    "lowest_by_stack": {stack: fewest objects live}}.  A temporary allocation is one whose
+    free is the stream's next heap event; a stack whose live count goes below zero had a
+    free in the stream before its allocation."""
+    live_bytes = live_count = 0
+    by_stack = {}
+    best = None
+    temporary, temp_by_stack = 0, {}
+    prev = None  # (size, stack, epoch) of the previous heap event when it was an allocation
+    first = True
+    lowest = {}
+    for rec in records(path):
+        tag, cls = rec["tag"], rec["tag"] & 0xF0
+        if tag == 0x01:
+            infos, allocs = [], []
+        elif tag == 0x07 and first:
+            live_bytes, live_count = rec["live_bytes"], rec["live_count"]
+            for stack, count, nbytes in rec["stacks"]:
+                by_stack[stack] = [count, nbytes]
+        if tag == 0x07:
+            first = False
+        if tag == 0x0A:
+            infos.append((rec["size"], rec["stack"]))
+            continue
+        if cls == 0x10:
+            size, stack = infos[rec["info"]]
+            allocs.append((size, stack, rec["epoch"]))
+            change, obj = 1, (size, stack)
+        elif cls in (0x20, 0x60):
+            if cls == 0x60:
+                distance = rec["address_code"]
+                size, stack, alloc_epoch = allocs[len(allocs) - distance]
+                is_temp = prev is not None and distance == 1
+            else:
+                size, stack = rec["size"], rec["stack"]
+                alloc_epoch = rec["epoch"] - rec["age"]
+                is_temp = prev == (size, stack, alloc_epoch)
+            if is_temp:
+                temporary += 1
+                temp_by_stack[stack] = temp_by_stack.get(stack, 0) + 1
+            change, obj = -1, (size, stack)
+        elif tag == 0x30:
+            prev = None
+            continue
+        else:
+            continue
+        size, stack = obj
+        prev = (size, stack, rec["epoch"]) if change > 0 else None
+        entry = by_stack.setdefault(stack, [0, 0])
+        entry[0] += change
+        entry[1] += change * size
+        lowest[stack] = min(lowest.get(stack, 0), entry[0])
+        live_count += change
+        live_bytes += change * size
+        if change > 0 and (best is None or live_bytes > best[0]):
+            best = (live_bytes, live_count, rec["epoch"],
+                    {s: tuple(v) for s, v in by_stack.items() if v[1] > 0})
+    best = best or (live_bytes, live_count, 0, {})
+    return {"peak": best[0], "peak_count": best[1], "peak_epoch": best[2],
+            "peak_by_stack": best[3], "temporary": temporary,
+            "temporary_by_stack": temp_by_stack, "lowest_by_stack": lowest}

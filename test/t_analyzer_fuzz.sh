@@ -42,7 +42,7 @@ def random_record():
                 rng.randrange(0, 300), [val() for _ in range(rng.randrange(0, 5))]]
     if name == "module_unloaded":
         return [name, val(), val(), val(), val(), val(), "ab", "/x/lib%d.so" % val()]
-    if name in ("stack_sample", "short_stacks"):
+    if name in ("stack_sample", "short_stacks", "unordered"):
         return [name, val()]
     if name == "size_classes":
         return [name, [[val(), val()] for _ in range(rng.randrange(0, 4))]]

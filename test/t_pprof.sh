@@ -33,7 +33,8 @@ except ValueError:
     fail("pprof -raw printed no Samples section")
 types = [t.split("/")[0] for t in lines[at + 1].replace("[dflt]", "").split()]
 expect("sample types", types, ["alloc_space", "alloc_objects", "inuse_space", "inuse_objects",
-                               "retained_space", "growth_space", "leaked_space", "pinned_space"])
+                               "retained_space", "growth_space", "leaked_space", "pinned_space",
+                               "peak_space", "temporary_objects"])
 sums = [0] * len(types)
 samples = []
 for line in lines[at + 2:]:
@@ -52,6 +53,8 @@ expect("retained_space", sums[4], sum(g["retained_bytes"] for g in field(report,
 expect("leaked_space", sums[6], field(report, "leaked_at_exit")["bytes"])
 expect("pinned_space", sums[7], sum(round(c["pinned_bytes"]) for c in field(report, "fragmentation_callsites")
                                     if c["pinned_bytes"] > 0))
+expect("peak_space", sums[8], field(report, "peak", "bytes"))
+expect("temporary_objects", sums[9], t["temporary"])
 locations = {}
 for line in lines:
     m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+) (\S+):(\d+)", line)

@@ -33,6 +33,10 @@ if not entries:
 expect("churn_alloc (allocs, frees) over its growth entries, " + allocator,
        (sum(g["allocs"] for g in entries), sum(g["frees"] for g in entries)), (count, count))
 expect("churn_alloc live_count, " + allocator, sum(g["live_count"] for g in entries), 0)
+# A free of another thread's block comes after its allocation in the records' order.
+lowest = heap_order(sys.argv[4])["lowest_by_stack"]
+expect("churn_alloc's fewest live objects in the records' order, " + allocator,
+       min(lowest.get(g["stack_id"], 0) for g in entries), 0)
 # A cross-thread free written before its allocation would come out as an unknown free.
 # (Whole-process unknown_frees is not 0 with tcmalloc: one free at start-up, before main.)
 unknown = [r for r in records(sys.argv[4]) if r["tag"] == 0x30 and r["epoch"] == ph["churn"]]

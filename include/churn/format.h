@@ -23,8 +23,9 @@
 #include <string.h>
 
 /* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK, version 3
-   CHURN_REC_STACK_SAMPLE; readers take 1 to 3. */
-#define CHURN_FORMAT_VERSION 3u
+   CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
+   "Order of events") and CHURN_REC_UNORDERED; readers take 1 to 4. */
+#define CHURN_FORMAT_VERSION 4u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
@@ -149,6 +150,11 @@ enum churn_record_tag {
        end: the exit, fatal-signal and exec paths never ask the allocator (the ending thread
        may hold its locks).  Absent: the counters were read at or after the epoch's end. */
     CHURN_REC_COUNTERS_STALE = 0x0e,
+    /* V n (version 4): the writer stopped waiting for n events that held their place in an
+       address's order (an event lost with its ring full, a thread stopped between a live-map
+       update and its push): the events of those addresses that follow in the stream may
+       come before ones that happened earlier. */
+    CHURN_REC_UNORDERED = 0x0f,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */

@@ -29,6 +29,7 @@
 churn_options churn_opt;
 _Atomic int churn_state = CHURN_ON;
 __thread int churn_in_shim;
+_Atomic uint64_t churn_epoch_now; /* the live map reads the epoch under its lock */
 void churn_writer_poke(void) {} /* no writer thread here: the tests drain the rings themselves */
 static _Atomic size_t map_limit = SIZE_MAX; /* larger maps fail, as under `ulimit -v` */
 
@@ -199,6 +200,70 @@ static void test_livemap(void)
     }
 }
 
+/* ---- the order of events: each shard numbers its operations ---- */
+
+/* Four threads insert and remove addresses of one 64 KiB region (one shard), recording the
+   number each operation took: every number from the shard's first to its last is taken
+   once, and each address's insert has a lower number than its remove. */
+#define ORDER_THREADS 4
+#define ORDER_OPS 20000
+#define ORDER_BASE ((uintptr_t)0x6e0000000000u)
+
+typedef struct {
+    unsigned id;
+    uint32_t insert_seq[ORDER_OPS], remove_seq[ORDER_OPS];
+} order_worker;
+
+static void *order_work(void *arg)
+{
+    order_worker *w = arg;
+    for (unsigned i = 0; i < ORDER_OPS; i++) {
+        uintptr_t addr = ORDER_BASE + ((uintptr_t)(w->id * ORDER_OPS + i) % 4000) * 16;
+        churn_live out;
+        int found;
+        churn_shard_op op = churn_livemap_insert_locked(addr, 32, 0, 1, 1);
+        w->insert_seq[i] = op.seq;
+        churn_livemap_unlock(op.shard);
+        op = churn_livemap_remove_locked(addr, &out, &found, 1);
+        w->remove_seq[i] = op.seq;
+        churn_livemap_unlock(op.shard);
+    }
+    return NULL;
+}
+
+static void test_order(void)
+{
+    static order_worker w[ORDER_THREADS];
+    unsigned shard = churn_livemap_shard(ORDER_BASE);
+    for (unsigned k = 1; k < 4000; k++)
+        if (churn_livemap_shard(ORDER_BASE + k * 16) != shard)
+            fail("one 64 KiB region spans several shards");
+    uint32_t next[CHURN_LIVEMAP_SHARDS];
+    churn_livemap_seqs(next);
+    uint32_t first = next[shard];
+    pthread_t t[ORDER_THREADS];
+    for (unsigned i = 0; i < ORDER_THREADS; i++) {
+        w[i].id = i;
+        if (pthread_create(&t[i], NULL, order_work, &w[i]))
+            fail("pthread_create failed");
+    }
+    for (unsigned i = 0; i < ORDER_THREADS; i++)
+        pthread_join(t[i], NULL);
+    const uint32_t total = 2u * ORDER_THREADS * ORDER_OPS;
+    static uint8_t seen[2u * ORDER_THREADS * ORDER_OPS];
+    for (unsigned i = 0; i < ORDER_THREADS; i++)
+        for (unsigned k = 0; k < ORDER_OPS; k++) {
+            uint32_t a = w[i].insert_seq[k] - first, b = w[i].remove_seq[k] - first;
+            if (a >= total || b >= total || seen[a]++ || seen[b]++)
+                fail("shard number taken twice or out of range");
+            if (a >= b)
+                fail("an insert numbered after the remove that followed it");
+        }
+    churn_livemap_seqs(next);
+    if (next[shard] - first != total)
+        fail("the shard took %u numbers for %u operations", next[shard] - first, total);
+}
+
 /* ---- stack table ---- */
 
 #define STACKS 100000u
@@ -353,8 +418,9 @@ static void test_coding(void)
 static _Atomic int producer_done;
 
 /* Event i of the stream: mostly heap events that fit one slot, with every kind of wide value
-   among them (slack or age past the narrow fields, usable below size, sizes past 4 GiB, map
-   events with a full address in aux). */
+   among them (slack or age past the narrow fields, usable below size, sizes past 4 GiB or
+   2^48, an address past 2^48, map events with a full address in aux), and the shard number
+   of every heap event, which shares the top bits of the address and size when narrow. */
 static void ring_event(uint64_t i, churn_event *ev)
 {
     memset(ev, 0, sizeof *ev);
@@ -366,6 +432,7 @@ static void ring_event(uint64_t i, churn_event *ev)
     ev->stack = (uint32_t)(i * 7);
     ev->epoch = (uint32_t)(i / 5);
     ev->aux = ev->type == CHURN_EV_FREE ? i % 1000 : 0;
+    ev->seq = (uint32_t)(i * 2654435761u);
     switch (i % 13) {
     case 1: ev->usable = ev->size + ((uint64_t)1 << 32); break;
     case 2: ev->usable = ev->size ? ev->size - 1 : 0; break;
@@ -374,7 +441,10 @@ static void ring_event(uint64_t i, churn_event *ev)
         ev->type = CHURN_EV_MAP;
         ev->usable = i << 8 | 3;
         ev->aux = 0x7f0000000000u + i * 4096;
+        ev->seq = 0;
         break;
+    case 5: ev->addr |= (uint64_t)1 << 50; break;
+    case 6: ev->size = (uint64_t)1 << 48 | i; ev->usable = ev->size; break;
     }
 }
 
@@ -410,7 +480,7 @@ static void drain(churn_thread *t, void *ctx)
         ring_event(c->seen, &want);
         if (ev.addr != want.addr || ev.size != want.size || ev.usable != want.usable ||
             ev.aux != want.aux || ev.stack != want.stack || ev.epoch != want.epoch ||
-            ev.type != want.type || ev.kind != want.kind)
+            ev.type != want.type || ev.kind != want.kind || ev.seq != want.seq)
             fail("ring delivered event %llu (type %u) where %llu was due, or changed it",
                  (unsigned long long)ev.addr, ev.type, (unsigned long long)c->seen);
         c->seen++;
@@ -447,6 +517,7 @@ int main(void)
 {
     churn_opt.stack_depth = 64;
     test_livemap();
+    test_order();
     test_stacks();
     test_segstate();
     test_coding();

@@ -37,6 +37,7 @@ absolute instruction pointers innermost first:
   ["size_classes", [[object size, span bytes], ...]]
   ["stack_sample", n]          (version 3)
   ["short_stacks", n]          running total of stacks cut short
+  ["unordered", n]             (version 4)
   ["carry", live_count, live_bytes, [[stack, count, bytes], ...]]
   ["dropped", count, reason]   ["exit", how, detail]
   ["alloc", kind, addr, size, slack, stack]
@@ -68,7 +69,7 @@ SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_hea
 TAGS = {
     "segment_start": 0x01, "module": 0x02, "stack": 0x03, "stack_ref": 0x03, "module_unloaded": 0x02, "thread": 0x04, "epoch": 0x05,
     "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
-    "stack_sample": 0x0c, "short_stacks": 0x0d,
+    "stack_sample": 0x0c, "short_stacks": 0x0d, "unordered": 0x0f,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
 }
@@ -243,7 +244,7 @@ class Encoder:
             for ip in ips:
                 body += varint(zigzag(ip - prev))
                 prev = ip
-        elif name in ("stack_sample", "short_stacks"):
+        elif name in ("stack_sample", "short_stacks", "unordered"):
             body += varint(args[0])
         elif name == "size_classes":
             (pairs,) = args
