@@ -148,9 +148,11 @@ int main(int argc, char **argv)
         }
     }
     uint64_t truth = release();
-    /* the shim reads the allocator's counters at most once a millisecond */
-    nanosleep(&(struct timespec){0, 5000000}, NULL);
     uint64_t next = churn_epoch_begin();
+    /* The writer reads the allocator's counters once this epoch waits to close, on its own
+       thread; an exit right after the tick would leave the epoch with the reading before it
+       (marked COUNTERS_STALE: the exit path never asks the allocator). */
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
     printf("allocator=%s objects=%zu kept=%zu kept_usable=%zu truth_bytes=%llu epoch=%llu\n",
            argv[1], n, kept, kept_bytes, (unsigned long long)truth,
            (unsigned long long)(next ? next - 1 : 0));
