@@ -163,14 +163,14 @@ static void keep_newest_run(churn_trace *t)
 
 static int map_file(churn_trace *t, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = churn_open_regular(path);
     if (fd < 0) {
-        set_err(err, errlen, strerror(errno));
+        set_err(err, errlen, errno == EINVAL ? "not a regular file" : strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        set_err(err, errlen, "not a regular file");
+    if (fstat(fd, &st) != 0) {
+        set_err(err, errlen, strerror(errno));
         close(fd);
         return -1;
     }

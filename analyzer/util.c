@@ -1,10 +1,14 @@
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void out_of_memory(size_t n)
 {
@@ -74,4 +78,28 @@ void churn_reserve(void *items, size_t *cap, size_t need, size_t elem)
     void **p = items;
     *p = churn_xrealloc(*p, c * elem);
     *cap = c;
+}
+
+int churn_open_regular(const char *path)
+{
+    /* stat first: opening some devices has effects of its own, even without blocking */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* the path may name something else by the time it is opened */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int flags = -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (flags = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
 }
