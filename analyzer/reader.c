@@ -96,9 +96,34 @@ static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info
     return 1;
 }
 
+/* The writer puts a file header at offset 0 only, and a wrapped ring overwrites segments,
+   never that header: a valid file header further on is the start of another file, appended
+   to this one (cat a b), whose segments would splice two runs into one report. */
+static int file_header_at(const churn_trace *t, size_t off, char *err, size_t errlen)
+{
+    churn_file_header h;
+    if (t->size - off < sizeof h)
+        return 0;
+    memcpy(&h, t->map + off, sizeof h);
+    if (h.frame_size != sizeof h - 8 || memcmp(h.magic, CHURN_FILE_MAGIC, 8) != 0 ||
+        churn_file_header_crc(&h) != h.header_crc)
+        return 0;
+    if (h.pid == t->info.pid && h.start_realtime_ns == t->info.start_realtime_ns)
+        snprintf(err, errlen, "a second copy of its file header at byte %zu: concatenated "
+                 "traces; analyze each trace file on its own", off);
+    else
+        snprintf(err, errlen, "another trace starts at byte %zu (pid %llu%s; this one is pid "
+                 "%llu): concatenated traces; analyze each trace file on its own",
+                 off, (unsigned long long)h.pid,
+                 h.pid == t->info.pid ? ", another start time" : "",
+                 (unsigned long long)t->info.pid);
+    return 1;
+}
+
 /* Segments may sit anywhere after the header once the ring has wrapped, with the remains of
-   overwritten ones in between, so the scan resyncs on the skippable-frame magic. */
-static void scan_segments(churn_trace *t)
+   overwritten ones in between, so the scan resyncs on the skippable-frame magic.  Returns -1
+   with err set when the file holds another trace. */
+static int scan_segments(churn_trace *t, char *err, size_t errlen)
 {
     static const uint8_t magic[4] = {0x5C, 0x2A, 0x4D, 0x18};
     size_t off = CHURN_FILE_HEADER_BYTES;
@@ -116,9 +141,12 @@ static void scan_segments(churn_trace *t)
         } else {
             if (v < 0)
                 t->info.segments_invalid++;
+            else if (file_header_at(t, off, err, errlen))
+                return -1;
             off += 1;
         }
     }
+    return 0;
 }
 
 static int by_seq(const void *a, const void *b)
@@ -201,7 +229,10 @@ churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, si
         return NULL;
     }
     read_producer(t);
-    scan_segments(t);
+    if (scan_segments(t, err, errlen) != 0) {
+        churn_trace_close(t);
+        return NULL;
+    }
     if (t->nsegs == 0) {
         /* A header alone is what a process leaves that ended (kill -9) or is still running
            before its first segment was written: say so, the user can do something. */
