@@ -350,7 +350,8 @@ static void on_module(churn_analysis *a, const churn_record *r)
 static void on_stack(churn_analysis *a, const churn_record *r)
 {
     int defined = churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
-                                      r->u.stack.depth, r->u.stack.generation);
+                                      r->u.stack.depth, r->u.stack.generation,
+                                      r->u.stack.ref, r->u.stack.shared);
     a->stack_conflicts += defined < 0;
     if (defined <= 0)
         return;

@@ -187,6 +187,8 @@ static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
     }
     r->u.stack.depth = depth;
     r->u.stack.ips = d->ips;
+    r->u.stack.ref = ref ? ref->id : 0;
+    r->u.stack.shared = shared;
     return c->ok && r->u.stack.id != 0;
 }
 
