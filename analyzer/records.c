@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "churn/format.h"
+#include "modules.h"
 #include "util.h"
 
 /* A varint read: the value and where the next field starts, NULL when the varint is
@@ -733,7 +734,8 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.module.unloaded = d->version == 1 ? 0 : get_v(c);
         r->u.module.build_id = get_bytes(c, &r->u.module.build_id_len);
         d->text_len = 0;
-        ok = get_module_path(d, c, r);
+        /* ids are below what libchurn can record: the map of one process stays small */
+        ok = get_module_path(d, c, r) && r->u.module.id < CHURN_MODULES_MAX;
         break;
     case CHURN_REC_STACK:
         ok = decode_stack(d, c, r);
