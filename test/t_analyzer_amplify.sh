@@ -1,0 +1,90 @@
+#!/bin/sh
+# Small crafted traces that made the analyzer's memory or time explode: each must be read
+# within a bound (a memory limit or a time limit), with the figures or the warning it is
+# owed.  Every case ran out of the bound before (docs/reliability.md, the analyzer).
+. test/lib.sh
+T=$WORK
+
+python3 - "$T" <<'PY'
+import os, sys
+sys.path.insert(0, "test/tools")
+import mktrace
+from mktrace import varint, zigzag
+T = sys.argv[1]
+
+def write(name, body, nseg=1):
+    head = mktrace.Encoder(3)
+    for r in mktrace.prelude(0, 0):
+        head.record(r)
+    desc = {"segments": [{"seq": 0, "records": [["raw", (bytes(head.out) + body).hex()]]}]}
+    open(os.path.join(T, name), "wb").write(mktrace.build(desc))
+
+# 1 M stacks of 256 frames, each sharing 255 with the one before: 2 KiB of frames from
+# each 8-byte record (2 GB copied out)
+body = bytearray([0x03]) + varint(1) + varint(256) + varint(0) + varint(0)
+body += varint(zigzag(0x401000)) + b"\x02" * 255
+for i in range(2, 1_000_001):
+    body += bytes([0x03]) + varint(i) + varint(256) + varint(0) + varint(i - 1) + varint(255)
+    body += varint(zigzag(0x400000 + 16 * i))
+body += bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0, 7, 0x10, 0]) + varint(1036 + zigzag(0x5000000))
+write("stacks.trace", bytes(body))
+
+# 200 k modules, each with its own range (every record was checked against all the others)
+body = bytearray()
+for i in range(200_000):
+    start = 0x10000000 + i * 0x1000
+    body += bytes([0x02]) + varint(i) + varint(start) + varint(start) + varint(start + 0x1000)
+    body += varint(0) + varint(0) + varint(2) + b"/x"
+write("modules.trace", bytes(body))
+
+# 1 M frees of one address that was never allocated (each waited behind all the others)
+body = bytearray([0x04, 1, 0x05, 0, 0x20]) + varint(zigzag(0x7000000)) + bytes([32, 0, 0, 0])
+body += bytes([0x20, 0, 32, 0, 0, 0]) * 999_999
+write("frees.trace", bytes(body))
+
+# 200 k epochs counting down, one free each (each row was inserted in front of the others)
+body = bytearray([0x04, 1, 0x05]) + varint(200_000) + bytes([0x20])
+body += varint(zigzag(0x7000000)) + bytes([32, 0, 0, 0])
+for e in range(199_999, 0, -1):
+    body += bytes([0x05]) + varint(e) + bytes([0x20, 0, 32, 0, 0, 0])
+write("epochs.trace", bytes(body))
+PY
+
+# bounded LIMIT TRACE [ARGS]: runs the analyzer under a time limit (seconds) and, with
+# MEMORY_KB set, an address-space limit.
+bounded() {
+    limit=$1
+    name=$2
+    shift 2
+    status=0
+    (
+        [ -z "${MEMORY_KB:-}" ] || ulimit -v "$MEMORY_KB"
+        exec timeout "$limit" "$ANALYZE" "$@" "$T/$name"
+    ) >"$T/$name.out" 2>"$T/$name.err" || status=$?
+    [ "$status" != 124 ] || fail "$name: not done in $limit s"
+    [ "$status" = 0 ] || fail "$name: exit $status: $(tail -n 1 "$T/$name.err")"
+}
+
+MEMORY_KB=1000000 bounded 60 stacks.trace
+grep -q "^Warnings" "$T/stacks.trace.out" || fail "stacks.trace: no report"
+bounded 20 modules.trace --json
+bounded 20 frees.trace --json
+bounded 20 epochs.trace --json
+
+check "$T" <<'PY'
+import json, sys
+T = sys.argv[1]
+d = json.load(open(T + "/modules.trace.out"))
+if not any("malformed record (tag 0x02)" in w for w in d["warnings"]):
+    sys.exit("FAIL: modules.trace: module ids past 4096 not refused: %s" % d["warnings"])
+d = json.load(open(T + "/frees.trace.out"))
+if d["totals"]["frees"] != 1_000_000:
+    sys.exit("FAIL: frees.trace: %d frees, want 1000000" % d["totals"]["frees"])
+d = json.load(open(T + "/epochs.trace.out"))
+epochs = [r["epoch"] for r in d["epochs"]]
+if epochs != list(range(1, 200_001)):
+    sys.exit("FAIL: epochs.trace: %d epoch rows, not 1..200000 in order" % len(epochs))
+if d["totals"]["frees"] != 200_000:
+    sys.exit("FAIL: epochs.trace: %d frees, want 200000" % d["totals"]["frees"])
+PY
+echo "t_analyzer_amplify: ok"
