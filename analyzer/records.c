@@ -336,6 +336,8 @@ static void spill_grow(churn_decoder *d)
 {
     churn_spilled_alloc *old = d->spilled;
     size_t old_n = old ? d->spilled_mask + 1 : 0, n = old_n ? old_n * 2 : 4096;
+    churn_need_memory((uint64_t)n * sizeof *d->spilled, d->spilled_count,
+                      "live allocations of one segment");
     d->spilled = churn_xcalloc(n, sizeof *d->spilled);
     d->spilled_mask = n - 1;
     for (size_t i = 0; i < old_n; i++)

@@ -48,6 +48,13 @@ body += varint(zigzag(0x7000000)) + bytes([32, 0, 0, 0])
 for e in range(199_999, 0, -1):
     body += bytes([0x05]) + varint(e) + bytes([0x20, 0, 32, 0, 0, 0])
 write("epochs.trace", bytes(body))
+
+# 6 M allocations side by side in one segment of 24 MiB, a 5 KB file: as many live objects
+# as a real trace of a loop of 6 M mallocs, more than the limit below lets the analyzer hold
+body = bytearray([0x04, 1, 0x05, 0, 0x0A, 32, 0, 0, 0x10, 0]) + varint(1036 + zigzag(0x10000000))
+body += bytes([0x10, 0]) + varint(1028) * 1
+body = bytes(body) + (bytes([0x10, 0]) + varint(1028)) * (6_000_000 - 2)
+write("live.trace", body)
 PY
 
 # bounded LIMIT TRACE [ARGS]: runs the analyzer under a time limit (seconds) and, with
@@ -70,6 +77,15 @@ grep -q "^Warnings" "$T/stacks.trace.out" || fail "stacks.trace: no report"
 bounded 20 modules.trace --json
 bounded 20 frees.trace --json
 bounded 20 epochs.trace --json
+
+# past what the machine lets it hold: one line saying so, exit 1
+status=0
+(ulimit -v 700000; exec timeout 60 "$ANALYZE" --json "$T/live.trace") >"$T/live.out" \
+    2>"$T/live.err" || status=$?
+[ "$status" = 1 ] || fail "live.trace: exit $status under a 700 MB limit, want 1"
+[ "$(wc -l <"$T/live.err")" = 1 ] || fail "live.trace: stderr is not one line: $(cat "$T/live.err")"
+grep -q "^churn-analyze: the trace holds more than [0-9]* live [a-z ]* at once: following them needs [0-9]* MiB more, past the [0-9]* MiB of the RLIMIT_AS" "$T/live.err" ||
+    fail "live.trace: message '$(cat "$T/live.err")'"
 
 check "$T" <<'PY'
 import json, sys
