@@ -73,18 +73,30 @@ static void read_producer(churn_trace *t)
     memcpy(t->info.producer, p.version, sizeof p.version);
 }
 
-/* A segment is used only when both checksums hold; the payload must be one plain zstd frame. */
-static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info *out)
+/* Where a segment header whose own checksum holds sits (the first check below). */
+static int segment_header_at(const churn_trace *t, size_t off, churn_segment_header *h)
+{
+    if (t->size - off < sizeof *h)
+        return 0;
+    memcpy(h, t->map + off, sizeof *h);
+    return h->frame_size == sizeof *h - 8 && h->magic == CHURN_SEGMENT_MAGIC &&
+           churn_segment_header_crc(h) == h->header_crc;
+}
+
+/* A segment is used only when both checksums hold; the payload must be one plain zstd frame.
+   next is the offset of the next segment header after off (SIZE_MAX: none): a payload that
+   would hold one is damaged (an intact payload never does, since the writer writes the ring
+   in order), and is not checksummed, so the payloads checksummed never overlap and the scan
+   reads each byte of the file at most once however many headers claim it. */
+static int valid_segment_at(const churn_trace *t, size_t off, size_t next,
+                            churn_segment_info *out)
 {
     churn_segment_header h;
-    if (t->size - off < sizeof h)
-        return 0;
-    memcpy(&h, t->map + off, sizeof h);
-    if (h.frame_size != sizeof h - 8 || h.magic != CHURN_SEGMENT_MAGIC ||
-        churn_segment_header_crc(&h) != h.header_crc)
+    if (!segment_header_at(t, off, &h))
         return 0;
     if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
-        h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h)
+        h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h ||
+        next < off + sizeof h + h.zstd_bytes)
         return -1;
     const uint8_t *payload = t->map + off + sizeof h;
     uint32_t magic;
@@ -121,31 +133,38 @@ static int file_header_at(const churn_trace *t, size_t off, char *err, size_t er
 }
 
 /* Segments may sit anywhere after the header once the ring has wrapped, with the remains of
-   overwritten ones in between, so the scan resyncs on the skippable-frame magic.  Returns -1
-   with err set when the file holds another trace. */
+   overwritten ones in between, so the scan resyncs on the skippable-frame magic: first every
+   header whose checksum holds, then each checked in turn.  Returns -1 with err set when the
+   file holds another trace. */
 static int scan_segments(churn_trace *t, char *err, size_t errlen)
 {
     static const uint8_t magic[4] = {0x5C, 0x2A, 0x4D, 0x18};
-    size_t off = CHURN_FILE_HEADER_BYTES;
-    while (off < t->size) {
+    size_t *heads = NULL, nheads = 0, heads_cap = 0;
+    for (size_t off = CHURN_FILE_HEADER_BYTES; off < t->size; off++) {
         const uint8_t *hit = memmem(t->map + off, t->size - off, magic, sizeof magic);
         if (!hit)
             break;
         off = (size_t)(hit - t->map);
+        churn_segment_header h;
+        if (segment_header_at(t, off, &h)) {
+            churn_reserve(&heads, &heads_cap, nheads + 1, sizeof *heads);
+            heads[nheads++] = off;
+        } else if (file_header_at(t, off, err, errlen)) {
+            free(heads);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < nheads; i++) {
         churn_segment_info s;
-        int v = valid_segment_at(t, off, &s);
+        int v = valid_segment_at(t, heads[i], i + 1 < nheads ? heads[i + 1] : SIZE_MAX, &s);
         if (v > 0) {
             churn_reserve(&t->segs, &t->segs_cap, t->nsegs + 1, sizeof *t->segs);
             t->segs[t->nsegs++] = s;
-            off += sizeof(churn_segment_header) + s.zstd_bytes;
-        } else {
-            if (v < 0)
-                t->info.segments_invalid++;
-            else if (file_header_at(t, off, err, errlen))
-                return -1;
-            off += 1;
+        } else if (v < 0) {
+            t->info.segments_invalid++;
         }
     }
+    free(heads);
     return 0;
 }
 

@@ -49,6 +49,20 @@ for e in range(199_999, 0, -1):
     body += bytes([0x05]) + varint(e) + bytes([0x20, 0, 32, 0, 0, 0])
 write("epochs.trace", bytes(body))
 
+# 60 k segment headers 64 bytes apart after a good segment, each claiming a payload that
+# runs to the end of the file (each payload was checksummed: the file's size squared)
+import struct, zlib
+good = mktrace.build({"segments": [{"seq": 0, "records": mktrace.prelude(0, 0) + [["exit", 1, 0]]}]})
+n, stride = 60_000, 64
+total = len(good) + n * stride
+heads = bytearray()
+for i in range(n):
+    off = len(good) + i * stride
+    f = [0x184D2A5C, 48, 0x47534843, 3, 1000 + i, 0, 0, 100, total - off - 56, 0, 0]
+    f[-1] = zlib.crc32(mktrace.SEGMENT_HEADER.pack(*f)) & 0xFFFFFFFF
+    heads += mktrace.SEGMENT_HEADER.pack(*f) + struct.pack("<I", 0xFD2FB528) + bytes(stride - 60)
+open(os.path.join(T, "headers.trace"), "wb").write(good + bytes(heads))
+
 # 6 M allocations side by side in one segment of 24 MiB, a 5 KB file: as many live objects
 # as a real trace of a loop of 6 M mallocs, more than the limit below lets the analyzer hold
 body = bytearray([0x04, 1, 0x05, 0, 0x0A, 32, 0, 0, 0x10, 0]) + varint(1036 + zigzag(0x10000000))
@@ -77,6 +91,7 @@ grep -q "^Warnings" "$T/stacks.trace.out" || fail "stacks.trace: no report"
 bounded 20 modules.trace --json
 bounded 20 frees.trace --json
 bounded 20 epochs.trace --json
+bounded 20 headers.trace --json
 
 # past what the machine lets it hold: one line saying so, exit 1
 status=0
@@ -102,5 +117,10 @@ if epochs != list(range(1, 200_001)):
     sys.exit("FAIL: epochs.trace: %d epoch rows, not 1..200000 in order" % len(epochs))
 if d["totals"]["frees"] != 200_000:
     sys.exit("FAIL: epochs.trace: %d frees, want 200000" % d["totals"]["frees"])
+d = json.load(open(T + "/headers.trace.out"))
+m = d["metadata"]
+if (m["segments_used"], m["segments_damaged"]) != (1, 60_000):
+    sys.exit("FAIL: headers.trace: %d segments used, %d damaged; want 1, 60000"
+             % (m["segments_used"], m["segments_damaged"]))
 PY
 echo "t_analyzer_amplify: ok"
