@@ -311,8 +311,15 @@ static void reset_segment_state(churn_decoder *d)
     churn_coder_reset(d->coder);
     d->ninfos = 0;
     d->recent_stack_count = 0;
-    if (d->spilled_count)
+    /* A table grown for one long segment is let go rather than cleared for every later
+       one: clearing costs its size, letting go and regrowing what is spilled. */
+    if (d->spilled && d->spilled_mask + 1 > 4096 && d->spilled_count * 8 < d->spilled_mask + 1) {
+        free(d->spilled);
+        d->spilled = NULL;
+        d->spilled_mask = 0;
+    } else if (d->spilled_count) {
         memset(d->spilled, 0, (d->spilled_mask + 1) * sizeof *d->spilled);
+    }
     d->spilled_count = 0;
 }
 

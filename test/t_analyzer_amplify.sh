@@ -63,6 +63,24 @@ for i in range(n):
     heads += mktrace.SEGMENT_HEADER.pack(*f) + struct.pack("<I", 0xFD2FB528) + bytes(stride - 60)
 open(os.path.join(T, "headers.trace"), "wb").write(good + bytes(heads))
 
+# a segment of 4 M allocations still live, then 3,000 short segments each leaving one
+# allocation live past the decoder's 16,384 recent ones (the table of such allocations,
+# grown for the first segment, was cleared whole at the start of every later one)
+def segment(seq, body):
+    head = mktrace.Encoder(3)
+    for r in mktrace.prelude(seq, 0):
+        head.record(r)
+    return {"seq": seq, "records": [["raw", (bytes(head.out) + body).hex()]]}
+first = bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0, 0, 0x10, 0]) + varint(1036 + zigzag(0x10000000))
+segs = [segment(0, first + (bytes([0x10, 0]) + varint(1028)) * (4_000_000 - 1))]
+for i in range(1, 3001):
+    body = bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0, 0, 0x10, 0])
+    body += varint(1036 + zigzag(0x40000000 + i * 0x100000))   # kept live
+    body += bytes([0x10, 0]) + varint(1028) + bytes([0x60, 1])  # then 16,384 freed at once
+    body += bytes([0x10, 0, 0, 0x60, 1]) * 16383
+    segs.append(segment(i, body))
+open(os.path.join(T, "spilled.trace"), "wb").write(mktrace.build({"segments": segs}))
+
 # 6 M allocations side by side in one segment of 24 MiB, a 5 KB file: as many live objects
 # as a real trace of a loop of 6 M mallocs, more than the limit below lets the analyzer hold
 body = bytearray([0x04, 1, 0x05, 0, 0x0A, 32, 0, 0, 0x10, 0]) + varint(1036 + zigzag(0x10000000))
@@ -92,6 +110,7 @@ bounded 20 modules.trace --json
 bounded 20 frees.trace --json
 bounded 20 epochs.trace --json
 bounded 20 headers.trace --json
+bounded 20 spilled.trace --json
 
 # past what the machine lets it hold: one line saying so, exit 1
 status=0
@@ -122,5 +141,9 @@ m = d["metadata"]
 if (m["segments_used"], m["segments_damaged"]) != (1, 60_000):
     sys.exit("FAIL: headers.trace: %d segments used, %d damaged; want 1, 60000"
              % (m["segments_used"], m["segments_damaged"]))
+d = json.load(open(T + "/spilled.trace.out"))
+t = d["totals"]
+if (t["allocs"], t["frees"]) != (4_000_000 + 3000 * 16385, 3000 * 16384):
+    sys.exit("FAIL: spilled.trace: %d allocations, %d frees" % (t["allocs"], t["frees"]))
 PY
 echo "t_analyzer_amplify: ok"
