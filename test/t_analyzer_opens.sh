@@ -41,7 +41,7 @@ def trace(name, path, ip_off=0x40):
 trace("mod_fifo.trace", os.path.join(T, "module_fifo"))
 trace("mod_zero.trace", "/dev/zero")
 trace("mod_dir.trace", os.path.join(T, "dir"))
-trace("mod_debuglink.trace", os.path.join(T, "bin", "prog"), main_off)
+trace("mod_debuglink.trace", os.path.join(T, "bin", "prog"), main_off + 4)  # inside main
 PY
 
 # refused TRACE: exit 1, one line naming the file and the reason, within the time limit.
