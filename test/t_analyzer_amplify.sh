@@ -81,6 +81,12 @@ for i in range(1, 3001):
     segs.append(segment(i, body))
 open(os.path.join(T, "spilled.trace"), "wb").write(mktrace.build({"segments": segs}))
 
+# one allocation whose stack id is 2^24 - 1, in 160 bytes (the callsite table's array by
+# id grew to that id: 128 MiB)
+body = bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0]) + varint((1 << 24) - 1)
+body += bytes([0x10, 0]) + varint(1036 + zigzag(0x7000000))
+write("bigid.trace", body)
+
 # 6 M allocations side by side in one segment of 24 MiB, a 5 KB file: as many live objects
 # as a real trace of a loop of 6 M mallocs, more than the limit below lets the analyzer hold
 body = bytearray([0x04, 1, 0x05, 0, 0x0A, 32, 0, 0, 0x10, 0]) + varint(1036 + zigzag(0x10000000))
@@ -111,6 +117,17 @@ bounded 20 frees.trace --json
 bounded 20 epochs.trace --json
 bounded 20 headers.trace --json
 bounded 20 spilled.trace --json
+
+# peak RSS of one run, from the kernel's count for a child
+peak_kb() {
+    python3 - "$ANALYZE" "$T/$1" <<'PY'
+import resource, subprocess, sys
+subprocess.run([sys.argv[1], "--json", sys.argv[2]], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+}
+kb=$(peak_kb bigid.trace)
+[ "$kb" -lt 60000 ] || fail "bigid.trace: peak RSS $kb KB, want under 60000"
 
 # past what the machine lets it hold: one line saying so, exit 1
 status=0
