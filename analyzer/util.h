@@ -26,9 +26,9 @@ void churn_reserve(void *items, size_t *cap, size_t need, size_t elem);
 void churn_need_memory(uint64_t bytes, size_t count, const char *what);
 
 /* Opens path read-only when it is a regular file; else returns -1 with errno set, EINVAL
-   when it is not a regular file (a FIFO, device, socket or directory).  The paths come from the command line and from
-   traces, so a FIFO or a device must neither block the open (O_NONBLOCK, cleared once the
-   file is known to be regular) nor be read. */
+   when it is not a regular file (a FIFO, device, socket or directory).  The paths come from
+   the command line and from traces, so a FIFO or a device must neither block the open
+   (O_NONBLOCK, cleared once the file is known to be regular) nor be read. */
 int churn_open_regular(const char *path);
 
 /* Signed counters fed by a damaged trace may run past the int64 range; they wrap (as the

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Small crafted traces that made the analyzer's memory or time explode: each must be read
-# within a bound (a memory limit or a time limit), with the figures or the warning it is
-# owed.  Every case ran out of the bound before (docs/reliability.md, the analyzer).
+# Small crafted traces that make a plain reading of them explode in memory or time: each must
+# be read within a bound (a memory limit or a time limit), with the figures or the warning it
+# is owed (docs/reliability.md, the analyzer's crafted-input rows).
 . test/lib.sh
 T=$WORK
 
@@ -29,7 +29,8 @@ for i in range(2, 1_000_001):
 body += bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0, 7, 0x10, 0]) + varint(1036 + zigzag(0x5000000))
 write("stacks.trace", bytes(body))
 
-# 200 k modules, each with its own range (every record was checked against all the others)
+# 200 k modules, each with its own range (checked one by one against all the others, they
+# cost their square)
 body = bytearray()
 for i in range(200_000):
     start = 0x10000000 + i * 0x1000
@@ -37,12 +38,14 @@ for i in range(200_000):
     body += varint(0) + varint(0) + varint(2) + b"/x"
 write("modules.trace", bytes(body))
 
-# 1 M frees of one address that was never allocated (each waited behind all the others)
+# 1 M frees of one address that was never allocated (each placed behind all the others,
+# they cost their square)
 body = bytearray([0x04, 1, 0x05, 0, 0x20]) + varint(zigzag(0x7000000)) + bytes([32, 0, 0, 0])
 body += bytes([0x20, 0, 32, 0, 0, 0]) * 999_999
 write("frees.trace", bytes(body))
 
-# 200 k epochs counting down, one free each (each row was inserted in front of the others)
+# 200 k epochs counting down, one free each (each row inserted in front of the others, they
+# cost their square)
 body = bytearray([0x04, 1, 0x05]) + varint(200_000) + bytes([0x20])
 body += varint(zigzag(0x7000000)) + bytes([32, 0, 0, 0])
 for e in range(199_999, 0, -1):
@@ -50,7 +53,7 @@ for e in range(199_999, 0, -1):
 write("epochs.trace", bytes(body))
 
 # 60 k segment headers 64 bytes apart after a good segment, each claiming a payload that
-# runs to the end of the file (each payload was checksummed: the file's size squared)
+# runs to the end of the file (each payload checksummed, they cost the file's size squared)
 import struct, zlib
 good = mktrace.build({"segments": [{"seq": 0, "records": mktrace.prelude(0, 0) + [["exit", 1, 0]]}]})
 n, stride = 60_000, 64
@@ -65,7 +68,8 @@ open(os.path.join(T, "headers.trace"), "wb").write(good + bytes(heads))
 
 # a segment of 4 M allocations still live, then 3,000 short segments each leaving one
 # allocation live past the decoder's 16,384 recent ones (the table of such allocations,
-# grown for the first segment, was cleared whole at the start of every later one)
+# grown for the first segment, cleared whole at the start of every later one costs its size
+# each time)
 def segment(seq, body):
     head = mktrace.Encoder(3)
     for r in mktrace.prelude(seq, 0):
@@ -81,8 +85,8 @@ for i in range(1, 3001):
     segs.append(segment(i, body))
 open(os.path.join(T, "spilled.trace"), "wb").write(mktrace.build({"segments": segs}))
 
-# one allocation whose stack id is 2^24 - 1, in 160 bytes (the callsite table's array by
-# id grew to that id: 128 MiB)
+# one allocation whose stack id is 2^24 - 1, in 160 bytes (an array of callsites by id up to
+# that id is 128 MiB)
 body = bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0]) + varint((1 << 24) - 1)
 body += bytes([0x10, 0]) + varint(1036 + zigzag(0x7000000))
 write("bigid.trace", body)
