@@ -85,6 +85,16 @@ for i in range(1, 3001):
     segs.append(segment(i, body))
 open(os.path.join(T, "spilled.trace"), "wb").write(mktrace.build({"segments": segs}))
 
+# 1 M mmaps of 4 KiB, each 8 KiB below the one before, as mmap hands out addresses (kept in
+# a sorted array, each one inserted in front of the others, they cost their square)
+body, prev = bytearray([0x04, 1, 0x05, 0]), 0
+for i in range(1_000_000):
+    addr = 0x7F0000000000 - i * 0x2000
+    body += bytes([0x40]) + varint(zigzag(addr - prev)) + varint(0x1000) + bytes([3, 0, 0])
+    prev = addr
+body += bytes([0x50]) + bytes(15)   # the epoch's end: the mappings are counted there
+write("maps.trace", bytes(body))
+
 # one allocation whose stack id is 2^24 - 1, in 160 bytes (an array of callsites by id up to
 # that id is 128 MiB)
 body = bytes([0x04, 1, 0x05, 0, 0x0A, 32, 0]) + varint((1 << 24) - 1)
@@ -121,6 +131,7 @@ bounded 20 frees.trace --json
 bounded 20 epochs.trace --json
 bounded 20 headers.trace --json
 bounded 20 spilled.trace --json
+bounded 20 maps.trace --json
 
 # peak RSS of one run, from the kernel's count for a child
 peak_kb() {
@@ -162,6 +173,12 @@ m = d["metadata"]
 if (m["segments_used"], m["segments_damaged"]) != (1, 60_000):
     sys.exit("FAIL: headers.trace: %d segments used, %d damaged; want 1, 60000"
              % (m["segments_used"], m["segments_damaged"]))
+d = json.load(open(T + "/maps.trace.out"))
+if d["totals"]["map_calls"] != 1_000_000:
+    sys.exit("FAIL: maps.trace: %d page-level calls, want 1000000" % d["totals"]["map_calls"])
+mapped = d["fragmentation"][0]["program_mapped_bytes"]
+if mapped != 1_000_000 * 4096:
+    sys.exit("FAIL: maps.trace: %d bytes mapped, want %d" % (mapped, 1_000_000 * 4096))
 d = json.load(open(T + "/spilled.trace.out"))
 t = d["totals"]
 if (t["allocs"], t["frees"]) != (4_000_000 + 3000 * 16385, 3000 * 16384):
