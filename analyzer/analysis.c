@@ -365,7 +365,8 @@ static void on_module(churn_analysis *a, const churn_record *r)
 static void on_stack(churn_analysis *a, const churn_record *r)
 {
     int defined = churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
-                                      r->u.stack.depth, r->u.stack.generation);
+                                      r->u.stack.depth, r->u.stack.generation,
+                                      r->u.stack.ref, r->u.stack.shared);
     a->stack_conflicts += defined < 0;
     if (defined <= 0)
         return;
@@ -524,9 +525,10 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     if (a->has_exit && !a->window.has_last && last == a->last_epoch && last > a->first_epoch + 1)
         last--;
     a->growth.window_last = last;
+    if (a->events && a->clock_started)
+        close_clock_epoch(a);
+    churn_epochs_settle(&a->epochs); /* no row is added from here on */
     if (a->events) {
-        if (a->clock_started)
-            close_clock_epoch(a);
         fill_live_gaps(a);
         take_live_pass(a, p);
         churn_live_foreach(&p->live, count_leak, a);

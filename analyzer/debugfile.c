@@ -234,11 +234,11 @@ int churn_debugfile_open(const uint8_t *build_id, size_t build_id_len, char **pa
     for (size_t i = 0; i < build_id_len; i++)
         len += (size_t)sprintf(name + len, i == 0 ? "%02x/" : "%02x", build_id[i]);
     strcpy(name + len, ".debug");
-    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    int fd = churn_open_regular(name);
     if (fd < 0)
         return -1;
     struct stat st;
-    void *map = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0
+    void *map = fstat(fd, &st) == 0 && st.st_size > 0
                     ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
                     : MAP_FAILED;
     close(fd);

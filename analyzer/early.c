@@ -51,12 +51,17 @@ static void grow(churn_early *e)
     *e = bigger;
 }
 
-void churn_early_put(churn_early *e, const churn_object *freed)
+int churn_early_put(churn_early *e, const churn_object *freed)
 {
     if ((e->count + 1) * 2 > e->mask + 1)
         grow(e);
-    e->slots[empty_slot(e, freed->addr)] = *freed;
+    size_t i = churn_hash64(freed->addr) & e->mask, same = 0;
+    for (; e->slots[i].addr; i = (i + 1) & e->mask)
+        if (e->slots[i].addr == freed->addr && ++same == CHURN_EARLY_SAME_MAX)
+            return 0;
+    e->slots[i] = *freed;
     e->count++;
+    return 1;
 }
 
 /* Backward-shift deletion: later members of the probe run move into the hole. */

@@ -26,8 +26,14 @@ typedef struct churn_early {
 void churn_early_init(churn_early *e);
 void churn_early_free(churn_early *e);
 
-/* Adds a waiting free, after those of the same address already waiting. */
-void churn_early_put(churn_early *e, const churn_object *freed);
+/* Frees that may wait at one address.  Each new one is compared with those already there,
+   so a crafted stream of frees of one address would cost their square; past this many the
+   free is not kept (an unmatched free). */
+#define CHURN_EARLY_SAME_MAX 256
+
+/* Adds a waiting free, after those of the same address already waiting; returns 0 (and
+   keeps nothing) when CHURN_EARLY_SAME_MAX already wait there. */
+int churn_early_put(churn_early *e, const churn_object *freed);
 
 /* The oldest waiting free of allocation o (same address, size, stack and epoch) is taken out
    and the pair cancels: returns whether there was one. */

@@ -3,41 +3,64 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "util.h"
 
-/* The index of the first row whose epoch is not below epoch. */
-static size_t lower_bound(const churn_epochs *t, uint64_t epoch)
+static size_t *index_slot(const churn_epochs *t, uint64_t epoch)
 {
-    size_t lo = 0, hi = t->count;
-    if (t->count && t->rows[t->count - 1].epoch < epoch)
-        return t->count; /* the usual case: a new epoch after every known one */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->rows[mid].epoch < epoch)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t i = churn_hash64(epoch) & t->index_mask;
+    while (t->index[i] && t->rows[t->index[i] - 1].epoch != epoch)
+        i = (i + 1) & t->index_mask;
+    return &t->index[i];
+}
+
+static void reindex(churn_epochs *t, size_t slots)
+{
+    free(t->index);
+    t->index = churn_xcalloc(slots, sizeof *t->index);
+    t->index_mask = slots - 1;
+    for (size_t i = 0; i < t->count; i++)
+        *index_slot(t, t->rows[i].epoch) = i + 1;
 }
 
 const churn_epoch_row *churn_epochs_lookup(const churn_epochs *t, uint64_t epoch)
 {
-    size_t i = lower_bound(t, epoch);
-    return i < t->count && t->rows[i].epoch == epoch ? &t->rows[i] : NULL;
+    if (!t->index)
+        return NULL;
+    size_t at = *index_slot(t, epoch);
+    return at ? &t->rows[at - 1] : NULL;
 }
 
 churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch)
 {
-    size_t lo = lower_bound(t, epoch);
-    if (lo < t->count && t->rows[lo].epoch == epoch)
-        return &t->rows[lo];
+    if (!t->index || (t->count + 1) * 2 > t->index_mask + 1)
+        reindex(t, t->index ? (t->index_mask + 1) * 2 : 1024);
+    size_t *slot = index_slot(t, epoch);
+    if (*slot)
+        return &t->rows[*slot - 1];
     churn_reserve(&t->rows, &t->cap, t->count + 1, sizeof *t->rows);
-    memmove(&t->rows[lo + 1], &t->rows[lo], (t->count - lo) * sizeof *t->rows);
-    t->count++;
-    memset(&t->rows[lo], 0, sizeof t->rows[lo]);
-    t->rows[lo].epoch = epoch;
-    return &t->rows[lo];
+    if (t->count && t->rows[t->count - 1].epoch > epoch)
+        t->unsorted = 1;
+    churn_epoch_row *r = &t->rows[t->count];
+    memset(r, 0, sizeof *r);
+    r->epoch = epoch;
+    *slot = ++t->count;
+    return r;
+}
+
+static int by_epoch(const void *a, const void *b)
+{
+    const churn_epoch_row *x = a, *y = b;
+    return x->epoch < y->epoch ? -1 : x->epoch > y->epoch;
+}
+
+void churn_epochs_settle(churn_epochs *t)
+{
+    if (!t->unsorted)
+        return;
+    qsort(t->rows, t->count, sizeof *t->rows, by_epoch);
+    reindex(t, t->index_mask + 1);
+    t->unsorted = 0;
 }
 
 int churn_epochs_summary(churn_epochs *t, const churn_epoch_summary *s)
@@ -71,5 +94,6 @@ void churn_epochs_free(churn_epochs *t)
 {
     free(t->rows);
     free(t->counters);
+    free(t->index);
     memset(t, 0, sizeof *t);
 }

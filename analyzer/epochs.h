@@ -1,7 +1,9 @@
 /*
  * The per-epoch table: what the events say about each epoch of the window, next to what the
  * shim's own end-of-epoch summary (CHURN_REC_EPOCH_END) says.  One row per epoch that
- * appears in the trace, kept sorted by epoch.
+ * appears in the trace, sorted by epoch once the trace is read (churn_epochs_settle): rows
+ * are appended as epochs first appear and found through a hash index, so epochs that come
+ * out of order (late events, or a crafted stream counting down) cost no more than in order.
  */
 #ifndef CHURN_EPOCHS_H
 #define CHURN_EPOCHS_H
@@ -34,6 +36,9 @@ typedef struct churn_epochs {
     size_t count, cap;
     uint64_t *counters;
     size_t ncounters, counters_cap;
+    size_t *index;      /* open addressing by epoch: row index + 1, 0 empty */
+    size_t index_mask;
+    int unsorted;       /* a row was appended after a later epoch's */
 } churn_epochs;
 
 churn_epoch_row *churn_epochs_find(churn_epochs *t, uint64_t epoch);
@@ -49,6 +54,9 @@ static inline churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch)
         return &t->rows[t->count - 1];
     return churn_epochs_find(t, epoch);
 }
+
+/* Sorts the rows by epoch: after the last insertion, before rows are read in order. */
+void churn_epochs_settle(churn_epochs *t);
 
 /* Stores a summary into its epoch's row; returns 0 if that epoch already had one. */
 int churn_epochs_summary(churn_epochs *t, const churn_epoch_summary *s);

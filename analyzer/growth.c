@@ -49,7 +49,9 @@ static void grow_slots(churn_growth *g)
 
 static size_t *direct_slot(churn_growth *g, uint64_t stack)
 {
-    if (stack >= DIRECT_MAX)
+    /* Not past twice the ids known (and a start): one large id in a few bytes of trace
+       would otherwise take the array to DIRECT_MAX entries, 128 MiB. */
+    if (stack >= DIRECT_MAX || stack >= 2 * (uint64_t)g->count + 65536)
         return NULL;
     if (stack >= g->direct_cap) {
         size_t old = g->direct_cap, n = old ? old : 4096;
@@ -67,8 +69,11 @@ churn_callsite *churn_growth_lookup(churn_growth *g, uint64_t stack)
     if (direct && *direct)
         return &g->sites[*direct - 1];
     size_t *slot = find_slot(g->slots, g->mask, g->sites, stack);
-    if (*slot)
+    if (*slot) {
+        if (direct) /* a site made while its id was past the array */
+            *direct = *slot;
         return &g->sites[*slot - 1];
+    }
     churn_reserve(&g->sites, &g->cap, g->count + 1, sizeof *g->sites);
     churn_callsite *s = &g->sites[g->count];
     memset(s, 0, sizeof *s);

@@ -50,7 +50,8 @@ static void on_free(churn_live_pass *p, const churn_object *freed)
             churn_spans_remove(p->spans, &removed);
         break;
     case CHURN_FREE_UNMATCHED:
-        churn_early_put(&p->early, freed);
+        if (!churn_early_put(&p->early, freed))
+            count_unmatched(p, freed);
         break;
     }
 }

@@ -2,6 +2,11 @@
  * The trace's module map as far as reports need it: which module an ip falls in, so an ip
  * without symbols can still be printed as module+offset.  Symbol lookup itself is the
  * symbolizer's (symbolize.h); this only keeps ranges and names.
+ *
+ * One entry per module id, the first definition: every segment re-sends the map, and
+ * libchurn never reuses an id.  Lookups go through an index of the ranges, rebuilt when a
+ * module was added since the last lookup, so that neither many modules nor many frames
+ * make a report quadratic.
  */
 #ifndef CHURN_MODULES_H
 #define CHURN_MODULES_H
@@ -9,17 +14,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most modules libchurn records (shim/modules.c): ids are below it. */
+#define CHURN_MODULES_MAX 4096
+
 typedef struct churn_module {
     uint64_t id, bias, start, end;
     char *name; /* basename of the path */
 } churn_module;
 
 typedef struct churn_modules {
-    churn_module *items;
+    churn_module *items;     /* in the order they were added */
     size_t count, cap;
+    size_t *by_id;           /* CHURN_MODULES_MAX entries: item index + 1, 0 unknown */
+    /* The index: the ranges' ends, sorted, cut the address space into pieces; owner[i] is
+       the newest module covering [bounds[i], bounds[i + 1]) (item index + 1, 0 none). */
+    uint64_t *bounds;
+    size_t *owner;
+    size_t nbounds, indexed; /* indexed: count when it was built */
 } churn_modules;
 
-/* Returns 1 when (id, bias, range, path) is new or changed, 0 when already known. */
+/* Returns 1 when the module is new, 0 when its id is known (a different definition of a
+   known id is ignored, -1), or for an id of CHURN_MODULES_MAX or more (-1). */
 int churn_modules_add(churn_modules *m, uint64_t id, uint64_t bias, uint64_t start,
                       uint64_t end, const char *path);
 

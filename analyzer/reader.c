@@ -73,18 +73,30 @@ static void read_producer(churn_trace *t)
     memcpy(t->info.producer, p.version, sizeof p.version);
 }
 
-/* A segment is used only when both checksums hold; the payload must be one plain zstd frame. */
-static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info *out)
+/* Where a segment header whose own checksum holds sits (the first check below). */
+static int segment_header_at(const churn_trace *t, size_t off, churn_segment_header *h)
+{
+    if (t->size - off < sizeof *h)
+        return 0;
+    memcpy(h, t->map + off, sizeof *h);
+    return h->frame_size == sizeof *h - 8 && h->magic == CHURN_SEGMENT_MAGIC &&
+           churn_segment_header_crc(h) == h->header_crc;
+}
+
+/* A segment is used only when both checksums hold; the payload must be one plain zstd frame.
+   next is the offset of the next segment header after off (SIZE_MAX: none): a payload that
+   would hold one is damaged (an intact payload never does, since the writer writes the ring
+   in order), and is not checksummed, so the payloads checksummed never overlap and the scan
+   reads each byte of the file at most once however many headers claim it. */
+static int valid_segment_at(const churn_trace *t, size_t off, size_t next,
+                            churn_segment_info *out)
 {
     churn_segment_header h;
-    if (t->size - off < sizeof h)
-        return 0;
-    memcpy(&h, t->map + off, sizeof h);
-    if (h.frame_size != sizeof h - 8 || h.magic != CHURN_SEGMENT_MAGIC ||
-        churn_segment_header_crc(&h) != h.header_crc)
+    if (!segment_header_at(t, off, &h))
         return 0;
     if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
-        h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h)
+        h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h ||
+        next < off + sizeof h + h.zstd_bytes)
         return -1;
     const uint8_t *payload = t->map + off + sizeof h;
     uint32_t magic;
@@ -96,29 +108,64 @@ static int valid_segment_at(const churn_trace *t, size_t off, churn_segment_info
     return 1;
 }
 
+/* The writer puts a file header at offset 0 only, and a wrapped ring overwrites segments,
+   never that header: a valid file header further on is the start of another file, appended
+   to this one (cat a b), whose segments would splice two runs into one report. */
+static int file_header_at(const churn_trace *t, size_t off, char *err, size_t errlen)
+{
+    churn_file_header h;
+    if (t->size - off < sizeof h)
+        return 0;
+    memcpy(&h, t->map + off, sizeof h);
+    if (h.frame_size != sizeof h - 8 || memcmp(h.magic, CHURN_FILE_MAGIC, 8) != 0 ||
+        churn_file_header_crc(&h) != h.header_crc)
+        return 0;
+    if (h.pid == t->info.pid && h.start_realtime_ns == t->info.start_realtime_ns)
+        snprintf(err, errlen, "a second copy of its file header at byte %zu: concatenated "
+                 "traces; analyze each trace file on its own", off);
+    else
+        snprintf(err, errlen, "another trace starts at byte %zu (pid %llu%s; this one is pid "
+                 "%llu): concatenated traces; analyze each trace file on its own",
+                 off, (unsigned long long)h.pid,
+                 h.pid == t->info.pid ? ", another start time" : "",
+                 (unsigned long long)t->info.pid);
+    return 1;
+}
+
 /* Segments may sit anywhere after the header once the ring has wrapped, with the remains of
-   overwritten ones in between, so the scan resyncs on the skippable-frame magic. */
-static void scan_segments(churn_trace *t)
+   overwritten ones in between, so the scan resyncs on the skippable-frame magic: first every
+   header whose checksum holds, then each checked in turn.  Returns -1 with err set when the
+   file holds another trace. */
+static int scan_segments(churn_trace *t, char *err, size_t errlen)
 {
     static const uint8_t magic[4] = {0x5C, 0x2A, 0x4D, 0x18};
-    size_t off = CHURN_FILE_HEADER_BYTES;
-    while (off < t->size) {
+    size_t *heads = NULL, nheads = 0, heads_cap = 0;
+    for (size_t off = CHURN_FILE_HEADER_BYTES; off < t->size; off++) {
         const uint8_t *hit = memmem(t->map + off, t->size - off, magic, sizeof magic);
         if (!hit)
             break;
         off = (size_t)(hit - t->map);
+        churn_segment_header h;
+        if (segment_header_at(t, off, &h)) {
+            churn_reserve(&heads, &heads_cap, nheads + 1, sizeof *heads);
+            heads[nheads++] = off;
+        } else if (file_header_at(t, off, err, errlen)) {
+            free(heads);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < nheads; i++) {
         churn_segment_info s;
-        int v = valid_segment_at(t, off, &s);
+        int v = valid_segment_at(t, heads[i], i + 1 < nheads ? heads[i + 1] : SIZE_MAX, &s);
         if (v > 0) {
             churn_reserve(&t->segs, &t->segs_cap, t->nsegs + 1, sizeof *t->segs);
             t->segs[t->nsegs++] = s;
-            off += sizeof(churn_segment_header) + s.zstd_bytes;
-        } else {
-            if (v < 0)
-                t->info.segments_invalid++;
-            off += 1;
+        } else if (v < 0) {
+            t->info.segments_invalid++;
         }
     }
+    free(heads);
+    return 0;
 }
 
 static int by_seq(const void *a, const void *b)
@@ -163,14 +210,14 @@ static void keep_newest_run(churn_trace *t)
 
 static int map_file(churn_trace *t, const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = churn_open_regular(path);
     if (fd < 0) {
-        set_err(err, errlen, strerror(errno));
+        set_err(err, errlen, errno == EINVAL ? "not a regular file" : strerror(errno));
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        set_err(err, errlen, "not a regular file");
+    if (fstat(fd, &st) != 0) {
+        set_err(err, errlen, strerror(errno));
         close(fd);
         return -1;
     }
@@ -201,7 +248,10 @@ churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, si
         return NULL;
     }
     read_producer(t);
-    scan_segments(t);
+    if (scan_segments(t, err, errlen) != 0) {
+        churn_trace_close(t);
+        return NULL;
+    }
     if (t->nsegs == 0) {
         /* A header alone is what a process leaves that ended (kill -9) or is still running
            before its first segment was written: say so, the user can do something. */

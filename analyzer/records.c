@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "churn/format.h"
+#include "modules.h"
 #include "util.h"
 
 /* A varint read: the value and where the next field starts, NULL when the varint is
@@ -187,6 +188,8 @@ static int decode_stack(churn_decoder *d, cursor *c, churn_record *r)
     }
     r->u.stack.depth = depth;
     r->u.stack.ips = d->ips;
+    r->u.stack.ref = ref ? ref->id : 0;
+    r->u.stack.shared = shared;
     return c->ok && r->u.stack.id != 0;
 }
 
@@ -308,8 +311,15 @@ static void reset_segment_state(churn_decoder *d)
     churn_coder_reset(d->coder);
     d->ninfos = 0;
     d->recent_stack_count = 0;
-    if (d->spilled_count)
+    /* A table grown for one long segment is let go rather than cleared for every later
+       one: clearing costs its size, letting go and regrowing what is spilled. */
+    if (d->spilled && d->spilled_mask + 1 > 4096 && d->spilled_count * 8 < d->spilled_mask + 1) {
+        free(d->spilled);
+        d->spilled = NULL;
+        d->spilled_mask = 0;
+    } else if (d->spilled_count) {
         memset(d->spilled, 0, (d->spilled_mask + 1) * sizeof *d->spilled);
+    }
     d->spilled_count = 0;
 }
 
@@ -333,6 +343,8 @@ static void spill_grow(churn_decoder *d)
 {
     churn_spilled_alloc *old = d->spilled;
     size_t old_n = old ? d->spilled_mask + 1 : 0, n = old_n ? old_n * 2 : 4096;
+    churn_need_memory((uint64_t)n * sizeof *d->spilled, d->spilled_count,
+                      "live allocations of one segment");
     d->spilled = churn_xcalloc(n, sizeof *d->spilled);
     d->spilled_mask = n - 1;
     for (size_t i = 0; i < old_n; i++)
@@ -763,7 +775,8 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.module.unloaded = d->version == 1 ? 0 : get_v(c);
         r->u.module.build_id = get_bytes(c, &r->u.module.build_id_len);
         d->text_len = 0;
-        ok = get_module_path(d, c, r);
+        /* ids are below what libchurn can record: the map of one process stays small */
+        ok = get_module_path(d, c, r) && r->u.module.id < CHURN_MODULES_MAX;
         break;
     case CHURN_REC_STACK:
         ok = decode_stack(d, c, r);

@@ -64,6 +64,8 @@ typedef struct churn_record {
             size_t depth;
             const uint64_t *ips;
             uint64_t generation; /* UINT64_MAX in version 1: the newest modules */
+            uint64_t ref;        /* 0, or the stack whose outermost frames it shares */
+            size_t shared;       /* how many (ips holds them too) */
         } stack;
         struct {
             const char *name;

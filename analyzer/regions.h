@@ -3,6 +3,11 @@
  * inside the allocator (a JS engine's heap, file mappings, buffers), as the trace's MAP
  * records tell them, with their total size.  It is virtual size: the part of RSS outside the
  * allocator that the program mapped itself, at most.
+ *
+ * The ranges are disjoint and kept in a treap by start (a search tree balanced by random
+ * priorities), so a call costs the logarithm of the ranges plus those it removes, in any
+ * order of addresses: mappings made from the top of the address space down, as mmap hands
+ * them out, cost what mappings made upward do.
  */
 #ifndef CHURN_REGIONS_H
 #define CHURN_REGIONS_H
@@ -10,14 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct churn_region {
-    uint64_t start, end;
-} churn_region;
+typedef struct churn_region churn_region;
 
 typedef struct churn_regions {
-    churn_region *items;   /* disjoint, sorted by start */
-    size_t count, cap;
+    churn_region *root;
     uint64_t bytes;
+    uint64_t draws;   /* priorities drawn so far (they come from a hash of this count) */
 } churn_regions;
 
 /* Maps [start, start + len), replacing whatever was mapped there (MAP_FIXED). */

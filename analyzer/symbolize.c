@@ -23,6 +23,7 @@
 #include "symbolize.h"
 #include "debugfile.h"
 #include "symcache.h"
+#include "util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -459,32 +460,45 @@ static module *module_at(churn_symbolizer *s, uint64_t addr, uint64_t generation
    in elfutils' debuginfod client: with no DEBUGINFOD_URLS it finds nothing, but loading it
    loads some 30 libraries (curl, gnutls, kerberos, ...), 16 M instructions of a cold
    analysis of python3, which has no debug file on Debian by default. */
+/* A candidate that exists but is not a regular file (a FIFO, a device: the debuglink name
+   and the directory come from the trace and the module file) makes the whole standard
+   lookup be skipped, since it opens its candidates by path and would block on one. */
+static int candidate(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) != 0 ? 0 : S_ISREG(st.st_mode) ? 1 : -1;
+}
+
 static bool local_debug_file_may_exist(const unsigned char *bits, int len, const char *file_name,
                                        const char *debuglink_file)
 {
     char path[4096];
-    struct stat st;
+    int found = 0;
     if (len > 1) {
         int n = snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%02x/", bits[0]);
         for (int i = 1; i < len && n < (int)sizeof path - 8; i++)
             n += snprintf(path + n, sizeof path - (size_t)n, "%02x", bits[i]);
         snprintf(path + n, sizeof path - (size_t)n, ".debug");
-        if (stat(path, &st) == 0)
-            return true;
+        if ((found = candidate(path)) < 0)
+            return false;
     }
     if (!debuglink_file || !file_name)
-        return !debuglink_file; /* no name to look for: let the standard lookup decide */
-    if (debuglink_file[0] == '/')
-        return stat(debuglink_file, &st) == 0;
+        return found || !debuglink_file; /* no name to look for: the standard lookup decides */
+    if (debuglink_file[0] == '/') {
+        int c = candidate(debuglink_file);
+        return c >= 0 && (found || c);
+    }
     const char *slash = strrchr(file_name, '/');
     int dir = slash ? (int)(slash - file_name) : 0;
     const char *forms[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
     for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
         snprintf(path, sizeof path, forms[i], dir, file_name, debuglink_file);
-        if (stat(path, &st) == 0)
-            return true;
+        int c = candidate(path);
+        if (c < 0)
+            return false;
+        found |= c;
     }
-    return false;
+    return found;
 }
 
 /* The standard lookup, except that a debug file found by build id is read from its inflated
@@ -547,19 +561,26 @@ static char *module_load(module *m)
     /* The vdso and anonymous executable mappings have no file to read. */
     if (m->path[0] != '/')
         return NULL;
-    struct stat st;
-    if (stat(m->path, &st) != 0)
-        return open_problem("module %s: %s; not symbolized", m->path, strerror(errno));
+    /* The path comes from the trace: a FIFO or a device there must not block or be read,
+       so the file is opened here and libdwfl gets the descriptor. */
+    int fd = churn_open_regular(m->path);
+    if (fd < 0)
+        return open_problem("module %s: %s; not symbolized", m->path,
+                            errno == EINVAL ? "not a regular file" : strerror(errno));
     m->dwfl = dwfl_begin(&offline_callbacks);
-    if (!m->dwfl)
+    if (!m->dwfl) {
+        close(fd);
         return open_problem("module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
+    }
     dwfl_report_begin(m->dwfl);
     /* The recorded load bias is what dl_iterate_phdr calls dlpi_addr: the difference
-       between run-time and link-time addresses, which is dwfl's base with add_p_vaddr. */
-    m->dwmod = dwfl_report_elf(m->dwfl, m->name, m->path, -1, m->bias, true);
+       between run-time and link-time addresses, which is dwfl's base with add_p_vaddr.
+       On success the module owns fd; on failure it is still ours. */
+    m->dwmod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, m->bias, true);
     dwfl_report_end(m->dwfl, NULL, NULL);
     if (!m->dwmod) {
         char *why = open_problem("module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
+        close(fd);
         module_close(m);
         return why;
     }

@@ -127,13 +127,13 @@ int churn_symcache_load(const char *dir, const uint8_t *build_id, size_t len,
 {
     char path[4096];
     file_name(path, sizeof path, dir, build_id, len);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = churn_open_regular(path);
     if (fd < 0)
         return 0;
     struct stat st;
     char *text = NULL, *check = NULL;
     int ok = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+    if (fstat(fd, &st) == 0 && st.st_size > 0 &&
         (uint64_t)st.st_size <= MAX_FILE_BYTES) {
         size_t size = (size_t)st.st_size;
         /* NUL-terminated: strtoull reads a string */

@@ -1,10 +1,15 @@
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void out_of_memory(size_t n)
 {
@@ -74,4 +79,73 @@ void churn_reserve(void *items, size_t *cap, size_t need, size_t elem)
     void **p = items;
     *p = churn_xrealloc(*p, c * elem);
     *cap = c;
+}
+
+int churn_open_regular(const char *path)
+{
+    /* stat first: opening some devices has effects of its own, even without blocking */
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* the path may name something else by the time it is opened */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int flags = -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (flags = fcntl(fd, F_GETFL)) < 0 ||
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    return fd;
+}
+
+/* Room left under one limit, for what it counts as in use. */
+typedef struct room {
+    const char *source;
+    uint64_t limit, used;
+} room;
+
+static void consider(room *best, const char *source, uint64_t limit, uint64_t used)
+{
+    uint64_t left = limit > used ? limit - used : 0;
+    if (!best->source || left < (best->limit > best->used ? best->limit - best->used : 0))
+        *best = (room){source, limit, used};
+}
+
+void churn_need_memory(uint64_t bytes, size_t count, const char *what)
+{
+    unsigned long long size = 0, resident = 0; /* pages: address space, resident */
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+            size = resident = 0;
+        fclose(f);
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (page <= 0)
+        page = 4096;
+    room best = {0};
+    if (pages > 0)
+        consider(&best, "physical memory", (uint64_t)pages * (uint64_t)page,
+                 resident * (uint64_t)page);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        consider(&best, "RLIMIT_AS", rl.rlim_cur, size * (uint64_t)page);
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        consider(&best, "RLIMIT_DATA", rl.rlim_cur, size * (uint64_t)page);
+    if (!best.source || (best.used < best.limit && bytes <= best.limit - best.used))
+        return;
+    fprintf(stderr,
+            "churn-analyze: the trace holds more than %zu %s at once: following them needs "
+            "%llu MiB more, past the %llu MiB of the %s (%llu MiB in use)\n",
+            count, what, (unsigned long long)(bytes >> 20),
+            (unsigned long long)(best.limit >> 20), best.source,
+            (unsigned long long)(best.used >> 20));
+    exit(1);
 }

@@ -65,6 +65,13 @@ boom = segment(2)
 boom["payload_hex"] = bomb.hex()
 boom["raw_bytes"] = 4096
 write("bomb", {"segments": [segment(0), segment(1), boom]})
+# two traces in one file (cat a b): another pid, the same pid started at another time, and
+# the same trace twice
+other = mktrace.build(dict(good, header={"pid": 999}))
+later = mktrace.build(dict(good, header={"start_realtime_ns": 12345}))
+for name, second in (("concat", other), ("concat_restart", later),
+                     ("concat_self", mktrace.build(good))):
+    open(os.path.join(T, name), "wb").write(mktrace.build(good) + second)
 # allocations naming a stack the trace never defines
 write("nostack", {"segments": [segment(0), segment(1),
                                segment(2, extra=[["alloc", 0, 0x900000, 16, 0, 99]])]})
@@ -93,6 +100,10 @@ fatal headercrc "corrupt file header"
 fatal short "not a churn trace"
 fatal nosegment "no valid segment"
 fatal headeronly "no valid segment"
+n=$(wc -c <"$T/good")
+fatal concat "another trace starts at byte $n (pid 999; this one is pid 4242): concatenated traces"
+fatal concat_restart "another trace starts at byte $n (pid 4242, another start time; this one is pid 4242)"
+fatal concat_self "a second copy of its file header at byte $n: concatenated traces"
 
 # usable FILE SEGMENTS-USED ALLOCS WARNING-PATTERN
 usable() {
