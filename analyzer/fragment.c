@@ -276,6 +276,86 @@ static void displaced_survivors(const churn_live *l, survivors *s)
         survivor(s, &l->displaced[(l->displaced_head + k) % CHURN_DISPLACED_MAX]);
 }
 
+/* Survivors that were there before the teardown epoch began: objects of earlier epochs. */
+typedef struct before_ctx {
+    survivors *s;
+    uint64_t teardown;
+    churn_spans *spans;
+} before_ctx;
+
+static void before_survivor(void *ctx, const churn_object *o)
+{
+    before_ctx *b = ctx;
+    if (o->epoch < b->teardown)
+        survivor(b->s, o);
+}
+
+static void drop_teardown_objects(void *ctx, const churn_object *o)
+{
+    before_ctx *b = ctx;
+    if (o->epoch >= b->teardown)
+        churn_spans_remove(b->spans, o);
+}
+
+/* The spans as they were when the teardown began: its allocations out, what it freed back
+   in; then the survivors of that moment, ranked. */
+static void rank_before_teardown(churn_fragmentation *f, churn_spans *spans,
+                                 const churn_live_pass *p, const churn_analysis *a)
+{
+    uint64_t teardown = a->last_epoch;
+    if (!a->has_exit || a->window.has_last || a->growth.window_last >= teardown)
+        return;
+    size_t n;
+    const churn_object *torn;
+    if (!churn_live_pass_torn(p, teardown, &torn, &n))
+        return;
+    before_ctx b = {NULL, teardown, spans};
+    churn_live_foreach(&p->live, drop_teardown_objects, &b);
+    for (size_t i = 0; i < n; i++)
+        if (torn[i].epoch < teardown)
+            churn_spans_add(spans, &torn[i]);
+    survivors s = {spans, a, {0}, {0}};
+    b.s = &s;
+    churn_live_foreach(&p->live, before_survivor, &b);
+    for (size_t i = 0; i < n; i++)
+        before_survivor(&b, &torn[i]);
+    if (s.sites.count)
+        qsort(s.sites.items, s.sites.count, sizeof *s.sites.items, by_pinned);
+    f->has_before = 1;
+    f->before_epoch = a->growth.window_last;
+    f->before_sites = s.sites.items;
+    f->nbefore = s.sites.count;
+    free(s.sites.slots);
+    free(s.classes.items);
+    free(s.classes.slots);
+}
+
+uint64_t churn_fragment_peak_epoch(const churn_fragmentation *f, uint64_t until)
+{
+    uint64_t epoch = UINT64_MAX;
+    int64_t most = INT64_MIN;
+    churn_frag_row r;
+    for (size_t i = 0; i < f->nrows; i++) {
+        churn_frag_row_at(f, i, &r);
+        if (r.epoch <= until && r.pinned_bytes > most) {
+            most = r.pinned_bytes;
+            epoch = r.epoch;
+        }
+    }
+    return epoch;
+}
+
+void churn_fragment_take_peak(churn_fragmentation *f, churn_fragmentation *from)
+{
+    free(f->peak_sites);
+    f->has_peak = 1;
+    f->peak_epoch = from->nrows ? from->snaps[from->nrows - 1].epoch : 0;
+    f->peak_sites = from->sites;
+    f->npeak = from->nsites;
+    from->sites = NULL;
+    from->nsites = 0;
+}
+
 /* Says once which epochs' books were not used, with the first one's figures. */
 static void stale_books_warning(const churn_fragmentation *f, const churn_analysis *a)
 {
@@ -345,6 +425,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     f->nclasses = s.classes.count;
     free(s.sites.slots);
     free(s.classes.slots);
+    rank_before_teardown(f, spans, p, a);
 }
 
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out)
@@ -359,5 +440,7 @@ void churn_fragment_free(churn_fragmentation *f)
     free(f->snaps);
     free(f->sites);
     free(f->classes);
+    free(f->before_sites);
+    free(f->peak_sites);
     memset(f, 0, sizeof *f);
 }

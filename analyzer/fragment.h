@@ -68,6 +68,19 @@ typedef struct churn_fragmentation {
     const churn_epochs *epochs;
     churn_frag_part *sites, *classes; /* sorted by pinned bytes, descending */
     size_t nsites, nclasses;
+    /* The callsites' survivors at the end of the epoch before the teardown (the epoch the
+       exit ended): what the program held, not what its exit left.  has_before 0 without a
+       teardown or when its frees were too many to keep (livepass.h). */
+    int has_before;
+    uint64_t before_epoch;
+    churn_frag_part *before_sites;
+    size_t nbefore;
+    /* The same at the epoch of the most pinned bytes, when that is another epoch (filled by
+       churn_fragment_take_peak from a pass that ends there). */
+    int has_peak;
+    uint64_t peak_epoch;
+    churn_frag_part *peak_sites;
+    size_t npeak;
 } churn_fragmentation;
 
 /* The model for a trace: --model's when given (option may be NULL), else the one its first
@@ -82,6 +95,12 @@ struct churn_analysis;
 void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from_option,
                           churn_spans *spans, const churn_live_pass *p,
                           const struct churn_analysis *a);
+
+/* The epoch up to `until` with the most pinned bytes, or UINT64_MAX without such rows. */
+uint64_t churn_fragment_peak_epoch(const churn_fragmentation *f, uint64_t until);
+/* Takes the survivors of `from` (a pass whose window ends at the peak epoch) as f's ranking at
+   the peak. */
+void churn_fragment_take_peak(churn_fragmentation *f, churn_fragmentation *from);
 
 /* Row i of the window, 0 <= i < f->nrows. */
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out);

@@ -1,8 +1,10 @@
 #include "livepass.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
+#include "util.h"
 
 static void evicted(void *ctx, const churn_object *o)
 {
@@ -27,6 +29,58 @@ void churn_live_pass_free(churn_live_pass *p)
 {
     churn_live_free(&p->live);
     churn_early_free(&p->early);
+    free(p->torn);
+    free(p->torn_prev);
+}
+
+static void torn_add(churn_live_pass *p, const churn_object *o)
+{
+    if (p->torn_full)
+        return;
+    if (p->ntorn == CHURN_TORN_MAX) {
+        p->torn_full = 1;
+        return;
+    }
+    churn_reserve(&p->torn, &p->torn_cap, p->ntorn + 1, sizeof *p->torn);
+    p->torn[p->ntorn++] = *o;
+}
+
+/* An epoch ended: its frees become the previous epoch's. */
+static void torn_mark(churn_live_pass *p, uint64_t epoch)
+{
+    churn_object *t = p->torn_prev;
+    size_t cap = p->torn_prev_cap;
+    p->torn_prev = p->torn;
+    p->torn_prev_cap = p->torn_cap;
+    p->ntorn_prev = p->ntorn;
+    p->torn_prev_full = p->torn_full;
+    p->torn = t;
+    p->torn_cap = cap;
+    p->ntorn = 0;
+    p->torn_full = 0;
+    p->marked = epoch;
+    p->has_marked = 1;
+}
+
+int churn_live_pass_torn(const churn_live_pass *p, uint64_t last, const churn_object **objs,
+                         size_t *n)
+{
+    *objs = NULL;
+    *n = 0;
+    if (!p->spans)
+        return 0;
+    /* frees after the newest mark are the last epoch's when that mark ended an earlier one */
+    if (!p->has_marked || p->marked < last) {
+        *objs = p->torn;
+        *n = p->ntorn;
+        return !p->torn_full;
+    }
+    if (p->marked == last && !p->ntorn) {
+        *objs = p->torn_prev;
+        *n = p->ntorn_prev;
+        return !p->torn_prev_full;
+    }
+    return 0;
 }
 
 static void count_unmatched(churn_live_pass *p, const churn_object *freed)
@@ -41,13 +95,17 @@ static void on_free(churn_live_pass *p, const churn_object *freed)
     switch (churn_live_remove(&p->live, freed, &removed)) {
     case CHURN_FREE_MATCHED:
     case CHURN_FREE_DISPLACED:
-        if (p->spans)
+        if (p->spans) {
             churn_spans_remove(p->spans, &removed);
+            torn_add(p, &removed);
+        }
         break;
     case CHURN_FREE_MISMATCHED:
         p->mismatched_frees++;
-        if (p->spans)
+        if (p->spans) {
             churn_spans_remove(p->spans, &removed);
+            torn_add(p, &removed);
+        }
         break;
     case CHURN_FREE_UNMATCHED:
         if (!churn_early_put(&p->early, freed))
@@ -89,8 +147,10 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
             churn_live_vacate(&p->live, o->addr);
             break;
         case CHURN_LIVE_EPOCH:
-            if (p->spans && !(p->has_last && o->epoch > p->last))
+            if (p->spans && !(p->has_last && o->epoch > p->last)) {
                 churn_spans_snapshot(p->spans, o->epoch);
+                torn_mark(p, o->epoch);
+            }
             break;
         }
     }

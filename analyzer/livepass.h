@@ -59,7 +59,22 @@ typedef struct churn_live_pass {
     churn_early early;          /* frees waiting for their allocation (early.h) */
     churn_spans *spans;         /* with an allocator model: span occupancy, per epoch */
     churn_peak *peak;           /* the decoder's peak tracker (peak.h), on the main thread */
+    /* With spans: the objects freed since the newest epoch mark, and those freed between the
+       two newest marks (epoch `marked`), so that what the last epoch (a teardown) freed can
+       be put back and the survivors ranked as they were before it (fragment.h).  Past
+       CHURN_TORN_MAX objects in an epoch it gives up (torn_full). */
+    churn_object *torn, *torn_prev;
+    size_t ntorn, ntorn_prev, torn_cap, torn_prev_cap;
+    uint64_t marked;
+    int has_marked, torn_full, torn_prev_full;
 } churn_live_pass;
+
+#define CHURN_TORN_MAX (1u << 20)
+
+/* The objects the trace's last epoch (epoch last) freed, in *objs and *n; 0 when they are not
+   known (no spans, more than CHURN_TORN_MAX). */
+int churn_live_pass_torn(const churn_live_pass *p, uint64_t last, const churn_object **objs,
+                         size_t *n);
 
 /* spans (may be NULL) follows the live set from here on; it stays the caller's. */
 void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn_spans *spans);

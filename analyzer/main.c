@@ -150,6 +150,31 @@ static void analyze_window(churn_trace *t, churn_window window, const churn_mode
     churn_live_pass_free(&live);
 }
 
+/* The pinning ranking at the epoch of the most pinned bytes (the teardown left out), when
+   that is not the epoch the main ranking is taken at: one more pass, whose window ends there.
+   Growing programs peak at the end, and pay nothing. */
+static void pinning_at_peak(churn_trace *t, churn_window window, const churn_model *model,
+                            int model_from_option, churn_symbolizer *sym,
+                            churn_progress *progress, churn_analysis *a)
+{
+    churn_fragmentation *f = &a->frag;
+    if (!f->nrows)
+        return;
+    uint64_t ranked = f->has_before ? f->before_epoch : f->snaps[f->nrows - 1].epoch;
+    uint64_t peak = churn_fragment_peak_epoch(f, a->growth.window_last);
+    if (peak == UINT64_MAX || peak == ranked)
+        return;
+    window.has_last = 1;
+    window.last = peak;
+    churn_warnings warnings = {0};
+    churn_analysis at_peak;
+    analyze_window(t, window, model, model_from_option, &warnings, sym, progress, &at_peak,
+                   NULL, NULL);
+    churn_fragment_take_peak(f, &at_peak.frag);
+    churn_analysis_free(&at_peak);
+    churn_warnings_free(&warnings);
+}
+
 /* --folded and --svg: one metric, and with --base the same metric of the base window. */
 static void flame(FILE *out, const options *o, churn_export_window *w, churn_export_window *base)
 {
@@ -295,6 +320,8 @@ static int analyze(const char *path, options *o)
                        &base, &base_ew, NULL);
     analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress, &a,
                    exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL);
+    if (!exporting || o->form == FORM_HTML)
+        pinning_at_peak(t, o->window, &model, model_from_option, sym, &progress, &a);
     churn_progress_done(&progress);
 
     int status = write_report(out, o, path, &a, exporting ? &ew : NULL,

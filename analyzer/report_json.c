@@ -491,6 +491,44 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
     fputs("]", out);
 }
 
+static void frag_part(FILE *out, const churn_frag_part *p);
+
+/* The callsites whose survivors pin the most span bytes, as a JSON array. */
+static void pin_sites(FILE *out, churn_analysis *a, const churn_report_options *o,
+                      const churn_frag_part *sites, size_t nsites)
+{
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    size_t n = o->top && o->top < nsites ? o->top : nsites;
+    fputs("[", out);
+    for (size_t i = 0; i < n; i++) {
+        const churn_frag_part *p = &sites[i];
+        fputs(i ? ",\n  {" : "\n  {", out);
+        u64(out, "stack_id", p->key, 1);
+        fputs("\"stack\": [", out);
+        frame_list l = {out, 1};
+        churn_frames_each(&src, p->key, 0, frame_json, &l);
+        fputs("], ", out);
+        frag_part(out, p);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
+/* {"epoch", "callsites"} of a pinning ranking taken at an epoch, or null. */
+static void pin_at(FILE *out, churn_analysis *a, const churn_report_options *o, int has,
+                   uint64_t epoch, const churn_frag_part *sites, size_t nsites)
+{
+    if (!has) {
+        fputs("null", out);
+        return;
+    }
+    fputs("{", out);
+    u64(out, "epoch", epoch, 1);
+    fputs("\"callsites\": ", out);
+    pin_sites(out, a, o, sites, nsites);
+    fputs("}", out);
+}
+
 static void frag_part(FILE *out, const churn_frag_part *p)
 {
     u64(out, "live_count", p->count, 1);
@@ -504,7 +542,7 @@ static void frag_part(FILE *out, const churn_frag_part *p)
     json_double(out, p->live_bytes ? churn_frag_pinned(p) / (double)p->live_bytes : 0.0);
 }
 
-static void fragmentation(FILE *out, const churn_analysis *a, const churn_report_options *o)
+static void fragmentation(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     const churn_fragmentation *f = &a->frag;
     static const char *const books[] = {NULL, "glibc", "gperftools", "tcmalloc", "jemalloc"};
@@ -523,21 +561,13 @@ static void fragmentation(FILE *out, const churn_analysis *a, const churn_report
                 (unsigned long long)f->model.class_span[i]);
     fputs("]},\n", out);
     fragmentation_rows(out, a);
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
-    size_t n = o->top && o->top < f->nsites ? o->top : f->nsites;
-    fputs(",\n\"fragmentation_callsites\": [", out);
-    for (size_t i = 0; i < n; i++) {
-        const churn_frag_part *p = &f->sites[i];
-        fputs(i ? ",\n  {" : "\n  {", out);
-        u64(out, "stack_id", p->key, 1);
-        fputs("\"stack\": [", out);
-        frame_list l = {out, 1};
-        churn_frames_each(&src, p->key, 0, frame_json, &l);
-        fputs("], ", out);
-        frag_part(out, p);
-        fputs("}", out);
-    }
-    fputs("],\n\"fragmentation_size_classes\": [", out);
+    fputs(",\n\"fragmentation_callsites\": ", out);
+    pin_sites(out, a, o, f->sites, f->nsites);
+    fputs(",\n\"pinning\": {\"before_teardown\": ", out);
+    pin_at(out, a, o, f->has_before, f->before_epoch, f->before_sites, f->nbefore);
+    fputs(",\n\"peak\": ", out);
+    pin_at(out, a, o, f->has_peak, f->peak_epoch, f->peak_sites, f->npeak);
+    fputs("},\n\"fragmentation_size_classes\": [", out);
     for (size_t i = 0; i < f->nclasses; i++) {
         const churn_frag_part *p = &f->classes[i];
         fputs(i ? ",\n  {" : "\n  {", out);

@@ -376,6 +376,27 @@ static void frag_row(FILE *out, const char *label, const churn_frag_row *r)
                            : r->rss_stale ? "  rss stale (see warnings)" : "");
 }
 
+static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o,
+                    const char *when, const churn_frag_part *sites, size_t nsites)
+{
+    size_t n = o->top && o->top < nsites ? o->top : nsites;
+    if (!n)
+        return;
+    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    fprintf(out, "Callsites whose survivors pin the most span bytes (%s):\n", when);
+    for (size_t i = 0; i < n; i++) {
+        const churn_frag_part *p = &sites[i];
+        char b1[32], b2[32];
+        double pinned = churn_frag_pinned(p);
+        fprintf(out, "  #%zu pinned %sB for %sB live in %llu objects (%.2f pinned B per live B)\n",
+                i + 1, human(pinned, b1, sizeof b1), human((double)p->live_bytes, b2, sizeof b2),
+                (unsigned long long)p->count, p->live_bytes ? pinned / (double)p->live_bytes : 0.0);
+        size_t total = churn_frames_each(&src, p->key, 3, frame_text, out);
+        if (total > 3)
+            fprintf(out, "        ... %zu more frame(s)\n", total - 3);
+    }
+}
+
 /* First, peak and last epochs: the peak by RSS, or by span bytes without RSS. */
 static void fragmentation(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
@@ -402,21 +423,20 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     frag_row(out, "first", &first);
     frag_row(out, "peak", &peak);
     frag_row(out, "last", &last);
-    size_t n = o->top && o->top < f->nsites ? o->top : f->nsites;
-    if (!n)
-        return;
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
-    fputs("Callsites whose survivors pin the most span bytes (at the last epoch):\n", out);
-    for (size_t i = 0; i < n; i++) {
-        const churn_frag_part *p = &f->sites[i];
-        char b1[32], b2[32];
-        double pinned = churn_frag_pinned(p);
-        fprintf(out, "  #%zu pinned %sB for %sB live in %llu objects (%.2f pinned B per live B)\n",
-                i + 1, human(pinned, b1, sizeof b1), human((double)p->live_bytes, b2, sizeof b2),
-                (unsigned long long)p->count, p->live_bytes ? pinned / (double)p->live_bytes : 0.0);
-        size_t total = churn_frames_each(&src, p->key, 3, frame_text, out);
-        if (total > 3)
-            fprintf(out, "        ... %zu more frame(s)\n", total - 3);
+    /* What the program held, not what its exit left: before the teardown where there is
+       one, and at the most pinned epoch when that is another. */
+    char when[96];
+    if (f->has_before)
+        snprintf(when, sizeof when, "before the teardown, at epoch %llu",
+                 (unsigned long long)f->before_epoch);
+    else
+        snprintf(when, sizeof when, "at the last epoch");
+    pinning(out, a, o, when, f->has_before ? f->before_sites : f->sites,
+            f->has_before ? f->nbefore : f->nsites);
+    if (f->has_peak) {
+        snprintf(when, sizeof when, "at epoch %llu, the most pinned bytes",
+                 (unsigned long long)f->peak_epoch);
+        pinning(out, a, o, when, f->peak_sites, f->npeak);
     }
 }
 
