@@ -319,6 +319,16 @@ static int branched_into(const plan *p, uintptr_t end_of_mapping, cs_insn *in)
     return 0;
 }
 
+int churn_patch_done(const void *fn)
+{
+    uintptr_t at = (uintptr_t)fn;
+    if (!memcmp(fn, "\xf3\x0f\x1e\xfa", 4))
+        at += 4;
+    int32_t rel;
+    memcpy(&rel, (const void *)(at + 1), 4);
+    return *(const uint8_t *)at == 0xe9 && in_regions(at + JMP_BYTES + (uintptr_t)(intptr_t)rel);
+}
+
 static int analyze(uintptr_t fn, plan *p, const char **why)
 {
     mapping map;
@@ -334,9 +344,7 @@ static int analyze(uintptr_t fn, plan *p, const char **why)
         *why = "the function is shorter than the jmp that would replace its entry";
         return -1;
     }
-    int32_t rel;
-    memcpy(&rel, (const void *)(p->start + 1), 4);
-    if (*(const uint8_t *)p->start == 0xe9 && in_regions(p->start + JMP_BYTES + (uintptr_t)(intptr_t)rel)) {
+    if (churn_patch_done((void *)fn)) {
         *why = "the function is already patched";
         return -1;
     }

@@ -19,4 +19,8 @@ int churn_patch_redirect(void *fn, void *replacement, void **original, const cha
    -1 with *why, fn untouched. */
 int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why);
 
+/* 1 when fn's entry already jumps into libchurn's trampolines (an alias of a function
+   patched under another name). */
+int churn_patch_done(const void *fn);
+
 #endif

@@ -454,6 +454,19 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind);
 void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
+/* The same around a realloc of another shape (realloc_end after the call): begin returns 0
+   when there is nothing to take out (p NULL, or no ring), and the call is then recorded, if
+   at all, as a plain allocation. */
+typedef struct churn_realloc_old {
+    struct churn_thread *t;
+    churn_live live;
+    int known;
+    size_t usable;
+    uint32_t epoch, seq; /* the free's place in the address's order (livemap.c) */
+} churn_realloc_old;
+int churn_realloc_begin(void *p, churn_realloc_old *o);
+void churn_realloc_end(void *p, const churn_realloc_old *o, void *q, size_t size, size_t usable,
+                       int freed_on_failure);
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
 
 /* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that

@@ -72,6 +72,7 @@ const churn_way *churn_way_choose(void)
             continue;
         if (w->install())
             return NULL;
+        churn_named_install();
         /* After the way is in place, so dlsym finds the allocator the program really uses
            (a way that knows better, like tcmalloc's, has named it already). */
         churn_allocator_detect();

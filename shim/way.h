@@ -36,6 +36,13 @@ int churn_malloc_is_ahead(void);
 /* Picks and installs the way for this process; returns it, or NULL when none applies. */
 const churn_way *churn_way_choose(void);
 
+/* way_named.c: allocators that the program calls by their own names (mi_malloc, je_mallocx,
+   tc_new, __rust_alloc), in the executable or any loaded library, patched in addition to the
+   way chosen.  At start-up, after the way is installed. */
+void churn_named_install(void);
+/* The allocators traced that way and the object each is in; returns how many (at most max). */
+size_t churn_named_traced(const char **allocators, const char **modules, size_t max);
+
 extern const churn_way churn_way_elf, churn_way_tcmalloc, churn_way_patch;
 
 #endif

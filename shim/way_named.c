@@ -1,0 +1,418 @@
+/*
+ * Allocators under their own names: a program (or a library it loads) that carries mimalloc,
+ * a prefixed jemalloc, gperftools or a Rust global allocator and calls it by its own names
+ * (mi_malloc, je_mallocx, tc_new, __rust_alloc) goes past every malloc libchurn sees.  At
+ * start-up, after the way in is installed, every loaded object's symbol tables (.symtab and
+ * .dynsym, from its file) are searched for those names, and each entry found is patched
+ * (patch.c) to one of the relays below, which records it like the malloc family.
+ *
+ * A family in an object is a group: it is traced only when it has both an allocating and a
+ * freeing entry and every one of its entries could be patched; otherwise its relays forward
+ * untraced (one line on stderr says so), since a traced allocation with an untraced free is a
+ * leak in the report.  Entries of one allocator call each other (mimalloc's malloc is an alias
+ * of mi_malloc, its mi_calloc calls mi_heap_calloc, Rust's __rust_alloc calls malloc): the
+ * outermost call records, the inner ones find the guard set and only forward.
+ */
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "elfsyms.h"
+#include "patch.h"
+#include "shim.h"
+#include "way.h"
+
+static void guard_release(int *g) { churn_in_shim = *g; }
+#define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
+
+enum role { R_ALLOC, R_POSIX, R_FREE, R_REALLOC, R_REALLOCF };
+
+/* An entry point: its name after the family's prefix, what it does, and where its pointer,
+   count and size arguments are (integer argument positions, -1 for none). */
+typedef struct entry_def {
+    const char *name;
+    uint8_t role;
+    int8_t ptr, count, size;
+    uint8_t kind;
+} entry_def;
+
+#define ALLOC(n, s, k) {n, R_ALLOC, -1, -1, s, k}
+#define ALLOCN(n, c, s, k) {n, R_ALLOC, -1, c, s, k}
+#define FREE(n, k) {n, R_FREE, 0, -1, -1, k}
+#define REALLOC(n, p, c, s) {n, R_REALLOC, p, c, s, 0}
+#define END {NULL, 0, 0, 0, 0, 0}
+
+enum { K_MALLOC = CHURN_ALLOC_MALLOC, K_CALLOC = CHURN_ALLOC_CALLOC,
+       K_ALIGNED = CHURN_ALLOC_ALIGNED, K_NEW = CHURN_ALLOC_NEW,
+       K_NEW_ARRAY = CHURN_ALLOC_NEW_ARRAY, K_FREE = CHURN_FREE_FREE,
+       K_DELETE = CHURN_FREE_DELETE, K_DELETE_ARRAY = CHURN_FREE_DELETE_ARRAY };
+
+/* mimalloc 2 (mimalloc.h).  mi_new* pair with mi_free, so they are recorded as malloc. */
+static const entry_def mimalloc_defs[] = {
+    ALLOC("malloc", 0, K_MALLOC), ALLOC("zalloc", 0, K_CALLOC), ALLOC("malloc_small", 0, K_MALLOC),
+    ALLOC("zalloc_small", 0, K_CALLOC), ALLOC("new", 0, K_MALLOC), ALLOC("new_nothrow", 0, K_MALLOC),
+    ALLOC("malloc_aligned", 0, K_ALIGNED), ALLOC("malloc_aligned_at", 0, K_ALIGNED),
+    ALLOC("zalloc_aligned", 0, K_ALIGNED), ALLOC("zalloc_aligned_at", 0, K_ALIGNED),
+    ALLOC("new_aligned", 0, K_ALIGNED), ALLOC("new_aligned_nothrow", 0, K_ALIGNED),
+    ALLOCN("calloc", 0, 1, K_CALLOC), ALLOCN("mallocn", 0, 1, K_MALLOC),
+    ALLOCN("new_n", 0, 1, K_MALLOC), ALLOCN("calloc_aligned", 0, 1, K_ALIGNED),
+    ALLOCN("calloc_aligned_at", 0, 1, K_ALIGNED),
+    ALLOC("aligned_alloc", 1, K_ALIGNED), ALLOC("memalign", 1, K_ALIGNED),
+    ALLOC("valloc", 0, K_ALIGNED),
+    {"posix_memalign", R_POSIX, 0, -1, 2, K_ALIGNED},
+    ALLOC("heap_malloc", 1, K_MALLOC), ALLOC("heap_zalloc", 1, K_CALLOC),
+    ALLOC("heap_malloc_small", 1, K_MALLOC), ALLOC("heap_zalloc_small", 1, K_CALLOC),
+    ALLOC("heap_malloc_aligned", 1, K_ALIGNED), ALLOC("heap_malloc_aligned_at", 1, K_ALIGNED),
+    ALLOC("heap_zalloc_aligned", 1, K_ALIGNED), ALLOC("heap_zalloc_aligned_at", 1, K_ALIGNED),
+    ALLOCN("heap_calloc", 1, 2, K_CALLOC), ALLOCN("heap_mallocn", 1, 2, K_MALLOC),
+    ALLOCN("heap_calloc_aligned", 1, 2, K_ALIGNED), ALLOCN("heap_calloc_aligned_at", 1, 2, K_ALIGNED),
+    FREE("free", K_FREE), FREE("cfree", K_FREE), FREE("free_size", K_FREE),
+    FREE("free_aligned", K_FREE), FREE("free_size_aligned", K_FREE),
+    REALLOC("realloc", 0, -1, 1), REALLOC("rezalloc", 0, -1, 1), REALLOC("new_realloc", 0, -1, 1),
+    REALLOC("realloc_aligned", 0, -1, 1), REALLOC("realloc_aligned_at", 0, -1, 1),
+    REALLOC("rezalloc_aligned", 0, -1, 1), REALLOC("rezalloc_aligned_at", 0, -1, 1),
+    REALLOC("reallocn", 0, 1, 2), REALLOC("recalloc", 0, 1, 2), REALLOC("new_reallocn", 0, 1, 2),
+    REALLOC("recalloc_aligned", 0, 1, 2), REALLOC("recalloc_aligned_at", 0, 1, 2),
+    {"reallocf", R_REALLOCF, 0, -1, 1, 0},
+    REALLOC("heap_realloc", 1, -1, 2), REALLOC("heap_rezalloc", 1, -1, 2),
+    REALLOC("heap_realloc_aligned", 1, -1, 2), REALLOC("heap_realloc_aligned_at", 1, -1, 2),
+    REALLOC("heap_rezalloc_aligned", 1, -1, 2), REALLOC("heap_rezalloc_aligned_at", 1, -1, 2),
+    REALLOC("heap_reallocn", 1, 2, 3), REALLOC("heap_recalloc", 1, 2, 3),
+    {"heap_reallocf", R_REALLOCF, 1, -1, 2, 0},
+    END,
+};
+
+/* jemalloc's non-standard API, under every prefix (none, when jemalloc is the malloc). */
+#define JE_X ALLOC("mallocx", 0, K_MALLOC), REALLOC("rallocx", 0, -1, 1), FREE("dallocx", K_FREE), \
+             FREE("sdallocx", K_FREE)
+static const entry_def jemallocx_defs[] = {JE_X, END};
+static const entry_def jemalloc_defs[] = {
+    JE_X, ALLOC("malloc", 0, K_MALLOC), ALLOCN("calloc", 0, 1, K_CALLOC),
+    ALLOC("memalign", 1, K_ALIGNED), ALLOC("aligned_alloc", 1, K_ALIGNED),
+    ALLOC("valloc", 0, K_ALIGNED), {"posix_memalign", R_POSIX, 0, -1, 2, K_ALIGNED},
+    FREE("free", K_FREE), REALLOC("realloc", 0, -1, 1), END,
+};
+
+static const entry_def gperftools_defs[] = {
+    ALLOC("malloc", 0, K_MALLOC), ALLOC("malloc_skip_new_handler", 0, K_MALLOC),
+    ALLOCN("calloc", 0, 1, K_CALLOC), ALLOC("memalign", 1, K_ALIGNED),
+    ALLOC("valloc", 0, K_ALIGNED), {"posix_memalign", R_POSIX, 0, -1, 2, K_ALIGNED},
+    FREE("free", K_FREE), FREE("cfree", K_FREE), FREE("free_sized", K_FREE),
+    REALLOC("realloc", 0, -1, 1),
+    ALLOC("new", 0, K_NEW), ALLOC("new_nothrow", 0, K_NEW), ALLOC("new_aligned", 0, K_NEW),
+    ALLOC("new_aligned_nothrow", 0, K_NEW), ALLOC("newarray", 0, K_NEW_ARRAY),
+    ALLOC("newarray_nothrow", 0, K_NEW_ARRAY), ALLOC("newarray_aligned", 0, K_NEW_ARRAY),
+    ALLOC("newarray_aligned_nothrow", 0, K_NEW_ARRAY),
+    FREE("delete", K_DELETE), FREE("delete_nothrow", K_DELETE), FREE("delete_sized", K_DELETE),
+    FREE("delete_aligned", K_DELETE), FREE("delete_sized_aligned", K_DELETE),
+    FREE("delete_aligned_nothrow", K_DELETE), FREE("deletearray", K_DELETE_ARRAY),
+    FREE("deletearray_nothrow", K_DELETE_ARRAY), FREE("deletearray_sized", K_DELETE_ARRAY),
+    FREE("deletearray_aligned", K_DELETE_ARRAY), FREE("deletearray_sized_aligned", K_DELETE_ARRAY),
+    FREE("deletearray_aligned_nothrow", K_DELETE_ARRAY),
+    END,
+};
+
+/* The shims every Rust program's allocations go through: alloc(size, align),
+   dealloc(ptr, size, align), realloc(ptr, old size, align, new size). */
+static const entry_def rust_defs[] = {
+    ALLOC("__rust_alloc", 0, K_MALLOC), ALLOC("__rust_alloc_zeroed", 0, K_CALLOC),
+    FREE("__rust_dealloc", K_FREE), REALLOC("__rust_realloc", 0, -1, 3), END,
+};
+
+typedef struct family {
+    const char *allocator; /* as the report names it */
+    const char *prefix;
+    const entry_def *defs;
+    const char *usable;    /* the usable-size function, under the prefix */
+} family;
+
+enum { F_MIMALLOC, F_JE, F_RJEM, F_JEX, F_TC, F_RUST, NFAMILIES };
+static const family families[NFAMILIES] = {
+    [F_MIMALLOC] = {"mimalloc", "mi_", mimalloc_defs, "usable_size"},
+    [F_JE] = {"jemalloc", "je_", jemalloc_defs, "malloc_usable_size"},
+    [F_RJEM] = {"jemalloc", "_rjem_", jemalloc_defs, "malloc_usable_size"},
+    [F_JEX] = {"jemalloc", "", jemallocx_defs, "malloc_usable_size"},
+    [F_TC] = {"gperftools", "tc_", gperftools_defs, "malloc_size"},
+    [F_RUST] = {"Rust global allocator", "", rust_defs, NULL},
+};
+
+#define MAX_DEFS 72
+#define MAX_GROUPS 32
+#define MAX_SLOTS 200
+
+typedef struct group {
+    int family;
+    _Atomic int on;
+    char module[256];
+    uintptr_t addr[MAX_DEFS]; /* per entry_def, 0 when absent */
+    size_t (*usable)(void *);
+    int rust_custom;          /* a #[global_allocator]: no usable size to ask */
+    unsigned patched;
+} group;
+
+typedef uintptr_t (*fn6)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
+
+typedef struct slot {
+    group *g;
+    const entry_def *def;
+    fn6 original;
+} slot;
+
+static group groups[MAX_GROUPS];
+static size_t ngroups;
+static slot slots[MAX_SLOTS];
+static size_t nslots;
+
+static size_t usable_of(const group *g, void *p, size_t size)
+{
+    if (!churn_opt.events || !g->usable)
+        return size;
+    size_t u = g->usable(p);
+    return u < size ? size : u;
+}
+
+/* Every relay passes the six integer argument registers on untouched: none of these entry
+   points takes more, or a floating-point argument, and a callee ignores those it has no
+   parameter for. */
+static uintptr_t relay(unsigned i, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3,
+                       uintptr_t a4, uintptr_t a5)
+{
+    const slot *s = &slots[i];
+    const entry_def *d = s->def;
+    uintptr_t a[6] = {a0, a1, a2, a3, a4, a5};
+    size_t size = d->size >= 0 ? a[d->size] : 0;
+    if (!churn_tracing() || !atomic_load_explicit(&s->g->on, memory_order_relaxed) ||
+        (d->count >= 0 && __builtin_mul_overflow(a[d->count], size, &size)))
+        return s->original(a0, a1, a2, a3, a4, a5);
+    GUARD();
+    switch (d->role) {
+    case R_ALLOC: {
+        void *p = (void *)s->original(a0, a1, a2, a3, a4, a5);
+        if (p)
+            churn_record_alloc_usable(p, size, usable_of(s->g, p, size), d->kind);
+        return (uintptr_t)p;
+    }
+    case R_POSIX: {
+        uintptr_t rc = s->original(a0, a1, a2, a3, a4, a5);
+        void *p = *(void **)a[d->ptr];
+        if (!(int)rc)
+            churn_record_alloc_usable(p, size, usable_of(s->g, p, size), d->kind);
+        return rc;
+    }
+    case R_FREE:
+        if (a[d->ptr])
+            churn_record_free((void *)a[d->ptr], d->kind);
+        return s->original(a0, a1, a2, a3, a4, a5);
+    default: {
+        void *p = (void *)a[d->ptr];
+        churn_realloc_old o;
+        if (!churn_realloc_begin(p, &o)) {
+            void *q = (void *)s->original(a0, a1, a2, a3, a4, a5);
+            if (!p && q)
+                churn_record_alloc_usable(q, size, usable_of(s->g, q, size), CHURN_ALLOC_REALLOC);
+            return (uintptr_t)q;
+        }
+        void *q = (void *)s->original(a0, a1, a2, a3, a4, a5);
+        churn_realloc_end(p, &o, q, size, q ? usable_of(s->g, q, size) : 0,
+                          d->role == R_REALLOCF);
+        return (uintptr_t)q;
+    }
+    }
+}
+
+#define RELAY(r, c)                                                                       \
+    static uintptr_t relay_##r##_##c(uintptr_t a0, uintptr_t a1, uintptr_t a2,           \
+                                     uintptr_t a3, uintptr_t a4, uintptr_t a5)            \
+    {                                                                                     \
+        return relay(r * 10 + c, a0, a1, a2, a3, a4, a5);                                \
+    }
+#define ROW(X, r) X(r, 0) X(r, 1) X(r, 2) X(r, 3) X(r, 4) X(r, 5) X(r, 6) X(r, 7) X(r, 8) X(r, 9)
+#define ROWS(X) ROW(X, 0) ROW(X, 1) ROW(X, 2) ROW(X, 3) ROW(X, 4) ROW(X, 5) ROW(X, 6)   \
+    ROW(X, 7) ROW(X, 8) ROW(X, 9) ROW(X, 10) ROW(X, 11) ROW(X, 12) ROW(X, 13) ROW(X, 14)  \
+    ROW(X, 15) ROW(X, 16) ROW(X, 17) ROW(X, 18) ROW(X, 19)
+ROWS(RELAY)
+#define RELAY_PTR(r, c) (void *)relay_##r##_##c,
+static void *const relays[MAX_SLOTS] = {ROWS(RELAY_PTR)};
+
+/* ---- finding the names ---- */
+
+/* The name under Rust's v0 mangling ends in the identifier with its length, and an
+   underscore when the identifier starts with one: ..7___rustc12___rust_alloc. */
+static int rust_name(const char *sym, const char *id)
+{
+    if (!strcmp(sym, id))
+        return 1;
+    if (sym[0] != '_' || sym[1] != 'R')
+        return 0;
+    char tail[64];
+    int n = snprintf(tail, sizeof tail, "%zu_%s", strlen(id), id);
+    size_t len = strlen(sym);
+    return n > 0 && (size_t)n < len && !strcmp(sym + len - (size_t)n, tail) &&
+           sym[len - (size_t)n - 1] >= 'A';
+}
+
+typedef struct found {
+    uintptr_t addr[NFAMILIES][MAX_DEFS];
+    uintptr_t usable[NFAMILIES];
+    int rust_custom, rust_default;
+} found;
+
+static void take(found *f, int fam, const char *rest, uintptr_t addr)
+{
+    const family *F = &families[fam];
+    for (size_t i = 0; F->defs[i].name; i++)
+        if (!strcmp(rest, F->defs[i].name)) {
+            if (!f->addr[fam][i])
+                f->addr[fam][i] = addr;
+            return;
+        }
+    if (F->usable && !strcmp(rest, F->usable) && !f->usable[fam])
+        f->usable[fam] = addr;
+}
+
+static void on_symbol(const char *name, uintptr_t addr, void *ctx)
+{
+    found *f = ctx;
+    switch (name[0]) {
+    case 'm':
+        if (name[1] == 'i' && name[2] == '_')
+            take(f, F_MIMALLOC, name + 3, addr);
+        else
+            take(f, F_JEX, name, addr);
+        break;
+    case 'j':
+        if (name[1] == 'e' && name[2] == '_')
+            take(f, F_JE, name + 3, addr);
+        break;
+    case 't':
+        if (name[1] == 'c' && name[2] == '_')
+            take(f, F_TC, name + 3, addr);
+        break;
+    case 'r': case 'd': case 's':
+        take(f, F_JEX, name, addr);
+        break;
+    case '_':
+        if (!strncmp(name, "_rjem_", 6)) {
+            take(f, F_RJEM, name + 6, addr);
+            break;
+        }
+        for (size_t i = 0; rust_defs[i].name; i++)
+            if (rust_name(name, rust_defs[i].name) && !f->addr[F_RUST][i])
+                f->addr[F_RUST][i] = addr;
+        if (rust_name(name, "__rg_alloc"))
+            f->rust_custom = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- patching ---- */
+
+static int has_role(const found *f, int fam, int alloc)
+{
+    const entry_def *d = families[fam].defs;
+    for (size_t i = 0; d[i].name; i++)
+        if (f->addr[fam][i] && (alloc ? d[i].role != R_FREE : d[i].role == R_FREE))
+            return 1;
+    return 0;
+}
+
+static void patch_group(const found *f, int fam, const char *module)
+{
+    const family *F = &families[fam];
+    if (!has_role(f, fam, 1) || !has_role(f, fam, 0))
+        return;
+    size_t need = 0;
+    for (size_t i = 0; F->defs[i].name; i++)
+        need += f->addr[fam][i] && !churn_patch_done((void *)f->addr[fam][i]);
+    if (!need)
+        return; /* traced already, under the names a way in patched */
+    if (ngroups == MAX_GROUPS || nslots + need > MAX_SLOTS) {
+        churn_log("%s in %s: too many allocators' entry points to patch; not traced",
+                  F->allocator, module);
+        return;
+    }
+    group *g = &groups[ngroups++];
+    g->family = fam;
+    snprintf(g->module, sizeof g->module, "%s", module);
+    g->usable = (size_t (*)(void *))f->usable[fam];
+    if (fam == F_RUST) {
+        g->rust_custom = f->rust_custom;
+        /* The default global allocator is the system's malloc, whichever libchurn forwards
+           to; a #[global_allocator] has no usable size to ask. */
+        g->usable = f->rust_custom ? NULL : churn_next.usable_size;
+    }
+    for (size_t i = 0; F->defs[i].name; i++) {
+        uintptr_t at = f->addr[fam][i];
+        if (!at)
+            continue;
+        /* An alias of an entry patched already (mimalloc's malloc is mi_malloc) */
+        if (churn_patch_done((void *)at))
+            continue;
+        size_t j = 0;
+        while (j < i && f->addr[fam][j] != at)
+            j++;
+        if (j < i)
+            continue;
+        slot *s = &slots[nslots];
+        s->g = g;
+        s->def = &F->defs[i];
+        const char *why = NULL;
+        if (churn_patch_redirect((void *)at, relays[nslots], (void **)&s->original, &why)) {
+            churn_log("cannot patch %s%s in %s: %s; %s there is not traced", F->prefix,
+                      F->defs[i].name, module, why, F->allocator);
+            return;
+        }
+        g->addr[i] = at;
+        nslots++;
+        g->patched++;
+    }
+    atomic_store(&g->on, 1);
+    churn_log("tracing %s in %s through the patch way in (%u entry points)", F->allocator,
+              module, g->patched);
+}
+
+static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    int *first = arg;
+    const char *path = info->dlpi_name;
+    int exe = *first;
+    *first = 0;
+    if (!exe && (!path || !*path))
+        return 0; /* the vdso */
+    if (churn_self_lo >= info->dlpi_addr) {
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+            if (ph->p_type == PT_LOAD && churn_self_lo >= lo && churn_self_lo < lo + ph->p_memsz)
+                return 0; /* libchurn itself */
+        }
+    }
+    static found f;
+    memset(&f, 0, sizeof f);
+    churn_file_symbols(exe ? "/proc/self/exe" : path, info->dlpi_addr, on_symbol, &f);
+    const char *module = exe ? "the executable" : path;
+    for (int fam = 0; fam < NFAMILIES; fam++)
+        patch_group(&f, fam, module);
+    return 0;
+}
+
+void churn_named_install(void)
+{
+    int first = 1;
+    dl_iterate_phdr(each_object, &first);
+}
+
+size_t churn_named_traced(const char **allocators, const char **modules, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ngroups && n < max; i++)
+        if (atomic_load(&groups[i].on)) {
+            allocators[n] = families[groups[i].family].allocator;
+            modules[n] = groups[i].module;
+            n++;
+        }
+    return n;
+}

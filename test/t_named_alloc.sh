@@ -1,0 +1,44 @@
+#!/bin/sh
+# Allocators called by their own names (shim/way_named.c): test/programs/named_alloc.c calls
+# mimalloc's API (mi_malloc, mi_heap_malloc, mi_calloc, mi_malloc_aligned, mi_new,
+# mi_realloc) from Debian's libmimalloc, and jemalloc's *allocx family from its static
+# library (linked into the executable) and from its shared one.  None of those calls goes
+# through a malloc libchurn exports; each must be traced through the patch way in, with every
+# epoch's counts, bytes and live change exact, and malloc calls that reach the same allocator
+# counted once.
+. test/lib.sh
+
+JEMALLOC_A=/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
+[ -f "$JEMALLOC_A" ] || fail "$JEMALLOC_A missing: apt-get install libjemalloc-dev"
+[ -f /usr/include/mimalloc.h ] || fail "mimalloc.h missing: apt-get install libmimalloc-dev"
+build_c named_mimalloc test/programs/named_alloc.c -DNAMED_MIMALLOC -lmimalloc
+build_c named_jemalloc_static test/programs/named_alloc.c -DNAMED_JEMALLOC "$JEMALLOC_A" \
+    -lpthread -ldl -lm
+build_c named_jemalloc_shared test/programs/named_alloc.c -DNAMED_JEMALLOC -ljemalloc
+
+for prog in named_mimalloc named_jemalloc_static named_jemalloc_shared; do
+    case $prog in
+    named_mimalloc) want="tracing mimalloc in .*libmimalloc.so.* through the patch way in" ;;
+    named_jemalloc_static) want="tracing jemalloc in the executable through the patch way in" ;;
+    *) want="tracing jemalloc in .*libjemalloc.so.* through the patch way in" ;;
+    esac
+    traced "$WORK/$prog.zst" "$WORK/$prog.out" "$WORK/$prog"
+    grep -q "$want" "$WORK/$prog.out.err" ||
+        fail "$prog: no line '$want' on stderr: $(head -n 1 "$WORK/$prog.out.err")"
+    analyze "$WORK/$prog.zst" "$WORK/$prog.json"
+    check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
+import sys
+from churncheck import *
+report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
+cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
+expect("%s: number of phases" % prog, len(cases), 7 if prog == "named_mimalloc" else 5)
+for name, *figures in cases:
+    allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
+    what = "%s %s" % (prog, name)
+    expect_epoch(report, ph[name], what, allocs=allocs, frees=frees, alloc_bytes=alloc_bytes,
+                 free_bytes=free_bytes)
+    expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what),
+           (live_count, live_bytes))
+print("%s: %d phases exact" % (prog, len(cases)))
+PY
+done
