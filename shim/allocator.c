@@ -128,6 +128,23 @@ void churn_allocator_detect(void)
 
 const churn_allocator_info *churn_allocator(void) { return &info; }
 
+/* Allocators traced beside the one behind malloc (way_named.c): the name goes on with all of
+   them and their ways in, and their counters come after the main ones. */
+static char named_label[512];
+static size_t named_first;
+static void (*named_counters)(uint64_t *values);
+
+void churn_allocator_add_named(const char *ways, const char *const *names, size_t n,
+                               void (*counters)(uint64_t *values))
+{
+    snprintf(named_label, sizeof named_label, "%s [%s]", info.name ? info.name : "?", ways);
+    info.name = named_label;
+    named_first = info.ncounters;
+    for (size_t i = 0; i < n && info.ncounters < CHURN_MAX_COUNTERS; i++)
+        info.counter_names[info.ncounters++] = names[i];
+    named_counters = counters;
+}
+
 void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uint64_t *values))
 {
     info = *known;
@@ -175,4 +192,6 @@ void churn_allocator_counters(uint64_t *values)
         values[3] = m.fordblks;
         values[4] = m.keepcost;
     }
+    if (named_counters)
+        named_counters(values + named_first);
 }

@@ -519,6 +519,11 @@ void churn_allocator_detect(void);
 /* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
+/* More allocators traced (way_named.c): ways names them and their ways in, appended to the
+   name in brackets; their counters (at most what is left of CHURN_MAX_COUNTERS) follow the
+   main ones, filled by counters. */
+void churn_allocator_add_named(const char *ways, const char *const *names, size_t n,
+                               void (*counters)(uint64_t *values));
 void churn_allocator_counters(uint64_t *values);
 /* Called by the writer only: the size classes, or NULL while they are not known. */
 const churn_size_classes *churn_allocator_classes(void);

@@ -40,8 +40,10 @@ const churn_way *churn_way_choose(void);
    tc_new, __rust_alloc), in the executable or any loaded library, patched in addition to the
    way chosen.  At start-up, after the way is installed. */
 void churn_named_install(void);
-/* The allocators traced that way and the object each is in; returns how many (at most max). */
-size_t churn_named_traced(const char **allocators, const char **modules, size_t max);
+/* Names them, with the way chosen for malloc, in the allocator record, and adds their
+   counters (mimalloc's mi_process_info, a prefixed jemalloc's mallctl).  After
+   churn_allocator_detect. */
+void churn_named_describe(const char *way);
 
 extern const churn_way churn_way_elf, churn_way_tcmalloc, churn_way_patch;
 

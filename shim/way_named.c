@@ -13,6 +13,7 @@
  * of mi_malloc, its mi_calloc calls mi_heap_calloc, Rust's __rust_alloc calls malloc): the
  * outermost call records, the inner ones find the guard set and only forward.
  */
+#include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,16 +125,17 @@ typedef struct family {
     const char *prefix;
     const entry_def *defs;
     const char *usable;    /* the usable-size function, under the prefix */
+    const char *books;     /* the function its counters are read with, under the prefix */
 } family;
 
 enum { F_MIMALLOC, F_JE, F_RJEM, F_JEX, F_TC, F_RUST, NFAMILIES };
 static const family families[NFAMILIES] = {
-    [F_MIMALLOC] = {"mimalloc", "mi_", mimalloc_defs, "usable_size"},
-    [F_JE] = {"jemalloc", "je_", jemalloc_defs, "malloc_usable_size"},
-    [F_RJEM] = {"jemalloc", "_rjem_", jemalloc_defs, "malloc_usable_size"},
-    [F_JEX] = {"jemalloc", "", jemallocx_defs, "malloc_usable_size"},
-    [F_TC] = {"gperftools", "tc_", gperftools_defs, "malloc_size"},
-    [F_RUST] = {"Rust global allocator", "", rust_defs, NULL},
+    [F_MIMALLOC] = {"mimalloc", "mi_", mimalloc_defs, "usable_size", "process_info"},
+    [F_JE] = {"jemalloc", "je_", jemalloc_defs, "malloc_usable_size", "mallctl"},
+    [F_RJEM] = {"jemalloc", "_rjem_", jemalloc_defs, "malloc_usable_size", "mallctl"},
+    [F_JEX] = {"jemalloc", "", jemallocx_defs, "malloc_usable_size", NULL},
+    [F_TC] = {"gperftools", "tc_", gperftools_defs, "malloc_size", NULL},
+    [F_RUST] = {"Rust global allocator", "", rust_defs, NULL, NULL},
 };
 
 #define MAX_DEFS 72
@@ -146,6 +148,7 @@ typedef struct group {
     char module[256];
     uintptr_t addr[MAX_DEFS]; /* per entry_def, 0 when absent */
     size_t (*usable)(void *);
+    uintptr_t books;
     int rust_custom;          /* a #[global_allocator]: no usable size to ask */
     unsigned patched;
 } group;
@@ -253,7 +256,7 @@ static int rust_name(const char *sym, const char *id)
 
 typedef struct found {
     uintptr_t addr[NFAMILIES][MAX_DEFS];
-    uintptr_t usable[NFAMILIES];
+    uintptr_t usable[NFAMILIES], books[NFAMILIES];
     int rust_custom, rust_default;
 } found;
 
@@ -268,6 +271,8 @@ static void take(found *f, int fam, const char *rest, uintptr_t addr)
         }
     if (F->usable && !strcmp(rest, F->usable) && !f->usable[fam])
         f->usable[fam] = addr;
+    if (F->books && !strcmp(rest, F->books) && !f->books[fam])
+        f->books[fam] = addr;
 }
 
 static void on_symbol(const char *name, uintptr_t addr, void *ctx)
@@ -337,6 +342,7 @@ static void patch_group(const found *f, int fam, const char *module)
     g->family = fam;
     snprintf(g->module, sizeof g->module, "%s", module);
     g->usable = (size_t (*)(void *))f->usable[fam];
+    g->books = f->books[fam];
     if (fam == F_RUST) {
         g->rust_custom = f->rust_custom;
         /* The default global allocator is the system's malloc, whichever libchurn forwards
@@ -405,14 +411,89 @@ void churn_named_install(void)
     dl_iterate_phdr(each_object, &first);
 }
 
-size_t churn_named_traced(const char **allocators, const char **modules, size_t max)
+/* ---- naming them, and their books ---- */
+
+/* mimalloc's process figures are atomics it keeps anyway (and getrusage): cheap on any
+   thread.  jemalloc's mallctl takes its locks, so it is asked on the writer thread only and
+   the last figures stand in elsewhere (the last pass at exit). */
+typedef void (*mi_process_info_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
+                                   size_t *, size_t *);
+typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+
+static mi_process_info_fn mi_info;
+static mallctl_fn je_ctl;
+static const char *je_prefix;
+static uint64_t je_last[4];
+
+static const char *const mi_names[] = {"mi_process_info.current_commit",
+                                       "mi_process_info.peak_commit",
+                                       "mi_process_info.page_faults"};
+static char je_names[4][48];
+static const char *const je_stats[4] = {"stats.allocated", "stats.active", "stats.resident",
+                                        "stats.mapped"};
+
+static void books(uint64_t *values)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < ngroups && n < max; i++)
-        if (atomic_load(&groups[i].on)) {
-            allocators[n] = families[groups[i].family].allocator;
-            modules[n] = groups[i].module;
-            n++;
+    size_t k = 0;
+    if (mi_info) {
+        size_t elapsed, user, sys, rss, peak_rss, commit = 0, peak_commit = 0, faults = 0;
+        mi_info(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
+        values[k++] = commit;
+        values[k++] = peak_commit;
+        values[k++] = faults;
+    }
+    if (je_ctl) {
+        if (churn_writer_is_self()) {
+            uint64_t epoch = 1;
+            size_t len = sizeof epoch;
+            je_ctl("epoch", &epoch, &len, &epoch, len);
+            for (size_t i = 0; i < 4; i++) {
+                size_t v = 0;
+                len = sizeof v;
+                if (!je_ctl(je_stats[i], &v, &len, NULL, 0))
+                    je_last[i] = v;
+            }
         }
-    return n;
+        for (size_t i = 0; i < 4; i++)
+            values[k++] = je_last[i];
+    }
+}
+
+void churn_named_describe(const char *way)
+{
+    static char ways[480];
+    const churn_allocator_info *main = churn_allocator();
+    size_t len = (size_t)snprintf(ways, sizeof ways, "%s via %s", main->name ? main->name : "?",
+                                  way);
+    /* Which object's malloc that way forwards to, when it is not the C library's. */
+    Dl_info where;
+    if (churn_next.malloc && dladdr((void *)churn_next.malloc, &where) && where.dli_fname &&
+        *where.dli_fname && !strstr(where.dli_fname, "/libc.so"))
+        len += (size_t)snprintf(ways + len, sizeof ways - len, " (malloc of %s)", where.dli_fname);
+    size_t plain = len;
+    size_t nnames = 0;
+    const char *names[CHURN_MAX_COUNTERS];
+    for (size_t i = 0; i < ngroups; i++) {
+        const group *g = &groups[i];
+        if (!atomic_load(&g->on))
+            continue;
+        const family *F = &families[g->family];
+        if (len < sizeof ways)
+            len += (size_t)snprintf(ways + len, sizeof ways - len, "; %s in %s via patch",
+                                    F->allocator, g->module);
+        if (g->family == F_MIMALLOC && !mi_info && g->books) {
+            mi_info = (mi_process_info_fn)g->books;
+            for (size_t k = 0; k < 3; k++)
+                names[nnames++] = mi_names[k];
+        } else if ((g->family == F_JE || g->family == F_RJEM) && !je_ctl && g->books) {
+            je_ctl = (mallctl_fn)g->books;
+            je_prefix = F->prefix;
+            for (size_t k = 0; k < 4; k++) {
+                snprintf(je_names[k], sizeof je_names[k], "%smallctl.%s", je_prefix, je_stats[k]);
+                names[nnames++] = je_names[k];
+            }
+        }
+    }
+    if (len > plain)
+        churn_allocator_add_named(ways, names, nnames, nnames ? books : NULL);
 }

@@ -39,6 +39,16 @@ for name, *figures in cases:
                  free_bytes=free_bytes)
     expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what),
            (live_count, live_bytes))
-print("%s: %d phases exact" % (prog, len(cases)))
+# The report names every allocator traced and its way in, and carries mimalloc's books.
+name = field(report, "metadata", "allocator")
+want = {"named_mimalloc": "mimalloc in /", "named_jemalloc_static": "jemalloc in the executable",
+        "named_jemalloc_shared": "jemalloc in /"}[prog]
+if want + "" not in name or " via patch" not in name.split(want, 1)[1][:80]:
+    fail("%s: the report's allocator %r does not name %r traced via patch" % (prog, name, want))
+if prog == "named_mimalloc":
+    commit = field(report, "epochs")[-1].get("counters", {}).get("mi_process_info.current_commit")
+    if not commit:
+        fail("no mi_process_info.current_commit in the last epoch's counters: %r" % commit)
+print("%s: %d phases exact; allocator %s" % (prog, len(cases), name))
 PY
 done

@@ -33,6 +33,9 @@ for name, *figures in cases:
                  free_bytes=free_bytes)
     expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what),
            (live_count, live_bytes))
-print("%s: %d phases exact" % (prog, len(cases)))
+name = field(report, "metadata", "allocator")
+if "Rust global allocator in the executable via patch" not in name:
+    fail("%s: the report's allocator %r does not name the Rust shims" % (prog, name))
+print("%s: %d phases exact; allocator %s" % (prog, len(cases), name))
 PY
 done
