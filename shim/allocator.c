@@ -128,27 +128,33 @@ void churn_allocator_detect(void)
 
 const churn_allocator_info *churn_allocator(void) { return &info; }
 
-/* Allocators traced beside the one behind malloc (way_named.c): the name goes on with all of
-   them and their ways in, and their counters come after the main ones. */
-static char named_label[512];
-static size_t named_first;
-static void (*named_counters)(uint64_t *values);
+/* Counters of other sources after the allocator's own: libchurn's blind-spot detector
+   (blind.c), the allocators traced beside the one behind malloc (way_named.c). */
+#define MAX_EXTRA 2
+static struct {
+    size_t first;
+    void (*fill)(uint64_t *values);
+} extra[MAX_EXTRA];
+static size_t nextra;
 
-void churn_allocator_add_named(const char *ways, const char *const *names, size_t n,
-                               void (*counters)(uint64_t *values))
+size_t churn_allocator_add_counters(const char *const *names, size_t n,
+                                    void (*fill)(uint64_t *values))
 {
-    snprintf(named_label, sizeof named_label, "%s [%s]", info.name ? info.name : "?", ways);
-    info.name = named_label;
-    named_first = info.ncounters;
-    for (size_t i = 0; i < n && info.ncounters < CHURN_MAX_COUNTERS; i++)
+    if (nextra == MAX_EXTRA || info.ncounters + n > CHURN_MAX_COUNTERS)
+        return 0;
+    extra[nextra].first = info.ncounters;
+    extra[nextra++].fill = fill;
+    for (size_t i = 0; i < n; i++)
         info.counter_names[info.ncounters++] = names[i];
-    named_counters = counters;
+    return n;
 }
 
-void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uint64_t *values))
+/* The allocators traced beside the one behind malloc, and their ways in, after its name. */
+void churn_allocator_set_ways(const char *ways)
 {
-    info = *known;
-    way_counters = counters;
+    static char label[512];
+    snprintf(label, sizeof label, "%s [%s]", info.name ? info.name : "?", ways);
+    info.name = label;
 }
 
 /* Asked once the program runs: allocators set themselves up in the executable's own
@@ -192,6 +198,6 @@ void churn_allocator_counters(uint64_t *values)
         values[3] = m.fordblks;
         values[4] = m.keepcost;
     }
-    if (named_counters)
-        named_counters(values + named_first);
+    for (size_t i = 0; i < nextra; i++)
+        extra[i].fill(values + extra[i].first);
 }

@@ -255,3 +255,53 @@ int churn_exe_has_symtab(void)
     ensure_read();
     return exe.tabs[0].count != 0;
 }
+
+/* Whether the file's .dynsym has a symbol of this name, defined or imported. */
+int churn_file_refers(const char *path, const char *name)
+{
+    size_t size = 0;
+    int found = 0;
+    const uint8_t *base = map_file(path, &size);
+    if (!base)
+        return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh->e_shentsize == sizeof(Elf64_Shdr) &&
+        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+        for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+            if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+                continue;
+            const Elf64_Shdr *str = &sh[sh[i].sh_link];
+            if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
+                !in_file(str->sh_offset, str->sh_size, size))
+                continue;
+            const Elf64_Sym *syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
+            const char *names = (const char *)(base + str->sh_offset);
+            for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++)
+                found = syms[k].st_name < str->sh_size &&
+                        !strncmp(names + syms[k].st_name, name, str->sh_size - syms[k].st_name) &&
+                        memchr(names + syms[k].st_name, 0, str->sh_size - syms[k].st_name);
+        }
+    }
+    syscall(SYS_munmap, base, size);
+    return found;
+}
+
+int churn_file_has_symtab(const char *path)
+{
+    size_t size = 0;
+    int found = 0;
+    const uint8_t *base = map_file(path, &size);
+    if (!base)
+        return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+        for (unsigned i = 0; i < eh->e_shnum; i++)
+            found |= sh[i].sh_type == SHT_SYMTAB && sh[i].sh_size > sizeof(Elf64_Sym);
+    }
+    syscall(SYS_munmap, base, size);
+    return found;
+}

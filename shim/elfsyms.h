@@ -33,6 +33,11 @@ size_t churn_file_symbols(const char *path, uintptr_t bias,
 /* 1 when the executable has a full symbol table (.symtab): it is not stripped. */
 int churn_exe_has_symtab(void);
 
+/* Whether the file's .dynsym names this symbol, defined or imported (a call through the PLT). */
+int churn_file_refers(const char *path, const char *name);
+/* Whether the file has a .symtab with symbols in it. */
+int churn_file_has_symtab(const char *path);
+
 /* Unmaps the executable's file once start-up is done with its symbols; lookups after this
    find nothing. */
 void churn_exe_symbols_release(void);

@@ -24,13 +24,14 @@ void *churn_os_map(size_t bytes)
                      -1, 0);
     if (p == -1)
         return NULL;
+    atomic_fetch_add_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
     return (void *)p;
 }
 
 void churn_os_unmap(void *p, size_t bytes)
 {
-    if (p)
-        syscall(SYS_munmap, p, bytes);
+    if (p && !syscall(SYS_munmap, p, bytes))
+        atomic_fetch_sub_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
 }
 
 static uint64_t clock_ns(clockid_t id)

@@ -519,14 +519,23 @@ void churn_allocator_detect(void);
 /* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
-/* More allocators traced (way_named.c): ways names them and their ways in, appended to the
-   name in brackets; their counters (at most what is left of CHURN_MAX_COUNTERS) follow the
-   main ones, filled by counters. */
-void churn_allocator_add_named(const char *ways, const char *const *names, size_t n,
-                               void (*counters)(uint64_t *values));
+/* Appends counters of another source (blind.c, way_named.c), filled by fill after the
+   allocator's own; returns n, or 0 when they do not fit in CHURN_MAX_COUNTERS. */
+size_t churn_allocator_add_counters(const char *const *names, size_t n,
+                                    void (*fill)(uint64_t *values));
+/* Appends " [ways]" to the allocator's name: every allocator traced and its way in. */
+void churn_allocator_set_ways(const char *ways);
 void churn_allocator_counters(uint64_t *values);
 /* Called by the writer only: the size classes, or NULL while they are not known. */
 const churn_size_classes *churn_allocator_classes(void);
+
+/* ---- blind.c: the blind-spot detector ---- */
+/* Bytes libchurn itself has mapped (os.c), which the detector leaves out of RSS growth. */
+extern _Atomic uint64_t churn_own_mapped_bytes;
+/* On the writer thread, after a pass (not the final one): samples at most twice a second. */
+void churn_blind_check(uint64_t now_ns, uint64_t live_bytes);
+/* Registers its counters with the allocator's (once the allocator is named). */
+void churn_blind_register(void);
 
 /* ---- writer.c: the writer thread ---- */
 int churn_writer_start(void);

@@ -76,6 +76,7 @@ const churn_way *churn_way_choose(void)
         /* After the way is in place, so dlsym finds the allocator the program really uses
            (a way that knows better, like tcmalloc's, has named it already). */
         churn_allocator_detect();
+        churn_blind_register();
         churn_named_describe(w->name);
         /* Quiet in the ordinary case; say it when the program carries its own allocator. */
         if (ahead && w != &churn_way_elf)

@@ -495,5 +495,7 @@ void churn_named_describe(const char *way)
         }
     }
     if (len > plain)
-        churn_allocator_add_named(ways, names, nnames, nnames ? books : NULL);
+        churn_allocator_set_ways(ways);
+    if (nnames && !churn_allocator_add_counters(names, nnames, books))
+        churn_log("no room for the counters of %s in the trace", mi_info ? "mimalloc" : "jemalloc");
 }

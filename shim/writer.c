@@ -1113,8 +1113,10 @@ static void *writer_main(void *arg)
                 memcpy(w.counters, counters, sizeof counters);
                 w.counters_ns = now;
             }
-            if (!atomic_load(&w.stop))
+            if (!atomic_load(&w.stop)) {
                 pass(0);
+                churn_blind_check(churn_now_ns(), w.live_bytes);
+            }
             unlock_writer();
         }
         if (!w.busy && now - alone_checked >= ALONE_CHECK_NS) {
