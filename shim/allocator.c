@@ -128,6 +128,12 @@ void churn_allocator_detect(void)
 
 const churn_allocator_info *churn_allocator(void) { return &info; }
 
+void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uint64_t *values))
+{
+    info = *known;
+    way_counters = counters;
+}
+
 /* Counters of other sources after the allocator's own: libchurn's blind-spot detector
    (blind.c), the allocators traced beside the one behind malloc (way_named.c). */
 #define MAX_EXTRA 2
