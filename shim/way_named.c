@@ -407,22 +407,30 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* A stripped executable shows none of the names above.  When it does not call an allocating
    function of the malloc family through the PLT either, whatever allocator it carries is
-   invisible: say so rather than trace it silently short. */
+   invisible: say so rather than trace it silently short.  When it does, but also calls mmap
+   itself, an allocator linked into it (Rust's mimalloc or jemalloc crates) may be serving most
+   of its memory unseen: say that much. */
 static void stripped_executable(void)
 {
     static const char *const allocating[] = {"malloc", "calloc", "realloc", "posix_memalign",
                                              "aligned_alloc", "memalign", "_Znwm", "_Znam"};
     if (churn_exe_has_symtab())
         return;
-    for (size_t i = 0; i < sizeof allocating / sizeof *allocating; i++)
-        if (churn_file_refers("/proc/self/exe", allocating[i]))
-            return;
     for (size_t i = 0; i < ngroups; i++)
         if (atomic_load(&groups[i].on) && !strcmp(groups[i].module, "the executable"))
             return;
-    churn_log("the executable is stripped (no .symtab) and calls no malloc through the PLT: "
-              "libchurn cannot see the allocator it carries, and its allocations are not traced "
-              "(the blind-spot detector says so if its memory grows)");
+    int calls_malloc = 0;
+    for (size_t i = 0; i < sizeof allocating / sizeof *allocating && !calls_malloc; i++)
+        calls_malloc = churn_file_refers("/proc/self/exe", allocating[i]);
+    if (!calls_malloc)
+        churn_log("the executable is stripped (no .symtab) and calls no malloc through the PLT: "
+                  "libchurn cannot see the allocator it carries, and its allocations are not "
+                  "traced (the blind-spot detector says so if its memory grows)");
+    else if (churn_file_refers("/proc/self/exe", "mmap") ||
+             churn_file_refers("/proc/self/exe", "mmap64"))
+        churn_log("the executable is stripped (no .symtab) and calls mmap itself: libchurn traces "
+                  "its malloc calls but cannot see an allocator linked into it (the blind-spot "
+                  "detector says so if its memory grows untraced)");
 }
 
 void churn_named_install(void)
