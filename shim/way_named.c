@@ -379,6 +379,18 @@ static void patch_group(const found *f, int fam, const char *module)
               module, g->patched);
 }
 
+static uintptr_t self_bias = UINTPTR_MAX; /* libchurn's load address, skipped */
+
+static void scan_object(const char *path, uintptr_t bias, int exe)
+{
+    static found f;
+    memset(&f, 0, sizeof f);
+    churn_file_symbols(exe ? "/proc/self/exe" : path, bias, on_symbol, &f);
+    const char *module = exe ? "the executable" : path;
+    for (int fam = 0; fam < NFAMILIES; fam++)
+        patch_group(&f, fam, module);
+}
+
 static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -388,21 +400,72 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
     *first = 0;
     if (!exe && (!path || !*path))
         return 0; /* the vdso */
-    if (churn_self_lo >= info->dlpi_addr) {
-        for (int i = 0; i < info->dlpi_phnum; i++) {
-            const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-            uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-            if (ph->p_type == PT_LOAD && churn_self_lo >= lo && churn_self_lo < lo + ph->p_memsz)
-                return 0; /* libchurn itself */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && churn_self_lo >= lo && churn_self_lo < lo + ph->p_memsz) {
+            self_bias = info->dlpi_addr;
+            return 0; /* libchurn itself */
         }
     }
-    static found f;
-    memset(&f, 0, sizeof f);
-    churn_file_symbols(exe ? "/proc/self/exe" : path, info->dlpi_addr, on_symbol, &f);
-    const char *module = exe ? "the executable" : path;
-    for (int fam = 0; fam < NFAMILIES; fam++)
-        patch_group(&f, fam, module);
+    scan_object(path, info->dlpi_addr, exe);
     return 0;
+}
+
+/* ---- libraries loaded later ---- */
+
+/* The dynamic linker calls its empty _dl_debug_state (r_debug.r_brk, where debuggers put
+   their breakpoint) when the objects it maps are consistent: in dlopen, after the new ones
+   are mapped and before any is relocated or its constructors run, with the loader's lock
+   held.  Nothing can call into them yet, so their entry points are patched there.  The
+   objects seen are known by their link map, load address and dynamic section. */
+#define MAX_SEEN 1024
+static struct seen {
+    const struct link_map *l;
+    uintptr_t addr;
+    const void *ld;
+} seen[MAX_SEEN];
+static size_t nseen;
+
+static int was_seen(const struct link_map *l)
+{
+    for (size_t i = 0; i < nseen; i++)
+        if (seen[i].l == l && seen[i].addr == l->l_addr && seen[i].ld == l->l_ld)
+            return 1;
+    return 0;
+}
+
+static void see(const struct link_map *l)
+{
+    if (nseen < MAX_SEEN)
+        seen[nseen++] = (struct seen){l, l->l_addr, l->l_ld};
+}
+
+static void loader_changed(void)
+{
+    if (_r_debug.r_state != RT_CONSISTENT ||
+        atomic_load_explicit(&churn_state, memory_order_relaxed) != CHURN_ON)
+        return;
+    int saved = churn_in_shim;
+    churn_in_shim = 1;
+    for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+        if (was_seen(l))
+            continue;
+        see(l);
+        if (l->l_name && *l->l_name && l->l_addr != self_bias && !strstr(l->l_name, "linux-vdso"))
+            scan_object(l->l_name, l->l_addr, 0);
+    }
+    churn_in_shim = saved;
+}
+
+static void watch_dlopen(void)
+{
+    for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next)
+        see(l);
+    const char *why = NULL;
+    if (!_r_debug.r_brk || churn_patch_empty((void *)_r_debug.r_brk, loader_changed, &why))
+        churn_log("libraries loaded by dlopen are not searched for allocators called by their "
+                  "own names: %s", why ? why : "the dynamic linker has no r_debug breakpoint");
 }
 
 /* A stripped executable shows none of the names above.  When it does not call an allocating
@@ -438,6 +501,7 @@ void churn_named_install(void)
     int first = 1;
     dl_iterate_phdr(each_object, &first);
     stripped_executable();
+    watch_dlopen();
 }
 
 /* ---- naming them, and their books ---- */

@@ -5,7 +5,8 @@
 # library (linked into the executable) and from its shared one.  None of those calls goes
 # through a malloc libchurn exports; each must be traced through the patch way in, with every
 # epoch's counts, bytes and live change exact, and malloc calls that reach the same allocator
-# counted once.
+# counted once.  test/programs/named_dl.c loads a library linking mimalloc with dlopen, after
+# libchurn started: traced from the dlopen on, exactly.
 . test/lib.sh
 
 JEMALLOC_A=/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
@@ -15,14 +16,23 @@ build_c named_mimalloc test/programs/named_alloc.c -DNAMED_MIMALLOC -lmimalloc
 build_c named_jemalloc_static test/programs/named_alloc.c -DNAMED_JEMALLOC "$JEMALLOC_A" \
     -lpthread -ldl -lm
 build_c named_jemalloc_shared test/programs/named_alloc.c -DNAMED_JEMALLOC -ljemalloc
+build_c named_dl test/programs/named_dl.c
+gcc $PROG_CFLAGS -std=gnu11 -shared -fPIC -o "$WORK/libnamed_dl.so" test/programs/named_dl_lib.c \
+    -lmimalloc >"$WORK/libnamed_dl.build.log" 2>&1 ||
+    fail "cannot compile named_dl_lib.c: $(tail -n 1 "$WORK/libnamed_dl.build.log")"
 
-for prog in named_mimalloc named_jemalloc_static named_jemalloc_shared; do
+for prog in named_mimalloc named_jemalloc_static named_jemalloc_shared named_dl; do
+    args=
     case $prog in
+    named_dl)
+        want="tracing mimalloc in .*libmimalloc.so.* through the patch way in"
+        args=$WORK/libnamed_dl.so ;;
     named_mimalloc) want="tracing mimalloc in .*libmimalloc.so.* through the patch way in" ;;
     named_jemalloc_static) want="tracing jemalloc in the executable through the patch way in" ;;
     *) want="tracing jemalloc in .*libjemalloc.so.* through the patch way in" ;;
     esac
-    traced "$WORK/$prog.zst" "$WORK/$prog.out" "$WORK/$prog"
+    # shellcheck disable=SC2086
+    traced "$WORK/$prog.zst" "$WORK/$prog.out" "$WORK/$prog" $args
     grep -q "$want" "$WORK/$prog.out.err" ||
         fail "$prog: no line '$want' on stderr: $(head -n 1 "$WORK/$prog.out.err")"
     analyze "$WORK/$prog.zst" "$WORK/$prog.json"
@@ -31,7 +41,8 @@ import sys
 from churncheck import *
 report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
 cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
-expect("%s: number of phases" % prog, len(cases), 7 if prog == "named_mimalloc" else 5)
+expect("%s: number of phases" % prog, len(cases),
+       {"named_mimalloc": 7, "named_dl": 3}.get(prog, 5))
 for name, *figures in cases:
     allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
     what = "%s %s" % (prog, name)
@@ -42,8 +53,8 @@ for name, *figures in cases:
 # The report names every allocator traced and its way in, and carries mimalloc's books.
 name = field(report, "metadata", "allocator")
 want = {"named_mimalloc": "mimalloc in /", "named_jemalloc_static": "jemalloc in the executable",
-        "named_jemalloc_shared": "jemalloc in /"}[prog]
-if want + "" not in name or " via patch" not in name.split(want, 1)[1][:80]:
+        "named_jemalloc_shared": "jemalloc in /", "named_dl": None}[prog]
+if want and (want not in name or " via patch" not in name.split(want, 1)[1][:80]):
     fail("%s: the report's allocator %r does not name %r traced via patch" % (prog, name, want))
 if prog == "named_mimalloc":
     commit = field(report, "epochs")[-1].get("counters", {}).get("mi_process_info.current_commit")
