@@ -31,8 +31,6 @@
 #define MAX_BASE 1024
 #define TOP 3
 
-_Atomic uint64_t churn_own_mapped_bytes;
-
 static _Atomic uint64_t untraced_now;
 static _Atomic uint64_t warned, culprit_id;
 
@@ -350,6 +348,10 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         b.last_untraced = 0;
         b.rising = 0;
         b.nbase = 0;
+        /* a fork child starts over: its trace has none of the parent's figures */
+        atomic_store(&untraced_now, 0);
+        atomic_store(&warned, 0);
+        atomic_store(&culprit_id, 0);
         walk w;
         memset(&w, 0, sizeof w);
         w.baseline = 1;

@@ -18,6 +18,8 @@
 
 #include "shim.h"
 
+_Atomic uint64_t churn_own_mapped_bytes;
+
 void *churn_os_map(size_t bytes)
 {
     long p = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
