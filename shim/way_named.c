@@ -146,10 +146,8 @@ typedef struct group {
     int family;
     _Atomic int on;
     char module[256];
-    uintptr_t addr[MAX_DEFS]; /* per entry_def, 0 when absent */
     size_t (*usable)(void *);
     uintptr_t books;
-    int rust_custom;          /* a #[global_allocator]: no usable size to ask */
     unsigned patched;
 } group;
 
@@ -197,9 +195,10 @@ static uintptr_t relay(unsigned i, uintptr_t a0, uintptr_t a1, uintptr_t a2, uin
     }
     case R_POSIX: {
         uintptr_t rc = s->original(a0, a1, a2, a3, a4, a5);
-        void *p = *(void **)a[d->ptr];
-        if (!(int)rc)
+        if (!(int)rc) {
+            void *p = *(void **)a[d->ptr];
             churn_record_alloc_usable(p, size, usable_of(s->g, p, size), d->kind);
+        }
         return rc;
     }
     case R_FREE:
@@ -257,7 +256,7 @@ static int rust_name(const char *sym, const char *id)
 typedef struct found {
     uintptr_t addr[NFAMILIES][MAX_DEFS];
     uintptr_t usable[NFAMILIES], books[NFAMILIES];
-    int rust_custom, rust_default;
+    int rust_custom; /* a #[global_allocator]: __rg_alloc is defined */
 } found;
 
 static void take(found *f, int fam, const char *rest, uintptr_t addr)
@@ -344,7 +343,6 @@ static void patch_group(const found *f, int fam, const char *module)
     g->usable = (size_t (*)(void *))f->usable[fam];
     g->books = f->books[fam];
     if (fam == F_RUST) {
-        g->rust_custom = f->rust_custom;
         /* The default global allocator is the system's malloc, whichever libchurn forwards
            to; a #[global_allocator] has no usable size to ask. */
         g->usable = f->rust_custom ? NULL : churn_next.usable_size;
@@ -370,7 +368,6 @@ static void patch_group(const found *f, int fam, const char *module)
                       F->defs[i].name, module, why, F->allocator);
             return;
         }
-        g->addr[i] = at;
         nslots++;
         g->patched++;
     }
@@ -470,9 +467,10 @@ static void watch_dlopen(void)
 
 /* A stripped executable shows none of the names above.  When it does not call an allocating
    function of the malloc family through the PLT either, whatever allocator it carries is
-   invisible: say so rather than trace it silently short.  When it does, but also calls mmap
-   itself, an allocator linked into it (Rust's mimalloc or jemalloc crates) may be serving most
-   of its memory unseen: say that much. */
+   invisible: say so rather than trace it silently short.  (One that does call malloc may still
+   carry an allocator of its own, but so does every stripped program with a private pool, such
+   as python3's pymalloc: that is left to the blind-spot detector, which speaks only when
+   memory grows untraced.) */
 static void stripped_executable(void)
 {
     static const char *const allocating[] = {"malloc", "calloc", "realloc", "posix_memalign",
@@ -489,11 +487,6 @@ static void stripped_executable(void)
         churn_log("the executable is stripped (no .symtab) and calls no malloc through the PLT: "
                   "libchurn cannot see the allocator it carries, and its allocations are not "
                   "traced (the blind-spot detector says so if its memory grows)");
-    else if (churn_file_refers("/proc/self/exe", "mmap") ||
-             churn_file_refers("/proc/self/exe", "mmap64"))
-        churn_log("the executable is stripped (no .symtab) and calls mmap itself: libchurn traces "
-                  "its malloc calls but cannot see an allocator linked into it (the blind-spot "
-                  "detector says so if its memory grows untraced)");
 }
 
 void churn_named_install(void)
@@ -515,7 +508,6 @@ typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
 
 static mi_process_info_fn mi_info;
 static mallctl_fn je_ctl;
-static const char *je_prefix;
 static uint64_t je_last[4];
 
 static const char *const mi_names[] = {"mi_process_info.current_commit",
@@ -560,8 +552,8 @@ void churn_named_describe(const char *way)
                                   way);
     /* Which object's malloc that way forwards to, when it is not the C library's. */
     Dl_info where;
-    if (churn_next.malloc && dladdr((void *)churn_next.malloc, &where) && where.dli_fname &&
-        *where.dli_fname && !strstr(where.dli_fname, "/libc.so"))
+    if (len < sizeof ways && churn_next.malloc && dladdr((void *)churn_next.malloc, &where) &&
+        where.dli_fname && *where.dli_fname && !strstr(where.dli_fname, "/libc.so"))
         len += (size_t)snprintf(ways + len, sizeof ways - len, " (malloc of %s)", where.dli_fname);
     size_t plain = len;
     size_t nnames = 0;
@@ -580,9 +572,8 @@ void churn_named_describe(const char *way)
                 names[nnames++] = mi_names[k];
         } else if ((g->family == F_JE || g->family == F_RJEM) && !je_ctl && g->books) {
             je_ctl = (mallctl_fn)g->books;
-            je_prefix = F->prefix;
             for (size_t k = 0; k < 4; k++) {
-                snprintf(je_names[k], sizeof je_names[k], "%smallctl.%s", je_prefix, je_stats[k]);
+                snprintf(je_names[k], sizeof je_names[k], "%smallctl.%s", F->prefix, je_stats[k]);
                 names[nnames++] = je_names[k];
             }
         }
