@@ -6,7 +6,9 @@
 # through a malloc libchurn exports; each must be traced through the patch way in, with every
 # epoch's counts, bytes and live change exact, and malloc calls that reach the same allocator
 # counted once.  test/programs/named_dl.c loads a library linking mimalloc with dlopen, after
-# libchurn started: traced from the dlopen on, exactly.
+# libchurn started: traced from the dlopen on, exactly.  test/programs/prefixed_alloc.c stands
+# in for a prefixed jemalloc (je_, _rjem_; Debian ships none): exact, and its books read
+# through the prefixed mallctl.
 . test/lib.sh
 
 JEMALLOC_A=/usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
@@ -17,13 +19,17 @@ build_c named_jemalloc_static test/programs/named_alloc.c -DNAMED_JEMALLOC "$JEM
     -lpthread -ldl -lm
 build_c named_jemalloc_shared test/programs/named_alloc.c -DNAMED_JEMALLOC -ljemalloc
 build_c named_dl test/programs/named_dl.c
+build_c prefixed_je test/programs/prefixed_alloc.c -DPREFIX=je_
+build_c prefixed_rjem test/programs/prefixed_alloc.c -DPREFIX=_rjem_
 gcc $PROG_CFLAGS -std=gnu11 -shared -fPIC -o "$WORK/libnamed_dl.so" test/programs/named_dl_lib.c \
     -lmimalloc >"$WORK/libnamed_dl.build.log" 2>&1 ||
     fail "cannot compile named_dl_lib.c: $(tail -n 1 "$WORK/libnamed_dl.build.log")"
 
-for prog in named_mimalloc named_jemalloc_static named_jemalloc_shared named_dl; do
+for prog in named_mimalloc named_jemalloc_static named_jemalloc_shared named_dl prefixed_je \
+    prefixed_rjem; do
     args=
     case $prog in
+    prefixed_*) want="tracing jemalloc in the executable through the patch way in" ;;
     named_dl)
         want="tracing mimalloc in .*libmimalloc.so.* through the patch way in"
         args=$WORK/libnamed_dl.so ;;
@@ -42,7 +48,7 @@ from churncheck import *
 report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
 cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
 expect("%s: number of phases" % prog, len(cases),
-       {"named_mimalloc": 7, "named_dl": 3}.get(prog, 5))
+       {"named_mimalloc": 7, "named_dl": 3, "prefixed_je": 2, "prefixed_rjem": 2}.get(prog, 5))
 for name, *figures in cases:
     allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
     what = "%s %s" % (prog, name)
@@ -53,13 +59,19 @@ for name, *figures in cases:
 # The report names every allocator traced and its way in, and carries mimalloc's books.
 name = field(report, "metadata", "allocator")
 want = {"named_mimalloc": "mimalloc in /", "named_jemalloc_static": "jemalloc in the executable",
-        "named_jemalloc_shared": "jemalloc in /", "named_dl": None}[prog]
+        "named_jemalloc_shared": "jemalloc in /", "named_dl": None,
+        "prefixed_je": "jemalloc in the executable", "prefixed_rjem": "jemalloc in the executable"}[prog]
 if want and (want not in name or " via patch" not in name.split(want, 1)[1][:80]):
     fail("%s: the report's allocator %r does not name %r traced via patch" % (prog, name, want))
 if prog == "named_mimalloc":
     commit = field(report, "epochs")[-1].get("counters", {}).get("mi_process_info.current_commit")
     if not commit:
         fail("no mi_process_info.current_commit in the last epoch's counters: %r" % commit)
+if prog.startswith("prefixed_"):
+    mark = "%smallctl.stats.mapped" % {"prefixed_je": "je_", "prefixed_rjem": "_rjem_"}[prog]
+    seen = [e.get("counters", {}).get(mark) for e in field(report, "epochs")]
+    if 987654321 not in seen:
+        fail("%s: the books were not read through %s: %r" % (prog, mark, seen))
 print("%s: %d phases exact; allocator %s" % (prog, len(cases), name))
 PY
 done
