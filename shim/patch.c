@@ -632,8 +632,8 @@ out:
     return rc;
 }
 
-/* An empty function (a lone ret and the nop padding after it up to the next 16 bytes, as the
-   dynamic linker's _dl_debug_state is compiled) has nothing to move: its entry becomes a jmp
+/* An empty function (a lone ret, after an endbr64 or not, and the nop padding after it up to
+   the next 16 bytes, as the dynamic linker's _dl_debug_state is compiled) has nothing to move: its entry becomes a jmp
    to a relay to fn, which returns to the caller in its place. */
 int churn_patch_empty(void *empty, void (*fn)(void), const char **why)
 {
@@ -647,6 +647,9 @@ int churn_patch_empty(void *empty, void (*fn)(void), const char **why)
         *why = "the address is not in executable memory";
         goto out;
     }
+    /* an endbr64 stays in place, as for the other patches */
+    if (!memcmp((const void *)at, endbr64, sizeof endbr64))
+        at += sizeof endbr64;
     if (*(const uint8_t *)at != 0xc3 || end - at < JMP_BYTES) {
         *why = "the function is not a lone ret with room for a jmp after it";
         goto out;
