@@ -67,6 +67,8 @@ if prog == "named_mimalloc":
     commit = field(report, "epochs")[-1].get("counters", {}).get("mi_process_info.current_commit")
     if not commit:
         fail("no mi_process_info.current_commit in the last epoch's counters: %r" % commit)
+if prog.startswith("named_jemalloc") and not name.startswith("jemalloc ["):
+    fail("%s: the allocator behind malloc is named %r, not jemalloc" % (prog, name))
 if prog.startswith("prefixed_"):
     mark = "%smallctl.stats.mapped" % {"prefixed_je": "je_", "prefixed_rjem": "_rjem_"}[prog]
     seen = [e.get("counters", {}).get(mark) for e in field(report, "epochs")]
