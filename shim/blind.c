@@ -36,7 +36,6 @@ static _Atomic uint64_t warned, culprit_id;
 
 static struct {
     int started;
-    pid_t pid;
     uint64_t next_ns, base_ns;
     uint64_t base_anon, base_own, base_live, live_peak, last_untraced;
     int rising;
@@ -94,6 +93,17 @@ static uint64_t number_after(const char *s)
     while (*s >= '0' && *s <= '9')
         v = v * 10 + (uint64_t)(*s++ - '0');
     return v;
+}
+
+void churn_blind_after_fork_child(void)
+{
+    if (b.fd >= 0)
+        churn_fd_drop(b.fd); /* it reads the parent's figures */
+    b.fd = -1;
+    b.started = 0;
+    atomic_store(&untraced_now, 0);
+    atomic_store(&warned, 0);
+    atomic_store(&culprit_id, 0);
 }
 
 static void rollup_line(const char *line, void *ctx)
@@ -332,15 +342,12 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
     if (now < b.next_ns)
         return;
     b.next_ns = now + SAMPLE_NS;
-    pid_t pid = getpid();
-    if (!b.started || b.pid != pid) {
+    if (!b.started) {
         if (!churn_main_started())
             return;
-        churn_fd_drop(b.fd);
         b.fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
         b.fd = b.fd >= 0 ? churn_fd_keep(b.fd) : -1;
         b.started = 1;
-        b.pid = pid;
         b.base_ns = now;
         b.base_anon = anon_bytes();
         b.base_own = atomic_load(&churn_own_mapped_bytes);
@@ -348,10 +355,6 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         b.last_untraced = 0;
         b.rising = 0;
         b.nbase = 0;
-        /* a fork child starts over: its trace has none of the parent's figures */
-        atomic_store(&untraced_now, 0);
-        atomic_store(&warned, 0);
-        atomic_store(&culprit_id, 0);
         walk w;
         memset(&w, 0, sizeof w);
         w.baseline = 1;

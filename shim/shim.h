@@ -536,6 +536,8 @@ extern _Atomic uint64_t churn_own_mapped_bytes;
 void churn_blind_check(uint64_t now_ns, uint64_t live_bytes);
 /* Registers its counters with the allocator's (once the allocator is named). */
 void churn_blind_register(void);
+/* A fork child starts over: none of the parent's figures or its warning. */
+void churn_blind_after_fork_child(void);
 
 /* ---- writer.c: the writer thread ---- */
 int churn_writer_start(void);

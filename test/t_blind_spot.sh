@@ -61,3 +61,24 @@ if last.get("untraced_bytes", 0) > (4 << 20):
     fail("malloc growth: untraced_bytes %d" % last["untraced_bytes"])
 print("malloc growth of 40 MiB: quiet, untraced_bytes %d" % last.get("untraced_bytes", 0))
 PY
+
+rm -f "$WORK"/forked*.zst
+CHURN_EPOCH_MS=200 traced "$WORK/forked.zst" "$WORK/forked.out" "$WORK/pool_alloc" fork
+child=$(ls "$WORK"/forked*.zst | grep -v "/forked.zst$" | head -n 1)
+[ -n "$child" ] || fail "the fork child wrote no trace of its own: $(ls "$WORK")"
+for trace in "$WORK/forked.zst" "$child"; do
+    analyze "$trace" "$trace.json"
+done
+check "$WORK/forked.zst.json" "$child.json" <<'PY'
+import sys
+from churncheck import *
+parent, child = load(sys.argv[1]), load(sys.argv[2])
+if not any("not traced" in w for w in field(parent, "warnings")):
+    fail("fork: the parent's report has no 'not traced' warning")
+if any("not traced" in w for w in field(child, "warnings")):
+    fail("fork: the child's report inherited the warning: %r" % field(child, "warnings"))
+rows = field(child, "fragmentation")
+if any((r.get("untraced_bytes") or 0) > (4 << 20) for r in rows):
+    fail("fork: the child reports untraced bytes %r" % [r.get("untraced_bytes") for r in rows])
+print("fork: the parent warned, its child (%d rows) did not" % len(rows))
+PY
