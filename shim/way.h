@@ -13,6 +13,10 @@
  *   patch     way_patch.c: any other allocator linked into the executable: its malloc family
  *             and operators are patched at their entry (x86-64) to call through libchurn.
  *
+ * Besides the one way chosen, way_named.c patches the allocators a program calls by their own
+ * names (mimalloc's mi_*, jemalloc's *allocx and prefixed names, gperftools' tc_*, Rust's
+ * __rust_alloc shims), in the executable and in every library, at start-up and at dlopen.
+ *
  * A port to another system adds ways, not rewrites: docs/ports.md sketches macOS.
  */
 #ifndef CHURN_WAY_H
