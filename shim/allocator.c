@@ -178,10 +178,11 @@ const churn_size_classes *churn_allocator_classes(void)
 void churn_allocator_counters(uint64_t *values)
 {
     memset(values, 0, info.ncounters * sizeof *values);
+    size_t own = nextra ? extra[0].first : info.ncounters; /* the allocator's own names */
     if (way_counters) {
         way_counters(values);
     } else if (gperf_property) {
-        for (size_t i = 0; i < info.ncounters; i++) {
+        for (size_t i = 0; i < own; i++) {
             size_t v = 0;
             if (gperf_property(info.counter_names[i], &v))
                 values[i] = v;
@@ -190,7 +191,7 @@ void churn_allocator_counters(uint64_t *values)
         uint64_t epoch = 1;
         size_t len = sizeof epoch;
         je_mallctl("epoch", &epoch, &len, &epoch, len);
-        for (size_t i = 0; i < info.ncounters; i++) {
+        for (size_t i = 0; i < own; i++) {
             size_t v = 0;
             len = sizeof v;
             if (!je_mallctl(info.counter_names[i], &v, &len, NULL, 0))
