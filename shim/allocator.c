@@ -139,12 +139,12 @@ void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uin
 #define MAX_EXTRA 2
 static struct {
     size_t first;
-    void (*fill)(uint64_t *values);
+    void (*fill)(uint64_t *values, int fresh);
 } extra[MAX_EXTRA];
 static size_t nextra;
 
 size_t churn_allocator_add_counters(const char *const *names, size_t n,
-                                    void (*fill)(uint64_t *values))
+                                    void (*fill)(uint64_t *values, int fresh))
 {
     if (nextra == MAX_EXTRA || info.ncounters + n > CHURN_MAX_COUNTERS)
         return 0;
@@ -206,5 +206,13 @@ void churn_allocator_counters(uint64_t *values)
         values[4] = m.keepcost;
     }
     for (size_t i = 0; i < nextra; i++)
-        extra[i].fill(values + extra[i].first);
+        extra[i].fill(values + extra[i].first, 1);
+}
+
+/* Safe on any thread, under the writer's lock and on the exit path: a source that would take
+   an allocator's locks gives its last reading instead (way_named.c, blind.c). */
+void churn_allocator_extra_counters(uint64_t *values)
+{
+    for (size_t i = 0; i < nextra; i++)
+        extra[i].fill(values + extra[i].first, 0);
 }

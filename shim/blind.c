@@ -48,8 +48,9 @@ static struct {
 static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
                                     "libchurn.untraced_module"};
 
-static void counters(uint64_t *values)
+static void counters(uint64_t *values, int fresh)
 {
+    (void)fresh; /* atomics: always current */
     values[0] = atomic_load_explicit(&untraced_now, memory_order_relaxed);
     values[1] = atomic_load_explicit(&warned, memory_order_relaxed);
     values[2] = atomic_load_explicit(&culprit_id, memory_order_relaxed);

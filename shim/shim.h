@@ -520,9 +520,13 @@ void churn_allocator_detect(void);
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
 /* Appends counters of another source (blind.c, way_named.c), filled by fill after the
-   allocator's own; returns n, or 0 when they do not fit in CHURN_MAX_COUNTERS. */
+   allocator's own; fresh is 0 where the allocator's locks must not be taken (fill then gives
+   its last reading).  Returns n, or 0 when they do not fit in CHURN_MAX_COUNTERS. */
 size_t churn_allocator_add_counters(const char *const *names, size_t n,
-                                    void (*fill)(uint64_t *values));
+                                    void (*fill)(uint64_t *values, int fresh));
+/* Fills only the counters other sources added: cheap and lock-free, so an epoch's end refreshes
+   them even when the allocator's own counters are an earlier reading (the exit path). */
+void churn_allocator_extra_counters(uint64_t *values);
 /* Appends " [ways]" to the allocator's name: every allocator traced and its way in. */
 void churn_allocator_set_ways(const char *ways);
 void churn_allocator_counters(uint64_t *values);

@@ -500,8 +500,8 @@ void churn_named_install(void)
 /* ---- naming them, and their books ---- */
 
 /* mimalloc's process figures are atomics it keeps anyway (and getrusage): cheap on any
-   thread.  jemalloc's mallctl takes its locks, so it is asked on the writer thread only and
-   the last figures stand in elsewhere (the last pass at exit). */
+   thread.  jemalloc's mallctl takes its locks, so it is asked only on the writer thread outside
+   its lock (fresh), and the last figures stand in elsewhere (an epoch's end, the exit path). */
 typedef void (*mi_process_info_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
                                    size_t *, size_t *);
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
@@ -517,7 +517,7 @@ static char je_names[4][48];
 static const char *const je_stats[4] = {"stats.allocated", "stats.active", "stats.resident",
                                         "stats.mapped"};
 
-static void books(uint64_t *values)
+static void books(uint64_t *values, int fresh)
 {
     size_t k = 0;
     if (mi_info) {
@@ -528,7 +528,7 @@ static void books(uint64_t *values)
         values[k++] = faults;
     }
     if (je_ctl) {
-        if (churn_writer_is_self()) {
+        if (fresh && churn_writer_is_self()) {
             uint64_t epoch = 1;
             size_t len = sizeof epoch;
             je_ctl("epoch", &epoch, &len, &epoch, len);

@@ -729,6 +729,7 @@ static void close_epoch(const churn_tick *t, int tick_lost)
         memcpy(w.counters, t->counters, sizeof w.counters);
     else
         stale = w.final_path && churn_allocator()->ncounters && w.counters_ns < end_ns;
+    churn_allocator_extra_counters(w.counters);
     segment_check();
     emit_size_classes();
     if (stale && room(1 + 2 * CHURN_VARINT_MAX)) {
