@@ -11,7 +11,7 @@ BUILD   := build
 
 # Build dependencies, and the real components the tests trace or compare against.
 BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev
-TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev redis-server g++ libc6-dbg clang sqlite3 \
+TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev redis-server rustc g++ libc6-dbg clang sqlite3 \
                   chromium golang-go golang-github-google-pprof-dev valgrind groff-base
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))

@@ -394,10 +394,13 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     memset(f, 0, sizeof *f);
     f->model = *m;
     f->from_option = from_option;
+    f->untraced_counter = -1;
     churn_model_set_classes(&f->model, a->class_sizes, a->class_spans, a->n_classes);
     if (!spans)
         return;
     books k = find_books(a->counter_names, a->n_counter_names);
+    f->untraced_counter = counter_index(a->counter_names, a->n_counter_names,
+                                        "libchurn.untraced_bytes");
     f->books = k.kind;
     memcpy(f->book_counters, k.idx, sizeof k.idx);
     f->epochs = &a->epochs;
@@ -433,6 +436,17 @@ void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *o
     books k = {f->books, {f->book_counters[0], f->book_counters[1], f->book_counters[2],
                           f->book_counters[3]}};
     fill_row(out, &f->snaps[i], f->epochs, &k);
+    out->has_untraced = churn_untraced_at(f->untraced_counter, out->row, f->epochs,
+                                          &out->untraced_bytes);
+}
+
+int churn_untraced_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
+                      uint64_t *bytes)
+{
+    if (counter < 0 || !row || (size_t)counter >= row->n_counters)
+        return 0;
+    *bytes = t->counters[row->counters_first + (size_t)counter];
+    return 1;
 }
 
 void churn_fragment_free(churn_fragmentation *f)

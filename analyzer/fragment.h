@@ -46,6 +46,10 @@ typedef struct churn_frag_row {
     int64_t residual_bytes;      /* heap - live - slack - pinned - free resident */
     uint64_t mapped_bytes;       /* the program's own mappings (virtual), when has_rss */
     const churn_epoch_row *row;  /* counters as recorded, when the epoch has a summary */
+    /* of outside_heap_bytes, anonymous memory growth nothing traced explains: the shim's
+       blind-spot estimate (shim/blind.c), when the trace carries it */
+    int has_untraced;
+    uint64_t untraced_bytes;
 } churn_frag_row;
 
 /* A callsite's (key = stack id) or a usable size's (key = bytes) survivors at the end. */
@@ -60,6 +64,7 @@ typedef struct churn_fragmentation {
     int from_option;             /* --model chose it, not the trace */
     enum churn_books books;
     int book_counters[4];        /* indices of the counters the books are read from */
+    int untraced_counter;        /* libchurn.untraced_bytes, or -1 */
     /* Rows are made on demand from the span snapshots of the window's epochs (taken over
        from the live pass) and the analysis's epoch table: a trace of millions of epochs
        keeps 48 bytes per epoch here, not a row. */
@@ -104,6 +109,9 @@ void churn_fragment_take_peak(churn_fragmentation *f, churn_fragmentation *from)
 
 /* Row i of the window, 0 <= i < f->nrows. */
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out);
+/* The blind-spot estimate (counter index `counter`, -1 for none) at an epoch's row. */
+int churn_untraced_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
+                      uint64_t *bytes);
 
 static inline double churn_frag_pinned(const churn_frag_part *p)
 {

@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,10 @@ void churn_model_for_allocator(const char *name, uint64_t page_size, churn_model
 {
     memset(m, 0, sizeof *m);
     m->page = is_pow2(page_size) && page_size >= 16 && page_size <= (1u << 30) ? page_size : 4096;
+    /* The model is the first allocator's: the name may go on with the others traced, " [...]". */
+    char first[64];
+    snprintf(first, sizeof first, "%.*s", (int)strcspn(name, " "), name);
+    name = first;
     if (!strcmp(name, "glibc")) {
         m->kind = CHURN_MODEL_GLIBC;
         m->page = 4096;

@@ -1,6 +1,8 @@
 #include "report.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int worth_showing(const churn_callsite *s)
 {
@@ -68,8 +70,51 @@ int churn_report_single_epoch(const churn_analysis *a)
     return a->first_epoch == a->last_epoch && !a->window.has_first && !a->window.has_last;
 }
 
+static int counter_named(const churn_analysis *a, const char *name)
+{
+    for (size_t i = 0; i < a->n_counter_names; i++)
+        if (!strcmp(a->counter_names[i], name))
+            return (int)i;
+    return -1;
+}
+
+int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
+{
+    int bytes = counter_named(a, "libchurn.untraced_bytes");
+    int warned = counter_named(a, "libchurn.untraced_warned");
+    int module = counter_named(a, "libchurn.untraced_module");
+    uint64_t most = 0, culprit = 0;
+    int said = 0;
+    for (size_t i = 0; i < a->epochs.count; i++) {
+        const churn_epoch_row *r = &a->epochs.rows[i];
+        const uint64_t *v = a->epochs.counters + r->counters_first;
+        if (!r->has_summary || warned < 0 || (size_t)warned >= r->n_counters || !v[warned])
+            continue;
+        said = 1;
+        if (bytes >= 0 && (size_t)bytes < r->n_counters && v[bytes] > most)
+            most = v[bytes];
+        if (module >= 0 && (size_t)module < r->n_counters && v[module])
+            culprit = v[module];
+    }
+    if (!said)
+        return 0;
+    const char *where = NULL;
+    for (size_t i = 0; culprit && i < a->modules.count; i++)
+        if (a->modules.items[i].id == culprit - 1)
+            where = a->modules.items[i].name;
+    snprintf(buf, len,
+             "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program holds "
+             "memory through an allocator libchurn does not know%s%s; every figure here misses "
+             "it (libchurn's stderr names the mappings that grew)",
+             (double)most / 1048576.0, where ? ", likely in " : "", where ? where : "");
+    return 1;
+}
+
 void churn_report_collect_warnings(churn_analysis *a)
 {
+    char untraced[512];
+    if (churn_report_untraced(a, untraced, sizeof untraced))
+        churn_warn(a->warn, "%s", untraced);
     const char *const *lines;
     size_t n = churn_symbolizer_warnings(a->sym, &lines);
     for (size_t i = 0; i < n; i++)

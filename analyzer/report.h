@@ -50,5 +50,8 @@ int churn_report_single_epoch(const churn_analysis *a);
 
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);
+/* When the shim's blind-spot detector warned (its counters, shim/blind.c): the warning's
+   text, which says "not traced", in buf; returns 1. */
+int churn_report_untraced(const churn_analysis *a, char *buf, size_t len);
 
 #endif

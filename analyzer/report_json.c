@@ -482,6 +482,7 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);
         fprintf(out, "\"books_stale\": %s, ", r->books_stale ? "true" : "false");
         fprintf(out, "\"rss_stale\": %s, ", r->rss_stale ? "true" : "false");
+        opt_i64(out, "untraced_bytes", r->has_untraced, (long long)r->untraced_bytes);
         if (r->row)
             counters(out, a, r->row);
         else

@@ -44,6 +44,9 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     if (a->has_exit && a->exit_how == CHURN_EXIT_SIGNAL)
         fprintf(out, " %llu", (unsigned long long)a->exit_detail);
     fputs("\n", out);
+    char untraced[512];
+    if (churn_report_untraced(a, untraced, sizeof untraced))
+        fprintf(out, "  WARNING: %s\n", untraced);
     fputs("  sizes in binary units: KiB = 1024 bytes, MiB = 1024 KiB\n", out);
     if (a->stack_sample > 1)
         fprintf(out, "  stacks sampled: one allocation in %llu (CHURN_STACK_SAMPLE); callsite "
@@ -423,6 +426,14 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     frag_row(out, "first", &first);
     frag_row(out, "peak", &peak);
     frag_row(out, "last", &last);
+    if (first.has_untraced || last.has_untraced) {
+        char b1[32], b2[32], b3[32];
+        fprintf(out, "  of outside, not traced (the shim's estimate of memory no traced allocator "
+                     "explains): first %s, peak %s, last %s\n",
+                human((double)first.untraced_bytes, b1, sizeof b1),
+                human((double)peak.untraced_bytes, b2, sizeof b2),
+                human((double)last.untraced_bytes, b3, sizeof b3));
+    }
     /* What the program held, not what its exit left: before the teardown where there is
        one, and at the most pinned epoch when that is another. */
     char when[96];

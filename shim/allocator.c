@@ -134,6 +134,35 @@ void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uin
     way_counters = counters;
 }
 
+/* Counters of other sources after the allocator's own: libchurn's blind-spot detector
+   (blind.c), the allocators traced beside the one behind malloc (way_named.c). */
+#define MAX_EXTRA 2
+static struct {
+    size_t first;
+    void (*fill)(uint64_t *values, int fresh);
+} extra[MAX_EXTRA];
+static size_t nextra;
+
+size_t churn_allocator_add_counters(const char *const *names, size_t n,
+                                    void (*fill)(uint64_t *values, int fresh))
+{
+    if (nextra == MAX_EXTRA || info.ncounters + n > CHURN_MAX_COUNTERS)
+        return 0;
+    extra[nextra].first = info.ncounters;
+    extra[nextra++].fill = fill;
+    for (size_t i = 0; i < n; i++)
+        info.counter_names[info.ncounters++] = names[i];
+    return n;
+}
+
+/* The allocators traced beside the one behind malloc, and their ways in, after its name. */
+void churn_allocator_set_ways(const char *ways)
+{
+    static char label[512];
+    snprintf(label, sizeof label, "%s [%s]", info.name ? info.name : "?", ways);
+    info.name = label;
+}
+
 /* Asked once the program runs: allocators set themselves up in the executable's own
    constructors, after ours. */
 const churn_size_classes *churn_allocator_classes(void)
@@ -149,10 +178,11 @@ const churn_size_classes *churn_allocator_classes(void)
 void churn_allocator_counters(uint64_t *values)
 {
     memset(values, 0, info.ncounters * sizeof *values);
+    size_t own = nextra ? extra[0].first : info.ncounters; /* the allocator's own names */
     if (way_counters) {
         way_counters(values);
     } else if (gperf_property) {
-        for (size_t i = 0; i < info.ncounters; i++) {
+        for (size_t i = 0; i < own; i++) {
             size_t v = 0;
             if (gperf_property(info.counter_names[i], &v))
                 values[i] = v;
@@ -161,7 +191,7 @@ void churn_allocator_counters(uint64_t *values)
         uint64_t epoch = 1;
         size_t len = sizeof epoch;
         je_mallctl("epoch", &epoch, &len, &epoch, len);
-        for (size_t i = 0; i < info.ncounters; i++) {
+        for (size_t i = 0; i < own; i++) {
             size_t v = 0;
             len = sizeof v;
             if (!je_mallctl(info.counter_names[i], &v, &len, NULL, 0))
@@ -175,4 +205,14 @@ void churn_allocator_counters(uint64_t *values)
         values[3] = m.fordblks;
         values[4] = m.keepcost;
     }
+    for (size_t i = 0; i < nextra; i++)
+        extra[i].fill(values + extra[i].first, 1);
+}
+
+/* Safe on any thread, under the writer's lock and on the exit path: a source that would take
+   an allocator's locks gives its last reading instead (way_named.c, blind.c). */
+void churn_allocator_extra_counters(uint64_t *values)
+{
+    for (size_t i = 0; i < nextra; i++)
+        extra[i].fill(values + extra[i].first, 0);
 }

@@ -211,3 +211,97 @@ void churn_exe_symbols_release(void)
     exe.sections = NULL;
     exe.nsections = 0;
 }
+
+/* Every defined function symbol of one loaded object's file, .symtab and .dynsym, mapped for
+   the call and unmapped after it; bias is the object's load address (dlpi_addr). */
+size_t churn_file_symbols(const char *path, uintptr_t bias,
+                          void (*fn)(const char *name, uintptr_t addr, void *ctx), void *ctx)
+{
+    size_t size = 0, matched = 0;
+    const uint8_t *base = map_file(path, &size);
+    if (!base)
+        return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh->e_shentsize == sizeof(Elf64_Shdr) &&
+        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+        for (unsigned i = 0; i < eh->e_shnum; i++) {
+            if ((sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) ||
+                sh[i].sh_link >= eh->e_shnum)
+                continue;
+            const Elf64_Shdr *str = &sh[sh[i].sh_link];
+            if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
+                !in_file(str->sh_offset, str->sh_size, size) || !str->sh_size)
+                continue;
+            symtab t = {(const Elf64_Sym *)(base + sh[i].sh_offset),
+                        sh[i].sh_size / sizeof(Elf64_Sym), (const char *)(base + str->sh_offset),
+                        str->sh_size};
+            for (size_t k = 0; k < t.count; k++) {
+                const char *n = function_name(&t, &t.syms[k]);
+                if (n) {
+                    matched++;
+                    fn(n, bias + t.syms[k].st_value, ctx);
+                }
+            }
+        }
+    }
+    syscall(SYS_munmap, base, size);
+    return matched;
+}
+
+int churn_exe_has_symtab(void)
+{
+    ensure_read();
+    return exe.tabs[0].count != 0;
+}
+
+/* Whether the file's .dynsym has a symbol of this name, defined or imported. */
+int churn_file_refers(const char *path, const char *name)
+{
+    size_t size = 0;
+    int found = 0;
+    const uint8_t *base = map_file(path, &size);
+    if (!base)
+        return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+        eh->e_shentsize == sizeof(Elf64_Shdr) &&
+        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+        for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+            if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+                continue;
+            const Elf64_Shdr *str = &sh[sh[i].sh_link];
+            if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
+                !in_file(str->sh_offset, str->sh_size, size))
+                continue;
+            const Elf64_Sym *syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
+            const char *names = (const char *)(base + str->sh_offset);
+            for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++)
+                found = syms[k].st_name < str->sh_size &&
+                        !strncmp(names + syms[k].st_name, name, str->sh_size - syms[k].st_name) &&
+                        memchr(names + syms[k].st_name, 0, str->sh_size - syms[k].st_name);
+        }
+    }
+    syscall(SYS_munmap, base, size);
+    return found;
+}
+
+int churn_file_has_symtab(const char *path)
+{
+    size_t size = 0;
+    int found = 0;
+    const uint8_t *base = map_file(path, &size);
+    if (!base)
+        return 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
+        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+        for (unsigned i = 0; i < eh->e_shnum; i++)
+            found |= sh[i].sh_type == SHT_SYMTAB && sh[i].sh_size > sizeof(Elf64_Sym);
+    }
+    syscall(SYS_munmap, base, size);
+    return found;
+}

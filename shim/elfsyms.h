@@ -24,6 +24,20 @@ size_t churn_exe_symbols_with_prefix(const char *prefix,
    tcmalloc's own code); 0 when there is none. */
 int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi);
 
+/* Calls fn for every defined function symbol in the file of a loaded object (.symtab and
+   .dynsym; a name in both comes twice) at its run-time address, bias + value; returns how
+   many.  The file is mapped for the call only. */
+size_t churn_file_symbols(const char *path, uintptr_t bias,
+                          void (*fn)(const char *name, uintptr_t addr, void *ctx), void *ctx);
+
+/* 1 when the executable has a full symbol table (.symtab): it is not stripped. */
+int churn_exe_has_symtab(void);
+
+/* Whether the file's .dynsym names this symbol, defined or imported (a call through the PLT). */
+int churn_file_refers(const char *path, const char *name);
+/* Whether the file has a .symtab with symbols in it. */
+int churn_file_has_symtab(const char *path);
+
 /* Unmaps the executable's file once start-up is done with its symbols; lookups after this
    find nothing. */
 void churn_exe_symbols_release(void);

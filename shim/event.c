@@ -160,32 +160,48 @@ void churn_record_free_usable(void *p, size_t usable, int kind)
    only be pushed once the realloc has answered, after the live map's lock is gone: the
    writer waits for it there (writer.c), and a failed realloc hands its number back as a
    SKIP. */
+int churn_realloc_begin(void *p, churn_realloc_old *o)
+{
+    o->t = churn_thread_self();
+    if (!p || !o->t)
+        return 0;
+    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &o->live, &o->known, 1);
+    churn_livemap_unlock(op.shard);
+    o->epoch = op.epoch;
+    o->seq = op.seq;
+    o->usable = o->known ? usable_at_free(p, &o->live) : 0;
+    return 1;
+}
+
+void churn_realloc_end(void *p, const churn_realloc_old *o, void *q, size_t size, size_t usable,
+                       int freed_on_failure)
+{
+    if (!q && size && !freed_on_failure) {
+        if (o->known)
+            churn_livemap_insert((uintptr_t)p, o->live.size, o->live.slack, o->live.stack,
+                                 o->live.epoch);
+        churn_event skip = free_event(p, 0, NULL, 0, o->epoch, o->seq);
+        skip.type = CHURN_EV_SKIP;
+        churn_thread_push(o->t, skip, 1);
+        return;
+    }
+    churn_thread_push(o->t, free_event(p, CHURN_FREE_REALLOC, o->known ? &o->live : NULL,
+                                       o->usable, o->epoch, o->seq), 1);
+    if (q)
+        churn_record_alloc_usable(q, size, usable, CHURN_ALLOC_REALLOC);
+}
+
 void *churn_record_realloc(void *p, size_t size)
 {
-    churn_thread *t = churn_thread_self();
-    if (!p || !t) {
+    churn_realloc_old o;
+    if (!churn_realloc_begin(p, &o)) {
         void *q = churn_next.realloc(p, size);
         if (!p)
             churn_record_alloc(q, size, CHURN_ALLOC_REALLOC);
         return q;
     }
-    churn_live live;
-    int known;
-    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &live, &known, 1);
-    churn_livemap_unlock(op.shard);
-    size_t usable = known ? usable_at_free(p, &live) : 0;
     void *q = churn_next.realloc(p, size);
-    if (!q && size) {
-        if (known)
-            churn_livemap_insert((uintptr_t)p, live.size, live.slack, live.stack, live.epoch);
-        churn_event skip = free_event(p, 0, NULL, 0, op.epoch, op.seq);
-        skip.type = CHURN_EV_SKIP;
-        churn_thread_push(t, skip, 1);
-        return NULL;
-    }
-    churn_thread_push(t, free_event(p, CHURN_FREE_REALLOC, known ? &live : NULL, usable, op.epoch,
-                                    op.seq), 1);
-    churn_record_alloc(q, size, CHURN_ALLOC_REALLOC);
+    churn_realloc_end(p, &o, q, size, q ? usable_size(q, size) : 0, 0);
     return q;
 }
 

@@ -93,6 +93,8 @@ static const opt_row table[] = {
      "tests only (`test/t_referee.sh`): heaptrack's sources (a checkout, or a git directory "
      "holding the installed version's tag) to build its `tests/manual` programs from; unset, "
      "the test takes them once with `apt-get source` into `build/cache/heaptrack-src`", NULL},
+    {"CHURN_BUN_CACHE", OPT_TESTS, "build/cache/bun", 0, 0,
+     "tests only: where the pinned Bun build is kept between runs", NULL},
     {"CHURN_PRELOAD_EXTRA", OPT_TESTS, "", 0, 0,
      "tests only (`test/lib.sh`): allocator libraries preloaded after the shim", NULL},
     {"CHURN_FRAG_OBJECTS", OPT_TESTS, "2000000", 0, 0,

@@ -18,19 +18,22 @@
 
 #include "shim.h"
 
+_Atomic uint64_t churn_own_mapped_bytes;
+
 void *churn_os_map(size_t bytes)
 {
     long p = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                      -1, 0);
     if (p == -1)
         return NULL;
+    atomic_fetch_add_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
     return (void *)p;
 }
 
 void churn_os_unmap(void *p, size_t bytes)
 {
-    if (p)
-        syscall(SYS_munmap, p, bytes);
+    if (p && !syscall(SYS_munmap, p, bytes))
+        atomic_fetch_sub_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
 }
 
 static uint64_t clock_ns(clockid_t id)

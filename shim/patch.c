@@ -319,6 +319,16 @@ static int branched_into(const plan *p, uintptr_t end_of_mapping, cs_insn *in)
     return 0;
 }
 
+int churn_patch_done(const void *fn)
+{
+    uintptr_t at = (uintptr_t)fn;
+    if (!memcmp(fn, "\xf3\x0f\x1e\xfa", 4))
+        at += 4;
+    int32_t rel;
+    memcpy(&rel, (const void *)(at + 1), 4);
+    return *(const uint8_t *)at == 0xe9 && in_regions(at + JMP_BYTES + (uintptr_t)(intptr_t)rel);
+}
+
 static int analyze(uintptr_t fn, plan *p, const char **why)
 {
     mapping map;
@@ -334,9 +344,7 @@ static int analyze(uintptr_t fn, plan *p, const char **why)
         *why = "the function is shorter than the jmp that would replace its entry";
         return -1;
     }
-    int32_t rel;
-    memcpy(&rel, (const void *)(p->start + 1), 4);
-    if (*(const uint8_t *)p->start == 0xe9 && in_regions(p->start + JMP_BYTES + (uintptr_t)(intptr_t)rel)) {
+    if (churn_patch_done((void *)fn)) {
         *why = "the function is already patched";
         return -1;
     }
@@ -619,6 +627,62 @@ int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why)
     if (install(&p, at, code, call + len, why))
         goto out;
     rc = 0;
+out:
+    churn_spin_unlock(&patch_lock);
+    return rc;
+}
+
+/* An empty function (a lone ret, after an endbr64 or not, and the nop padding after it up to
+   the next 16 bytes, as the dynamic linker's _dl_debug_state is compiled) has nothing to move: its entry becomes a jmp
+   to a relay to fn, which returns to the caller in its place. */
+int churn_patch_empty(void *empty, void (*fn)(void), const char **why)
+{
+    churn_spin_lock(&patch_lock);
+    int rc = -1;
+    uintptr_t at = (uintptr_t)empty, end = (at + 16) & ~(uintptr_t)15;
+    mapping map;
+    if (open_decoder(why))
+        goto out;
+    if (mapping_of(at, &map) || !(map.prot & PROT_EXEC) || end > map.hi) {
+        *why = "the address is not in executable memory";
+        goto out;
+    }
+    /* an endbr64 stays in place, as for the other patches */
+    if (!memcmp((const void *)at, endbr64, sizeof endbr64))
+        at += sizeof endbr64;
+    if (*(const uint8_t *)at != 0xc3 || end - at < JMP_BYTES) {
+        *why = "the function is not a lone ret with room for a jmp after it";
+        goto out;
+    }
+    cs_insn *in = cs_malloc(decoder);
+    if (!in) {
+        *why = "out of memory for the decoder";
+        goto out;
+    }
+    const uint8_t *code = (const uint8_t *)at + 1;
+    size_t left = end - at - 1;
+    uint64_t addr = at + 1;
+    while (left && cs_disasm_iter(decoder, &code, &left, &addr, in) && in->id == X86_INS_NOP)
+        ;
+    cs_free(in, 1);
+    if (left) {
+        *why = "the bytes after the ret are not nop padding";
+        goto out;
+    }
+    uintptr_t relay = reserve(at, 16);
+    if (!relay) {
+        *why = "no free address range within 1 GiB of the function for a trampoline";
+        goto out;
+    }
+    uint8_t stub[16];
+    size_t n = put_jmp(stub, relay, (uintptr_t)fn);
+    memset(stub + n, 0xcc, sizeof stub - n);
+    if (write_code(relay, stub, sizeof stub)) {
+        *why = "the trampoline cannot be written (mprotect refused)";
+        goto out;
+    }
+    plan p = {.fn = at, .start = at, .covered = JMP_BYTES};
+    rc = write_entry(&p, relay, why);
 out:
     churn_spin_unlock(&patch_lock);
     return rc;

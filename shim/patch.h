@@ -19,4 +19,13 @@ int churn_patch_redirect(void *fn, void *replacement, void **original, const cha
    -1 with *why, fn untouched. */
 int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why);
 
+/* The empty function `empty` (a lone ret, after an endbr64 or not, followed by nop padding up
+   to 16 bytes) calls fn instead, which
+   returns to empty's caller.  0, or -1 with *why, empty untouched. */
+int churn_patch_empty(void *empty, void (*fn)(void), const char **why);
+
+/* 1 when fn's entry already jumps into libchurn's trampolines (an alias of a function
+   patched under another name). */
+int churn_patch_done(const void *fn);
+
 #endif

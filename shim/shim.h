@@ -454,6 +454,19 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind);
 void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
+/* The same around a realloc of another shape (realloc_end after the call): begin returns 0
+   when there is nothing to take out (p NULL, or no ring), and the call is then recorded, if
+   at all, as a plain allocation. */
+typedef struct churn_realloc_old {
+    struct churn_thread *t;
+    churn_live live;
+    int known;
+    size_t usable;
+    uint32_t epoch, seq; /* the free's place in the address's order (livemap.c) */
+} churn_realloc_old;
+int churn_realloc_begin(void *p, churn_realloc_old *o);
+void churn_realloc_end(void *p, const churn_realloc_old *o, void *q, size_t size, size_t usable,
+                       int freed_on_failure);
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
 
 /* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that
@@ -506,9 +519,29 @@ void churn_allocator_detect(void);
 /* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
+/* Appends counters of another source (blind.c, way_named.c), filled by fill after the
+   allocator's own; fresh is 0 where the allocator's locks must not be taken (fill then gives
+   its last reading).  Returns n, or 0 when they do not fit in CHURN_MAX_COUNTERS. */
+size_t churn_allocator_add_counters(const char *const *names, size_t n,
+                                    void (*fill)(uint64_t *values, int fresh));
+/* Fills only the counters other sources added: cheap and lock-free, so an epoch's end refreshes
+   them even when the allocator's own counters are an earlier reading (the exit path). */
+void churn_allocator_extra_counters(uint64_t *values);
+/* Appends " [ways]" to the allocator's name: every allocator traced and its way in. */
+void churn_allocator_set_ways(const char *ways);
 void churn_allocator_counters(uint64_t *values);
 /* Called by the writer only: the size classes, or NULL while they are not known. */
 const churn_size_classes *churn_allocator_classes(void);
+
+/* ---- blind.c: the blind-spot detector ---- */
+/* Bytes libchurn itself has mapped (os.c), which the detector leaves out of RSS growth. */
+extern _Atomic uint64_t churn_own_mapped_bytes;
+/* On the writer thread, after a pass (not the final one): samples at most twice a second. */
+void churn_blind_check(uint64_t now_ns, uint64_t live_bytes);
+/* Registers its counters with the allocator's (once the allocator is named). */
+void churn_blind_register(void);
+/* A fork child starts over: none of the parent's figures or its warning. */
+void churn_blind_after_fork_child(void);
 
 /* ---- writer.c: the writer thread ---- */
 int churn_writer_start(void);

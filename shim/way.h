@@ -13,6 +13,10 @@
  *   patch     way_patch.c: any other allocator linked into the executable: its malloc family
  *             and operators are patched at their entry (x86-64) to call through libchurn.
  *
+ * Besides the one way chosen, way_named.c patches the allocators a program calls by their own
+ * names (mimalloc's mi_*, jemalloc's *allocx and prefixed names, gperftools' tc_*, Rust's
+ * __rust_alloc shims), in the executable and in every library, at start-up and at dlopen.
+ *
  * A port to another system adds ways, not rewrites: docs/ports.md sketches macOS.
  */
 #ifndef CHURN_WAY_H
@@ -35,6 +39,15 @@ int churn_malloc_is_ahead(void);
 
 /* Picks and installs the way for this process; returns it, or NULL when none applies. */
 const churn_way *churn_way_choose(void);
+
+/* way_named.c: allocators that the program calls by their own names (mi_malloc, je_mallocx,
+   tc_new, __rust_alloc), in the executable or any loaded library, patched in addition to the
+   way chosen.  At start-up, after the way is installed. */
+void churn_named_install(void);
+/* Names them, with the way chosen for malloc, in the allocator record, and adds their
+   counters (mimalloc's mi_process_info, a prefixed jemalloc's mallctl).  After
+   churn_allocator_detect. */
+void churn_named_describe(const char *way);
 
 extern const churn_way churn_way_elf, churn_way_tcmalloc, churn_way_patch;
 

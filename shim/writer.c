@@ -729,6 +729,7 @@ static void close_epoch(const churn_tick *t, int tick_lost)
         memcpy(w.counters, t->counters, sizeof w.counters);
     else
         stale = w.final_path && churn_allocator()->ncounters && w.counters_ns < end_ns;
+    churn_allocator_extra_counters(w.counters);
     segment_check();
     emit_size_classes();
     if (stale && room(1 + 2 * CHURN_VARINT_MAX)) {
@@ -1113,8 +1114,10 @@ static void *writer_main(void *arg)
                 memcpy(w.counters, counters, sizeof counters);
                 w.counters_ns = now;
             }
-            if (!atomic_load(&w.stop))
+            if (!atomic_load(&w.stop)) {
                 pass(0);
+                churn_blind_check(churn_now_ns(), w.live_bytes);
+            }
             unlock_writer();
         }
         if (!w.busy && now - alone_checked >= ALONE_CHECK_NS) {

@@ -64,6 +64,14 @@ __asm__(
     ".p2align 4, 0xcc\n"
     "f_jrcxz: mov %rdi, %rcx; jrcxz 1f; mov $1, %eax; ret\n"
     "1: xor %eax, %eax; ret\n"
+    /* Empty functions, as ld.so's _dl_debug_state: a lone ret with nop padding (the long nops
+       gas pads with), after an endbr64 or not; and one whose padding is not nops. */
+    ".p2align 4, 0xcc\n"
+    "e_ret: ret\n"
+    ".p2align 4, 0x90\n"
+    "e_endbr: endbr64; ret\n"
+    ".p2align 4, 0x90\n"
+    "e_notnop: ret; .byte 0xcc, 0xcc, 0xcc, 0xcc, 0xcc\n"
     ".p2align 4, 0xcc\n"
     /* Clobbers every register a hook may clobber, and notes the stack's alignment. */
     "clobber_hook: mov %rsp, %rax; and $15, %rax; mov %rax, hook_rsp_mod(%rip);"
@@ -203,6 +211,37 @@ static void hook_cases(void)
            hook_rsp_mod);
 }
 
+void e_ret(void), e_endbr(void), e_notnop(void);
+static int empty_calls;
+static void count_empty(void) { empty_calls++; }
+
+/* churn_patch_empty: the empty function calls the replacement, which returns to the caller. */
+static void empty_cases(void)
+{
+    const char *why = NULL;
+    void (*const ok[])(void) = {e_ret, e_endbr};
+    for (int i = 0; i < 2; i++) {
+        if (churn_patch_empty((void *)ok[i], count_empty, &why)) {
+            printf("FAIL empty %d: refused: %s\n", i, why);
+            failures++;
+            return;
+        }
+        ok[i]();
+        ok[i]();
+    }
+    if (empty_calls != 4)
+        bad("empty", "calls through the patched empty functions", empty_calls, 4);
+    unsigned char before[16];
+    memcpy(before, (void *)e_notnop, sizeof before);
+    if (!churn_patch_empty((void *)e_notnop, count_empty, &why))
+        bad("e_notnop", "patched although its padding is not nops", 0, -1);
+    else if (memcmp(before, (void *)e_notnop, sizeof before))
+        bad("e_notnop", "bytes changed by a refusal", 1, 0);
+    else
+        printf("refused e_notnop: %s\n", why);
+    printf("empty e_ret e_endbr: %d calls through the replacement\n", empty_calls);
+}
+
 int main(void)
 {
     REDIRECT(f_frame, 5, 0, -3, 0, 0);
@@ -223,5 +262,6 @@ int main(void)
     if (f_after_tiny(0, 0) != 7)
         bad("f_after_tiny", "the function after a refused short one", f_after_tiny(0, 0), 7);
     hook_cases();
+    empty_cases();
     return failures ? 1 : 0;
 }

@@ -1,0 +1,380 @@
+/*
+ * The blind-spot detector: memory a program holds through an allocator libchurn does not
+ * know (its own on mmap, one in a stripped executable) grows RSS while the trace shows nothing.
+ * Twice a second the writer compares the growth of the process's anonymous resident memory
+ * (/proc/self/smaps_rollup) since a baseline taken once the program runs with the growth of
+ * what explains it: the traced heap's high-water mark and libchurn's own memory.  When what is
+ * left grows three samples running and is over UNTRACED_MIN and over the traced growth,
+ * stderr says so once, with the anonymous mappings that grew most (from /proc/self/smaps) and
+ * the likely culprit: a loaded object that calls mmap and has the most allocator-like names.
+ *
+ * The figures reach the trace as three counters after the allocator's own
+ * (libchurn.untraced_bytes, an estimate; libchurn.untraced_warned; libchurn.untraced_module,
+ * the culprit's module id + 1), so the analyzer can warn and split RSS.  Everything here runs
+ * on the writer thread outside its final pass: reading smaps walks page tables, and the exit
+ * path must not wait for it.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsyms.h"
+#include "shim.h"
+
+#define SAMPLE_NS 500000000u
+#define STEADY_SAMPLES 3
+#define STEP_MIN ((uint64_t)256 << 10)   /* growth per sample that counts as growing */
+#define UNTRACED_MIN ((uint64_t)8 << 20)
+#define MAX_BASE 1024
+#define TOP 3
+
+static _Atomic uint64_t untraced_now;
+static _Atomic uint64_t warned, culprit_id;
+
+static struct {
+    int started;
+    uint64_t next_ns, base_ns;
+    uint64_t base_anon, base_own, base_live, live_peak, last_untraced;
+    int rising;
+    int fd;                 /* smaps_rollup, kept open (a high descriptor of ours) */
+    size_t nbase;
+    uintptr_t base_lo[MAX_BASE];
+    uint64_t base_kb[MAX_BASE];
+} b = {.fd = -1};
+
+static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
+                                    "libchurn.untraced_module"};
+
+static void counters(uint64_t *values, int fresh)
+{
+    (void)fresh; /* atomics: always current */
+    values[0] = atomic_load_explicit(&untraced_now, memory_order_relaxed);
+    values[1] = atomic_load_explicit(&warned, memory_order_relaxed);
+    values[2] = atomic_load_explicit(&culprit_id, memory_order_relaxed);
+}
+
+void churn_blind_register(void)
+{
+    if (!churn_allocator_add_counters(names, 3, counters))
+        churn_log("no room in the trace for the blind-spot detector's counters");
+}
+
+/* ---- /proc/self/smaps, a line at a time through a stack buffer ---- */
+
+typedef void (*line_fn)(const char *line, void *ctx);
+
+static void each_line(int fd, line_fn fn, void *ctx)
+{
+    char buf[8192], line[512];
+    size_t len = 0;
+    ssize_t n;
+    off_t off = 0;
+    while ((n = pread(fd, buf, sizeof buf, off)) > 0) {
+        off += n;
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\n') {
+                line[len] = 0;
+                fn(line, ctx);
+                len = 0;
+            } else if (len < sizeof line - 1) {
+                line[len++] = buf[i];
+            }
+        }
+    }
+}
+
+static uint64_t number_after(const char *s)
+{
+    while (*s && (*s < '0' || *s > '9'))
+        s++;
+    uint64_t v = 0;
+    while (*s >= '0' && *s <= '9')
+        v = v * 10 + (uint64_t)(*s++ - '0');
+    return v;
+}
+
+void churn_blind_after_fork_child(void)
+{
+    if (b.fd >= 0)
+        churn_fd_drop(b.fd); /* it reads the parent's figures */
+    b.fd = -1;
+    b.started = 0;
+    atomic_store(&untraced_now, 0);
+    atomic_store(&warned, 0);
+    atomic_store(&culprit_id, 0);
+}
+
+static void rollup_line(const char *line, void *ctx)
+{
+    if (!strncmp(line, "Anonymous:", 10))
+        *(uint64_t *)ctx = number_after(line + 10) << 10;
+}
+
+static uint64_t anon_bytes(void)
+{
+    uint64_t v = 0;
+    if (b.fd >= 0)
+        each_line(b.fd, rollup_line, &v);
+    return v;
+}
+
+/* A mapping's header line: "lo-hi perms offset dev inode [path]". */
+static int header(const char *line, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t v[2] = {0, 0};
+    int k = 0, digits = 0;
+    for (const char *p = line; *p && k < 2; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d >= 0) {
+            v[k] = v[k] << 4 | (uintptr_t)d;
+            digits++;
+        } else if ((*p == '-' && k == 0 && digits) || (*p == ' ' && k == 1 && digits)) {
+            k++;
+            digits = 0;
+        } else {
+            return 0;
+        }
+    }
+    *lo = v[0];
+    *hi = v[1];
+    return k == 2;
+}
+
+typedef struct walk {
+    int baseline;
+    uintptr_t lo, hi;
+    /* the mappings that grew most, at the warning */
+    uintptr_t top_lo[TOP], top_hi[TOP];
+    int64_t top_growth[TOP];
+} walk;
+
+static uint64_t base_of(uintptr_t lo)
+{
+    for (size_t i = 0; i < b.nbase; i++)
+        if (b.base_lo[i] == lo)
+            return b.base_kb[i];
+    return 0;
+}
+
+static void smaps_line(const char *line, void *ctx)
+{
+    walk *w = ctx;
+    uintptr_t lo, hi;
+    if (header(line, &lo, &hi)) {
+        w->lo = lo;
+        w->hi = hi;
+        return;
+    }
+    if (strncmp(line, "Anonymous:", 10))
+        return;
+    uint64_t kb = number_after(line + 10);
+    if (w->baseline) {
+        if (kb && b.nbase < MAX_BASE) {
+            b.base_lo[b.nbase] = w->lo;
+            b.base_kb[b.nbase++] = kb;
+        }
+        return;
+    }
+    int64_t growth = (int64_t)((kb - base_of(w->lo)) << 10);
+    for (int i = 0; i < TOP; i++)
+        if (growth > w->top_growth[i]) {
+            for (int j = TOP - 1; j > i; j--) {
+                w->top_lo[j] = w->top_lo[j - 1];
+                w->top_hi[j] = w->top_hi[j - 1];
+                w->top_growth[j] = w->top_growth[j - 1];
+            }
+            w->top_lo[i] = w->lo;
+            w->top_hi[i] = w->hi;
+            w->top_growth[i] = growth;
+            break;
+        }
+}
+
+static void read_smaps(walk *w)
+{
+    int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    fd = churn_fd_keep(fd);
+    each_line(fd, smaps_line, w);
+    churn_fd_drop(fd);
+}
+
+/* ---- the likely culprit ---- */
+
+typedef struct suspect {
+    size_t allocator_names;
+    int calls_mmap;
+} suspect;
+
+static int allocator_like(const char *n)
+{
+    return strstr(n, "alloc") || strstr(n, "arena") || strstr(n, "heap") || strstr(n, "pool") ||
+           strstr(n, "chunk") || strstr(n, "segment") || strstr(n, "slab");
+}
+
+static void suspect_symbol(const char *name, uintptr_t addr, void *ctx)
+{
+    (void)addr;
+    suspect *s = ctx;
+    if (allocator_like(name))
+        s->allocator_names++;
+}
+
+typedef struct culprit {
+    int first;
+    size_t module;          /* dl_iterate_phdr order: the executable first */
+    size_t best, best_names;
+    int found;
+    char path[256];
+    int stripped;
+} culprit;
+
+/* Objects that are not the program's: the C runtime and libchurn. */
+static int ours_or_libc(const char *path)
+{
+    static const char *const skip[] = {"/libc.so", "/ld-linux", "/libm.so", "/libstdc++.so",
+                                       "/libgcc_s.so", "/libpthread.so", "/libdl.so", "linux-vdso"};
+    for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+        if (strstr(path, skip[i]))
+            return 1;
+    return 0;
+}
+
+static int holds_self(const struct dl_phdr_info *info)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && churn_self_lo >= lo && churn_self_lo < lo + ph->p_memsz)
+            return 1;
+    }
+    return 0;
+}
+
+static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    culprit *c = arg;
+    int exe = c->first;
+    c->first = 0;
+    size_t module = c->module++;
+    const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
+    if (!exe && (!path || !*path || ours_or_libc(path) || holds_self(info)))
+        return 0;
+    suspect s = {0, 0};
+    s.calls_mmap = churn_file_refers(path, "mmap") || churn_file_refers(path, "mmap64");
+    churn_file_symbols(path, info->dlpi_addr, suspect_symbol, &s);
+    int stripped = exe && !churn_file_has_symtab(path);
+    /* A stripped executable cannot show allocator names: its calls of mmap are enough. */
+    if (!s.calls_mmap && !stripped)
+        return 0;
+    if (!c->found || s.allocator_names > c->best_names || (stripped && !c->best_names)) {
+        c->found = 1;
+        c->best = module;
+        c->best_names = s.allocator_names;
+        c->stripped = stripped;
+        if (exe) {
+            ssize_t n = readlink("/proc/self/exe", c->path, sizeof c->path - 1);
+            c->path[n > 0 ? n : 0] = 0;
+        } else {
+            size_t n = strlen(path);
+            if (n >= sizeof c->path)
+                n = sizeof c->path - 1;
+            memcpy(c->path, path, n);
+            c->path[n] = 0;
+        }
+    }
+    return 0;
+}
+
+/* The module id the trace gives that object (churn_module), or none. */
+static uint64_t module_id(const char *path)
+{
+    for (size_t i = 0; i < churn_modules_count(); i++) {
+        const churn_module *m = churn_module_get(i);
+        if (m && m->path && !strcmp(m->path, path))
+            return i + 1;
+    }
+    return 0;
+}
+
+static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
+{
+    walk w;
+    memset(&w, 0, sizeof w);
+    read_smaps(&w);
+    culprit c;
+    memset(&c, 0, sizeof c);
+    c.first = 1;
+    dl_iterate_phdr(each_suspect, &c);
+    char top[200] = "";
+    size_t len = 0;
+    for (int i = 0; i < TOP && w.top_growth[i] >= (64 << 10) && len < sizeof top; i++)
+        len += (size_t)snprintf(top + len, sizeof top - len, "%s%lx-%lx +%.1f MiB",
+                                i ? ", " : "", (unsigned long)w.top_lo[i],
+                                (unsigned long)w.top_hi[i], (double)w.top_growth[i] / 1048576.0);
+    churn_log("anonymous memory grew %.1f MiB in %.1f s that nothing traced explains (traced "
+              "heap +%.1f MiB): it is not traced; the largest growth: %s", (double)untraced / 1048576.0,
+              (double)(now - b.base_ns) / 1e9, (double)heap_growth / 1048576.0,
+              *top ? top : "none in a single mapping");
+    if (c.found && c.stripped)
+        churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
+                  ".symtab): libchurn cannot see an allocator linked into it", c.path);
+    else if (c.found)
+        churn_log("likely culprit: %s, which calls mmap and has %zu allocator-like function "
+                  "names; an allocator libchurn does not know", c.path, c.best_names);
+    uint64_t id = 0;
+    if (c.found) {
+        churn_modules_scan();
+        id = module_id(c.path);
+        if (!id && c.best == 0)
+            id = 1; /* the executable is the first module found */
+    }
+    atomic_store(&culprit_id, id);
+    atomic_store(&warned, 1);
+}
+
+void churn_blind_check(uint64_t now, uint64_t live_bytes)
+{
+    if (now < b.next_ns)
+        return;
+    b.next_ns = now + SAMPLE_NS;
+    if (!b.started) {
+        if (!churn_main_started())
+            return;
+        b.fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+        b.fd = b.fd >= 0 ? churn_fd_keep(b.fd) : -1;
+        b.started = 1;
+        b.base_ns = now;
+        b.base_anon = anon_bytes();
+        b.base_own = atomic_load(&churn_own_mapped_bytes);
+        b.base_live = b.live_peak = live_bytes;
+        b.last_untraced = 0;
+        b.rising = 0;
+        b.nbase = 0;
+        walk w;
+        memset(&w, 0, sizeof w);
+        w.baseline = 1;
+        read_smaps(&w);
+        return;
+    }
+    if (b.fd < 0)
+        return;
+    if (live_bytes > b.live_peak)
+        b.live_peak = live_bytes;
+    uint64_t anon = anon_bytes(), own = atomic_load(&churn_own_mapped_bytes);
+    uint64_t heap_growth = b.live_peak - b.base_live;
+    uint64_t explained = heap_growth + (own > b.base_own ? own - b.base_own : 0);
+    uint64_t grown = anon > b.base_anon ? anon - b.base_anon : 0;
+    uint64_t untraced = grown > explained ? grown - explained : 0;
+    atomic_store_explicit(&untraced_now, untraced, memory_order_relaxed);
+    b.rising = untraced >= b.last_untraced + STEP_MIN ? b.rising + 1 : 0;
+    b.last_untraced = untraced;
+    if (!atomic_load(&warned) && b.rising >= STEADY_SAMPLES && untraced >= UNTRACED_MIN &&
+        untraced > heap_growth)
+        warn(untraced, heap_growth, now);
+}

@@ -1,0 +1,80 @@
+/*
+ * An allocator libchurn cannot know: a pool on one big mapping, carved by bumping a pointer,
+ * never through malloc.  The program allocates POOL_STEP bytes every 100 ms for about four
+ * seconds and touches them, so its RSS grows steadily while the traced heap stays flat; the
+ * blind-spot detector (shim/blind.c) must say so.  With the argument `malloc` the same
+ * growth comes from malloc, which libchurn traces: the detector must stay quiet.  Prints a sum
+ * of the bytes so the work cannot be dropped, and the bytes it allocated.  With `fork` the
+ * process forks once it has grown, and the child only waits a moment: the child's trace must
+ * carry none of the parent's warning.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POOL_BYTES ((size_t)256 << 20)
+#define POOL_STEP ((size_t)1 << 20)
+
+static char *pool_base;
+static size_t pool_used;
+
+__attribute__((noinline)) static void pool_arena_init(void)
+{
+    pool_base = mmap(NULL, POOL_BYTES, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pool_base == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+}
+
+__attribute__((noinline)) static void *pool_alloc(size_t n)
+{
+    if (pool_used + n > POOL_BYTES)
+        return NULL;
+    void *p = pool_base + pool_used;
+    pool_used += (n + 15) & ~(size_t)15;
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    int steps = 40, traced = argc > 1 && !strcmp(argv[1], "malloc");
+    int forks = argc > 1 && !strcmp(argv[1], "fork");
+    pool_arena_init();
+    unsigned long sum = 0;
+    for (int i = 0; i < steps; i++) {
+        char *p = traced ? malloc(POOL_STEP) : pool_alloc(POOL_STEP);
+        if (!p) {
+            fprintf(stderr, "pool exhausted\n");
+            return 1;
+        }
+        memset(p, i + 1, POOL_STEP);
+        sum += (unsigned char)p[POOL_STEP / 2];
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (forks) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (pid == 0) {
+            struct timespec ts = {1, 200 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            _exit(0);
+        }
+        int status;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+            return 1;
+    }
+    printf("%s allocated %zu bytes, sum %lu\n", traced ? "malloc" : "pool",
+           traced ? steps * POOL_STEP : pool_used, sum);
+    return 0;
+}

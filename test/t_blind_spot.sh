@@ -1,0 +1,84 @@
+#!/bin/sh
+# The blind-spot detector (shim/blind.c): test/programs/pool_alloc.c grows its RSS by 40 MiB
+# over four seconds through a pool allocator on one mmap that libchurn cannot know.  stderr
+# must say, once, that the growth is not traced, with the mapping that grew and the executable
+# as the likely culprit (named as stripped for the stripped copy); the report must carry a
+# warning at the top that says "not traced" and fragmentation[].untraced_bytes within the
+# growth.  The same growth through malloc (traced) must raise nothing.
+. test/lib.sh
+
+build_c pool_alloc test/programs/pool_alloc.c
+strip -o "$WORK/pool_alloc_stripped" "$WORK/pool_alloc"
+
+for prog in pool_alloc pool_alloc_stripped; do
+    traced "$WORK/$prog.zst" "$WORK/$prog.out" "$WORK/$prog"
+    err="$WORK/$prog.out.err"
+    [ "$(grep -c 'that nothing traced explains' "$err")" -eq 1 ] ||
+        fail "$prog: not one blind-spot line on stderr: $(head -n 2 "$err")"
+    grep -q 'it is not traced; the largest growth: [0-9a-f]*-[0-9a-f]* +[0-9.]* MiB' "$err" ||
+        fail "$prog: the blind-spot line names no mapping: $(head -n 1 "$err")"
+    if [ "$prog" = pool_alloc ]; then
+        want="likely culprit: $WORK/pool_alloc, which calls mmap and has [1-9][0-9]* allocator-like"
+    else
+        want="likely culprit: the executable $WORK/pool_alloc_stripped, which calls mmap and is stripped"
+    fi
+    grep -q "$want" "$err" || fail "$prog: no line '$want': $(sed -n 2p "$err")"
+    "$ANALYZE" "$WORK/$prog.zst" >"$WORK/$prog.txt" 2>&1 || fail "churn-analyze $prog.zst failed"
+    sed -n 3p "$WORK/$prog.txt" | grep -q "WARNING: about .* MiB of RSS growth is not traced.*likely in $prog" ||
+        fail "$prog: no 'not traced' warning at the top of the report: $(sed -n 3p "$WORK/$prog.txt")"
+    analyze "$WORK/$prog.zst" "$WORK/$prog.json"
+    check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
+import sys
+from churncheck import *
+report, prog = load(sys.argv[1]), sys.argv[3]
+allocated = int(open(sys.argv[2]).read().split()[2])
+if not any("not traced" in w for w in field(report, "warnings")):
+    fail("%s: no 'not traced' warning in %r" % (prog, field(report, "warnings")))
+last = field(report, "fragmentation")[-1]
+untraced = field(last, "untraced_bytes")
+if not (16 << 20) <= untraced <= allocated + (1 << 20):
+    fail("%s: untraced_bytes %d, expected 16 MiB up to the %d B the pool allocated"
+         % (prog, untraced, allocated))
+if untraced > last["outside_heap_bytes"]:
+    fail("%s: untraced_bytes %d above outside_heap_bytes %d" % (prog, untraced, last["outside_heap_bytes"]))
+print("%s: %d of %d B not traced, warned" % (prog, untraced, allocated))
+PY
+done
+
+traced "$WORK/malloc.zst" "$WORK/malloc.out" "$WORK/pool_alloc" malloc
+if grep -q 'not traced' "$WORK/malloc.out.err"; then
+    fail "growth through malloc (traced) raised the blind-spot warning: $(head -n 1 "$WORK/malloc.out.err")"
+fi
+analyze "$WORK/malloc.zst" "$WORK/malloc.json"
+check "$WORK/malloc.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+if any("not traced" in w for w in field(report, "warnings")):
+    fail("malloc growth: a 'not traced' warning: %r" % field(report, "warnings"))
+last = field(report, "fragmentation")[-1]
+if last.get("untraced_bytes", 0) > (4 << 20):
+    fail("malloc growth: untraced_bytes %d" % last["untraced_bytes"])
+print("malloc growth of 40 MiB: quiet, untraced_bytes %d" % last.get("untraced_bytes", 0))
+PY
+
+rm -f "$WORK"/forked*.zst
+CHURN_EPOCH_MS=200 traced "$WORK/forked.zst" "$WORK/forked.out" "$WORK/pool_alloc" fork
+child=$(ls "$WORK"/forked*.zst | grep -v "/forked.zst$" | head -n 1)
+[ -n "$child" ] || fail "the fork child wrote no trace of its own: $(ls "$WORK")"
+for trace in "$WORK/forked.zst" "$child"; do
+    analyze "$trace" "$trace.json"
+done
+check "$WORK/forked.zst.json" "$child.json" <<'PY'
+import sys
+from churncheck import *
+parent, child = load(sys.argv[1]), load(sys.argv[2])
+if not any("not traced" in w for w in field(parent, "warnings")):
+    fail("fork: the parent's report has no 'not traced' warning")
+if any("not traced" in w for w in field(child, "warnings")):
+    fail("fork: the child's report inherited the warning: %r" % field(child, "warnings"))
+rows = field(child, "fragmentation")
+if any((r.get("untraced_bytes") or 0) > (4 << 20) for r in rows):
+    fail("fork: the child reports untraced bytes %r" % [r.get("untraced_bytes") for r in rows])
+print("fork: the parent warned, its child (%d rows) did not" % len(rows))
+PY
