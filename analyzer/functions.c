@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fragment.h"
 #include "hash.h"
 #include "util.h"
 
@@ -130,6 +131,20 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g)
         fn->frees += s->frees;
         fn->alloc_bytes += s->alloc_bytes;
         fn->free_bytes += s->free_bytes;
+        fn->temporary += s->temporary;
+    }
+}
+
+void churn_functions_pinned(churn_functions *f, churn_growth *g,
+                            const struct churn_frag_part *parts, size_t n)
+{
+    for (size_t i = 0; i < f->count; i++)
+        f->fns[i].pinned_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const churn_callsite *s = churn_growth_site(g, parts[i].key);
+        if (s->parent)
+            f->fns[f->growth.sites[s->parent - 1].stack - 1].pinned_bytes +=
+                churn_frag_pinned(&parts[i]);
     }
 }
 

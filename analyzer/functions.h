@@ -26,6 +26,8 @@ typedef struct churn_function {
     const char *type;   /* the C++ type its callsites construct most (by allocations), or NULL */
     uint64_t type_allocs;
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* sums of the callsites' */
+    uint64_t temporary;
+    double pinned_bytes; /* its callsites' pinned bytes in the main pinning ranking */
 } churn_function;
 
 typedef struct churn_functions {
@@ -47,6 +49,12 @@ void churn_functions_free(churn_functions *f);
 /* Adds the callsites' counts and stack numbers to their functions; call once, after
    churn_growth_finish. */
 void churn_functions_finish(churn_functions *f, const churn_growth *g);
+
+/* Adds each callsite's pinned bytes in parts (sorted or not: every part is one callsite,
+   key = stack id) to its function. */
+struct churn_frag_part;
+void churn_functions_pinned(churn_functions *f, churn_growth *g,
+                            const struct churn_frag_part *parts, size_t n);
 
 /* Sets each function's type from its callsites' (cxxtype.h), the one with most allocations. */
 void churn_functions_types(churn_functions *f, const churn_growth *g, churn_cxx_types *types);

@@ -60,8 +60,12 @@ const char *churn_report_type(churn_analysis *a, const churn_callsite *s)
 
 void churn_report_types(churn_analysis *a)
 {
-    if (!a->types_done)
-        churn_functions_types(&a->functions, &a->growth, a->types);
+    if (a->types_done)
+        return;
+    churn_functions_types(&a->functions, &a->growth, a->types);
+    const churn_fragmentation *f = &a->frag;
+    churn_functions_pinned(&a->functions, &a->growth, f->has_before ? f->before_sites : f->sites,
+                           f->has_before ? f->nbefore : f->nsites);
     a->types_done = 1;
 }
 

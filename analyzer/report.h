@@ -37,7 +37,8 @@ churn_retained churn_report_retention(const churn_analysis *a, const churn_growt
 
 /* The C++ type a callsite constructs, or NULL (cxxtype.h). */
 const char *churn_report_type(churn_analysis *a, const churn_callsite *s);
-/* Fills the functions' types once; every report calls it before it prints them. */
+/* Fills the functions' types and pinned bytes once; every report calls it before it prints
+   them. */
 void churn_report_types(churn_analysis *a);
 
 /* The whole trace is one epoch: nothing marked units of work, so there is no growth per

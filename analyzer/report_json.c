@@ -318,6 +318,13 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
         type_field(out, fn->type);
+        if (churn_peak_known(a))
+            u64(out, "temporary", fn->temporary, 1);
+        else
+            fputs("\"temporary\": null, ", out);
+        fputs("\"pinned_bytes\": ", out);
+        json_double(out, fn->pinned_bytes);
+        fputs(", ", out);
         const churn_suppression *sup = churn_suppressions_of_function(o->suppress, s->stack);
         fputs("\"suppressed\": ", out);
         if (sup)

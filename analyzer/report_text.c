@@ -249,6 +249,12 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         retention_text(out, a, &a->functions.growth, s);
         if (fn->type)
             fprintf(out, ", type %s", fn->type);
+        if (fn->temporary)
+            fprintf(out, ", %llu temporary", (unsigned long long)fn->temporary);
+        if (fn->pinned_bytes >= 1) {
+            char b3[32];
+            fprintf(out, ", pins %sB", human(fn->pinned_bytes, b3, sizeof b3));
+        }
         fputs("\n", out);
     }
     free(rows);

@@ -66,6 +66,9 @@ s = by_name["scratch"]
 expect("scratch allocs", field(s, "allocs"), epochs)
 expect("scratch frees", field(s, "frees"), epochs)
 expect("scratch live_count", field(s, "live_count"), 0)
+# scratch frees each block right after allocating it: all its allocations are temporary.
+expect("scratch temporary", field(s, "temporary"), epochs)
+expect("grow_slots temporary", field(g, "temporary"), 0)
 
 first = text.find("Top functions by retained growth")
 if first < 0:

@@ -26,6 +26,10 @@ expect("survivors of fill before the teardown", fill_live(before["callsites"]), 
 if not before["callsites"][0]["stack"][0].startswith("fill ("):
     fail("the top pinning callsite before the teardown is not fill: %s" % before["callsites"][0]["stack"][:1])
 expect("survivors of fill at the end", fill_live(field(report, "fragmentation_callsites")), 0)
+fill_row = next(f for f in field(report, "functions") if f["function"] == "fill")
+pinned = sum(c["pinned_bytes"] for c in before["callsites"] if c["stack"][0].startswith("fill ("))
+if abs(fill_row["pinned_bytes"] - pinned) > 1:
+    fail("fill's function row pins %r, its callsites before the teardown %r" % (fill_row["pinned_bytes"], pinned))
 # The peak, found independently from the per-epoch rows (the teardown left out).
 rows = [r for r in field(report, "fragmentation") if r["epoch"] <= epochs]
 most = max(rows, key=lambda r: r["pinned_bytes"])
