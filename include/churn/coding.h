@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "format.h" /* churn_zigzag */
+
 #define CHURN_LIFO_BUCKETS 1024u
 #define CHURN_LIFO_DEPTH 4u      /* ALLOC codes 0..3: a slot of the usable size's LIFO */
 #define CHURN_FREED 1024u        /* ALLOC codes 4..1027: the address freed j frees ago */
@@ -102,8 +104,6 @@ static inline uint64_t churn_coder_allocated(churn_coder *c, uint64_t addr, uint
     return c->allocs++;
 }
 
-static inline uint64_t churn_zz(int64_t d) { return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63); }
-static inline int64_t churn_unzz(uint64_t z) { return (int64_t)(z >> 1) ^ -(int64_t)(z & 1); }
 
 static inline int churn_adjacent(uint64_t end, uint64_t addr, uint64_t *gap)
 {
@@ -133,7 +133,7 @@ static inline uint64_t churn_encode_alloc_addr(churn_coder *c, uint64_t addr, ui
         return CHURN_LIFO_DEPTH + CHURN_FREED + gap;
     if (churn_adjacent(c->prev_fresh_end, addr, &gap))
         return CHURN_LIFO_DEPTH + CHURN_FREED + CHURN_ADJACENT + gap;
-    return CHURN_ALLOC_EXPLICIT + churn_zz((int64_t)(addr - c->prev_addr));
+    return CHURN_ALLOC_EXPLICIT + churn_zigzag((int64_t)(addr - c->prev_addr));
 }
 
 /* With lifo = churn_coder_lifo(c, usable).  Returns 0 on a code that names an empty slot
@@ -154,7 +154,7 @@ static inline int churn_decode_alloc_addr(churn_coder *c, uint64_t *lifo, uint64
         uint64_t gap = code - adjacent - CHURN_ADJACENT;
         *addr = c->prev_fresh_end ? c->prev_fresh_end + 8 * gap : 0;
     } else {
-        *addr = c->prev_addr + (uint64_t)churn_unzz(code - CHURN_ALLOC_EXPLICIT);
+        *addr = c->prev_addr + (uint64_t)churn_unzigzag(code - CHURN_ALLOC_EXPLICIT);
     }
     return *addr != 0;
 }
