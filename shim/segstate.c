@@ -186,9 +186,9 @@ void churn_seg_reset(uint64_t first_epoch)
     base_epoch = first_epoch;
 }
 
-static uint64_t info_key(uint64_t size, uint64_t extra, uint32_t stack)
+static uint64_t info_key(uint64_t size, uint64_t slack, uint32_t stack)
 {
-    return mix(size * 0x9e3779b97f4a7c15u ^ mix(extra + ((uint64_t)stack << 32)));
+    return mix(size * 0x9e3779b97f4a7c15u ^ mix(slack + ((uint64_t)stack << 32)));
 }
 
 /* Nearly every allocation repeats one of a few infos seen shortly before (a loop's sizes at
@@ -198,21 +198,21 @@ static uint64_t info_key(uint64_t size, uint64_t extra, uint32_t stack)
 #define RECENT_SLOTS 1024u
 
 typedef struct {
-    uint64_t size, extra;
+    uint64_t size, slack;
     uint32_t stack, gen, index;
 } recent_t;
 
 static recent_t recent[RECENT_SLOTS];
 
-static inline recent_t *recent_slot(uint64_t size, uint64_t extra, uint32_t stack)
+static inline recent_t *recent_slot(uint64_t size, uint64_t slack, uint32_t stack)
 {
-    uint64_t h = (size + (extra << 20) + ((uint64_t)stack << 40)) * 0x9e3779b97f4a7c15u;
+    uint64_t h = (size + (slack << 20) + ((uint64_t)stack << 40)) * 0x9e3779b97f4a7c15u;
     return &recent[h >> 54];
 }
 
-static long info_lookup(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+static long info_lookup(uint64_t size, uint64_t slack, uint32_t stack, int *is_new)
 {
-    uint64_t key = info_key(size, extra, stack);
+    uint64_t key = info_key(size, slack, stack);
     *is_new = 0;
     /* Equal keys of different infos are told apart by probing on with a perturbed key. */
     for (;; key = mix(key + 1)) {
@@ -220,7 +220,7 @@ static long info_lookup(uint64_t size, uint64_t extra, uint32_t stack, int *is_n
         if (!s)
             break;
         const churn_seg_info *in = &infos[s->value];
-        if (in->size == size && in->extra == extra && in->stack == stack)
+        if (in->size == size && in->slack == slack && in->stack == stack)
             return s->value;
     }
     if (ninfos == infos_cap) {
@@ -235,29 +235,29 @@ static long info_lookup(uint64_t size, uint64_t extra, uint32_t stack, int *is_n
     if (!s)
         return -1;
     s->value = (uint32_t)ninfos;
-    infos[ninfos] = (churn_seg_info){size, extra, stack};
+    infos[ninfos] = (churn_seg_info){size, slack, stack};
     *is_new = 1;
     return (long)ninfos++;
 }
 
 /* Out of line, so that a hit saves no registers. */
-static __attribute__((noinline)) long info_miss(recent_t *r, uint64_t size, uint64_t extra,
+static __attribute__((noinline)) long info_miss(recent_t *r, uint64_t size, uint64_t slack,
                                                 uint32_t stack, int *is_new)
 {
-    long index = info_lookup(size, extra, stack, is_new);
+    long index = info_lookup(size, slack, stack, is_new);
     if (index >= 0)
-        *r = (recent_t){size, extra, stack, gen, (uint32_t)index};
+        *r = (recent_t){size, slack, stack, gen, (uint32_t)index};
     return index;
 }
 
-long churn_seg_info_index(uint64_t size, uint64_t extra, uint32_t stack, int *is_new)
+long churn_seg_info_index(uint64_t size, uint64_t slack, uint32_t stack, int *is_new)
 {
-    recent_t *r = recent_slot(size, extra, stack);
-    if (r->gen == gen && r->size == size && r->extra == extra && r->stack == stack) {
+    recent_t *r = recent_slot(size, slack, stack);
+    if (r->gen == gen && r->size == size && r->slack == slack && r->stack == stack) {
         *is_new = 0;
         return r->index;
     }
-    return info_miss(r, size, extra, stack, is_new);
+    return info_miss(r, size, slack, stack, is_new);
 }
 
 const churn_seg_info *churn_seg_info_get(uint32_t index)

@@ -579,9 +579,9 @@ static void count_event(const churn_event *ev, site_t *s)
 
 static int encode_alloc(const churn_event *ev, uint64_t epoch)
 {
-    uint64_t extra = ev->usable > ev->size ? ev->usable - ev->size : 0;
+    uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
     int is_new;
-    long info = churn_seg_info_index(ev->size, extra, ev->stack, &is_new);
+    long info = churn_seg_info_index(ev->size, slack, ev->stack, &is_new);
     if (info < 0) {
         w.write_dropped++; /* libchurn's memory ran out: the trace says so */
         return 0;
@@ -589,14 +589,14 @@ static int encode_alloc(const churn_event *ev, uint64_t epoch)
     if (is_new) {
         put_tag(CHURN_REC_ALLOC_INFO);
         put_u(ev->size);
-        put_u(extra);
+        put_u(slack);
         put_u(ev->stack);
     }
     put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
     put_u((uint64_t)info);
-    uint64_t code = churn_encode_alloc_addr(&w.coder, ev->addr, ev->size + extra);
+    uint64_t code = churn_encode_alloc_addr(&w.coder, ev->addr, ev->size + slack);
     put_u(code);
-    uint64_t number = churn_coder_allocated(&w.coder, ev->addr, ev->size + extra, code);
+    uint64_t number = churn_coder_allocated(&w.coder, ev->addr, ev->size + slack, code);
     churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
     return 1;
 }
@@ -606,26 +606,26 @@ static int encode_alloc(const churn_event *ev, uint64_t epoch)
    drained in a different order). */
 static void encode_free(const churn_event *ev, uint64_t epoch)
 {
-    uint64_t extra = ev->usable > ev->size ? ev->usable - ev->size : 0;
+    uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
     uint32_t info;
     uint64_t number, alloc_epoch;
     if (churn_seg_live_take(ev->addr, &number, &info, &alloc_epoch)) {
         const churn_seg_info *in = churn_seg_info_get(info);
-        if (in && in->size == ev->size && in->extra == extra && in->stack == ev->stack &&
+        if (in && in->size == ev->size && in->slack == slack && in->stack == ev->stack &&
             alloc_epoch + ev->aux == epoch) {
             put_tag((uint8_t)(CHURN_REC_FREE_SHORT | ev->kind));
             put_u(w.coder.allocs - number);
-            churn_coder_freed(&w.coder, ev->addr, ev->size + extra);
+            churn_coder_freed(&w.coder, ev->addr, ev->size + slack);
             return;
         }
     }
     put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
     put_z((int64_t)(ev->addr - w.coder.prev_addr));
     put_u(ev->size);
-    put_u(extra);
+    put_u(slack);
     put_u(ev->stack);
     put_u(ev->aux);
-    churn_coder_freed(&w.coder, ev->addr, ev->size + extra);
+    churn_coder_freed(&w.coder, ev->addr, ev->size + slack);
 }
 
 static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)

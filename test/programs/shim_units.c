@@ -342,7 +342,7 @@ static void test_segstate(void)
             if (is_new != (i < 5000))
                 fail("info %u: is_new %d", i, is_new);
             const churn_seg_info *in = churn_seg_info_get((uint32_t)info);
-            if (!in || in->size != i % 5000 || in->extra != i % 5000 % 7 || in->stack != i % 5000 + 1)
+            if (!in || in->size != i % 5000 || in->slack != i % 5000 % 7 || in->stack != i % 5000 + 1)
                 fail("info %u reads back wrong", i);
             churn_seg_live_put(0x10000u + (uint64_t)i * 32, i, (uint32_t)info, first + i / 3 - 5);
         }
