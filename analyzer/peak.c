@@ -33,6 +33,44 @@ void churn_peak_new_max(churn_peak *p, uint64_t epoch)
     p->ver++;
 }
 
+/* Folds the epoch being left into the bounds. */
+static void fold_epoch(churn_peak *p)
+{
+    if (!p->ep_open || !churn_peak_counts_at(p, p->ep))
+        return;
+    int64_t lo = p->ep_multi ? (p->bytes > p->ep_start ? p->bytes : p->ep_start) : p->ep_max;
+    int64_t hi = p->ep_multi ? churn_wrap_add(p->ep_start, (uint64_t)p->ep_alloc) : p->ep_max;
+    if (!p->folded || lo > p->lower)
+        p->lower = lo;
+    if (!p->folded || hi > p->upper)
+        p->upper = hi;
+    p->folded = 1;
+}
+
+void churn_peak_epoch_change(churn_peak *p, uint64_t epoch)
+{
+    fold_epoch(p);
+    p->ep_open = 1;
+    p->ep = epoch;
+    p->ep_tid = p->tid;
+    p->ep_multi = 0;
+    p->ep_start = p->ep_max = p->bytes;
+    p->ep_alloc = 0;
+}
+
+void churn_peak_bounds(churn_peak *p, int64_t *lower, int64_t *upper)
+{
+    fold_epoch(p);
+    p->ep_open = 0;
+    *lower = p->folded ? p->lower : p->peak_bytes;
+    *upper = p->folded ? p->upper : p->peak_bytes;
+    /* the stream's own maximum is one order's: inside the bounds by construction */
+    if (*lower > p->peak_bytes)
+        *lower = p->peak_bytes;
+    if (*upper < p->peak_bytes)
+        *upper = p->peak_bytes;
+}
+
 void churn_peak_enter(churn_peak *p, uint64_t epoch)
 {
     if (!churn_peak_counts_at(p, epoch))

@@ -36,7 +36,32 @@ typedef struct churn_peak {
     size_t nsites, cap;
     uint32_t *index;            /* open addressing by stack: site index, 0 = empty */
     size_t index_mask;
+    /* Within an epoch, threads' events come in runs in the trace (format.md, "Order of
+       events"), so the stream's maximum inside an epoch where more than one thread allocated
+       or freed is one possible order's, not necessarily the process's.  Per epoch: its first
+       thread, whether another one came, the live bytes it began with, the bytes allocated in
+       it and the stream's maximum in it; folded into the bounds of the process's peak when
+       the epoch changes (churn_peak_bounds). */
+    uint64_t tid;               /* of the events being applied (THREAD records) */
+    uint64_t ep, ep_tid;
+    int ep_open, ep_multi;
+    int64_t ep_start, ep_alloc, ep_max;
+    int64_t lower, upper;       /* of the epochs folded so far */
+    int folded;
 } churn_peak;
+
+/* The thread of the events that follow. */
+static inline void churn_peak_thread(churn_peak *p, uint64_t tid)
+{
+    p->tid = tid;
+}
+
+void churn_peak_epoch_change(churn_peak *p, uint64_t epoch);
+
+/* The process's peak lies in [*lower, *upper]: each single-threaded epoch's maximum is
+   exact, and an epoch where threads interleave lies between its end points and what it
+   began with plus what it allocated.  Equal bounds: the peak is exact. */
+void churn_peak_bounds(churn_peak *p, int64_t *lower, int64_t *upper);
 
 /* A zeroed churn_peak is ready (no window); this one counts maxima in the window only. */
 void churn_peak_init(churn_peak *p, int has_first, uint64_t first, int has_last, uint64_t last);
@@ -62,6 +87,10 @@ static inline void churn_peak_apply(churn_peak *p, uint32_t site, uint64_t size,
 {
     if (__builtin_expect(!p->has_peak, 0))
         churn_peak_enter(p, epoch);
+    if (__builtin_expect(!p->ep_open || epoch != p->ep, 0))
+        churn_peak_epoch_change(p, epoch);
+    else if (__builtin_expect(p->tid != p->ep_tid, 0))
+        p->ep_multi = 1;
     churn_peak_site *s = &p->sites[site];
     if (s->at_ver != p->ver) {
         s->at_bytes = s->bytes;
@@ -79,6 +108,9 @@ static inline void churn_peak_apply(churn_peak *p, uint32_t site, uint64_t size,
     s->count = churn_wrap_add(s->count, 1);
     p->bytes = churn_wrap_add(p->bytes, size);
     p->count = churn_wrap_add(p->count, 1);
+    p->ep_alloc = churn_wrap_add(p->ep_alloc, size);
+    if (p->bytes > p->ep_max)
+        p->ep_max = p->bytes;
     if (p->bytes > p->peak_bytes)
         churn_peak_new_max(p, epoch);
 }

@@ -605,6 +605,8 @@ static const uint8_t *decode_event(churn_decoder *d, const uint8_t *p, const uin
             goto malformed;
         if (tag == CHURN_REC_THREAD) {
             st->tid = v.v;
+            if (d->peak)
+                churn_peak_thread(d->peak, v.v);
         } else if (v.v != st->epoch) {
             hand_counts(d, st, fn, ctx);
             st->epoch = v.v;
@@ -710,6 +712,8 @@ static const uint8_t *decode_common(churn_decoder *d, const uint8_t *p, const ui
             if (!v.p || v.p > end)
                 break;
             st->tid = v.v;
+            if (peak)
+                churn_peak_thread(peak, v.v);
             p = v.p;
         } else {
             break;

@@ -437,6 +437,11 @@ static void peak(FILE *out, churn_analysis *a)
     fputs("{", out);
     i64(out, "bytes", p->peak_bytes, 1);
     i64(out, "count", p->peak_count, 1);
+    int64_t lower, upper;
+    churn_peak_bounds(&a->peak, &lower, &upper);
+    fprintf(out, "\"exact\": %s, ", lower == upper ? "true" : "false");
+    i64(out, "lower", lower, 1);
+    i64(out, "upper", upper, 1);
     u64(out, "epoch", p->has_peak ? p->peak_epoch : a->first_epoch, 1);
     fputs("\"callsites\": [", out);
     size_t n;

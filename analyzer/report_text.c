@@ -58,7 +58,7 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
                 (unsigned long long)(a->window.has_last ? a->window.last : a->last_epoch));
 }
 
-static void totals(FILE *out, const churn_analysis *a)
+static void totals(FILE *out, churn_analysis *a)
 {
     char b1[32], b2[32], b3[32];
     const churn_totals *t = &a->totals;
@@ -77,6 +77,15 @@ static void totals(FILE *out, const churn_analysis *a)
     fprintf(out, "Peak: %sB requested live in %lld objects, in epoch %llu\n",
             human((double)a->peak.peak_bytes, b3, sizeof b3), (long long)a->peak.peak_count,
             (unsigned long long)(a->peak.has_peak ? a->peak.peak_epoch : a->first_epoch));
+    int64_t lower, upper;
+    churn_peak_bounds(&a->peak, &lower, &upper);
+    if (lower != upper) {
+        char b4[32], b5[32];
+        fprintf(out, "  an estimate: threads interleave within epochs, and the trace orders one "
+                     "thread's events of an epoch together; the process's peak lies between "
+                     "%sB and %sB\n", human((double)lower, b4, sizeof b4),
+                human((double)upper, b5, sizeof b5));
+    }
     fprintf(out, "Temporary allocations (freed before any other heap event): %llu (%.1f%% of "
                  "allocs)\n",
             (unsigned long long)t->temporary,

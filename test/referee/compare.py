@@ -13,7 +13,9 @@ For each PROGRAM (and each forked child, matched by order of pid), WORK holds:
 A figure on which every referee run agrees must equal libchurn's exactly.  A figure that
 varies among the referee's runs (the order of threads' events decides temporaries and the
 peak) passes when libchurn's value lies within the referee's range widened by its own width
-on each side; the log states the range.  heaptrack's figures are computed from its data file
+on each side; the log states the range.  A peak libchurn labels an estimate (threads
+interleaved within an epoch: "exact": false) must bound every referee run's peak bytes
+between its "lower" and "upper".  heaptrack's figures are computed from its data file
 by heaptrack_print's own rules (src/analyze/accumulatedtracedata.cpp): a free is temporary
 when its allocation info (size and stack) has the index of the last allocation's, and that
 index is 0 both for "a free came last" and for the first allocation info, so a free of the
@@ -171,6 +173,17 @@ def main():
                     verdict = "MISSING"
                     failures.append("%s: churn-analyze's JSON has no %s (referee %s)"
                                     % (name, ".".join(churn_path), want))
+                elif label.startswith("peak_") and dig(churn, ("peak", "exact")) is False:
+                    # libchurn says its peak is an estimate (threads interleaved within an
+                    # epoch) and bounds the process's bytes: every referee run must lie within
+                    # the bounds, and the estimate too.
+                    bound = (dig(churn, ("peak", "lower")), dig(churn, ("peak", "upper")))
+                    inside = label == "peak_count" or all(
+                        bound[0] <= v <= bound[1] for v in values + [got])
+                    verdict = "ok (estimate, %d..%d)" % bound if inside else "OUTSIDE"
+                    if not inside:
+                        failures.append("%s: %s referee %s outside libchurn's bounds %d..%d"
+                                        % (name, label, want, bound[0], bound[1]))
                 elif lo - spread <= got <= hi + spread:
                     verdict = "ok" if lo == hi else "ok (varies)"
                 else:
