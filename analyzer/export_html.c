@@ -392,11 +392,8 @@ static void frame_line(void *ctx, const char *frame)
 
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n = 0, all;
-    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
-    for (size_t i = 0; i < all && (!o->top || n < o->top); i++) /* as callsites() */
-        if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
-            rows[n++] = rows[i];
+    size_t n;
+    churn_callsite **rows = churn_report_functions(a, o, &n);
     fputs("<h2>Top functions by retained growth</h2>\n<p>Each row is the sum of the callsites "
           "whose allocating function it is.</p>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"

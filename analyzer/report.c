@@ -20,6 +20,18 @@ churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n
     return v;
 }
 
+churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_options *o,
+                                        size_t *n)
+{
+    size_t kept = 0, all;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
+    for (size_t i = 0; i < all && (!o->top || kept < o->top); i++)
+        if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
+            rows[kept++] = rows[i];
+    *n = kept;
+    return rows;
+}
+
 const char *churn_report_exit_how(const churn_analysis *a)
 {
     if (!a->has_exit)

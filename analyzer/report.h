@@ -24,6 +24,11 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
    (0 = all).  The caller frees the array. */
 churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n);
 
+/* Function rows worth showing, by growth, without those the suppression rules keep out; at
+   most o->top (0 = all).  The caller frees the array. */
+churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_options *o,
+                                        size_t *n);
+
 /* "normal", "_exit", "quick_exit", "signal", "exec", "threads", "unknown", or "none" when the
    trace has no exit record. */
 const char *churn_report_exit_how(const churn_analysis *a);

@@ -200,6 +200,22 @@ static void frame_json(void *ctx, const char *frame)
     json_string(l->out, frame);
 }
 
+/* A growth row's fits and live value (callsites and functions alike). */
+static void fit_fields(FILE *out, const churn_callsite *s)
+{
+    fputs("\"count_per_epoch\": ", out);
+    json_double(out, churn_fit_slope(&s->count_fit));
+    fputs(", \"bytes_per_epoch\": ", out);
+    json_double(out, churn_fit_slope(&s->bytes_fit));
+    fputs(", \"r2\": ", out);
+    json_double(out, churn_fit_r2(&s->bytes_fit));
+    fputs(", \"count_r2\": ", out);
+    json_double(out, churn_fit_r2(&s->count_fit));
+    fputs(", ", out);
+    i64(out, "live_count", s->live_count, 1);
+    i64(out, "live_bytes", s->live_bytes, 1);
+}
+
 static void type_field(FILE *out, const char *type)
 {
     fputs("\"type\": ", out);
@@ -237,17 +253,8 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         fputs("\"stack\": [", out);
         frame_list l = {out, 1};
         churn_frames_each(&src, s->stack, 0, frame_json, &l);
-        fputs("], \"count_per_epoch\": ", out);
-        json_double(out, churn_fit_slope(&s->count_fit));
-        fputs(", \"bytes_per_epoch\": ", out);
-        json_double(out, churn_fit_slope(&s->bytes_fit));
-        fputs(", \"r2\": ", out);
-        json_double(out, churn_fit_r2(&s->bytes_fit));
-        fputs(", \"count_r2\": ", out);
-        json_double(out, churn_fit_r2(&s->count_fit));
-        fputs(", ", out);
-        i64(out, "live_count", s->live_count, 1);
-        i64(out, "live_bytes", s->live_bytes, 1);
+        fputs("], ", out);
+        fit_fields(out, s);
         u64(out, "allocs", s->allocs, 1);
         u64(out, "frees", s->frees, 1);
         u64(out, "alloc_bytes", s->alloc_bytes, 1);
@@ -301,17 +308,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             json_string(out, fn->module);
         else
             fputs("null", out);
-        fputs(", \"count_per_epoch\": ", out);
-        json_double(out, churn_fit_slope(&s->count_fit));
-        fputs(", \"bytes_per_epoch\": ", out);
-        json_double(out, churn_fit_slope(&s->bytes_fit));
-        fputs(", \"r2\": ", out);
-        json_double(out, churn_fit_r2(&s->bytes_fit));
-        fputs(", \"count_r2\": ", out);
-        json_double(out, churn_fit_r2(&s->count_fit));
         fputs(", ", out);
-        i64(out, "live_count", s->live_count, 1);
-        i64(out, "live_bytes", s->live_bytes, 1);
+        fit_fields(out, s);
         u64(out, "allocs", fn->allocs, 1);
         u64(out, "frees", fn->frees, 1);
         u64(out, "alloc_bytes", fn->alloc_bytes, 1);

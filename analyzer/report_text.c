@@ -231,11 +231,8 @@ static void retention_text(FILE *out, const churn_analysis *a, const churn_growt
 
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n = 0, all;
-    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
-    for (size_t i = 0; i < all && (!o->top || n < o->top); i++) /* as callsites() */
-        if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
-            rows[n++] = rows[i];
+    size_t n;
+    churn_callsite **rows = churn_report_functions(a, o, &n);
     fprintf(out, "\nTop functions by retained growth (each the sum of its callsites):\n");
     if (!n)
         fputs("  (none)\n", out);
