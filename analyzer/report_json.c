@@ -216,14 +216,29 @@ static void fit_fields(FILE *out, const churn_callsite *s)
     i64(out, "live_bytes", s->live_bytes, 1);
 }
 
-static void type_field(FILE *out, const char *type)
+/* "key": "value", or "key": null. */
+static void nullable_string(FILE *out, const char *key, const char *value)
 {
-    fputs("\"type\": ", out);
-    if (type)
-        json_string(out, type);
+    fprintf(out, "\"%s\": ", key);
+    if (value)
+        json_string(out, value);
     else
         fputs("null", out);
     fputs(", ", out);
+}
+
+/* A row's temporary allocations; null without events (peak.h). */
+static void temporary_field(FILE *out, const churn_analysis *a, uint64_t n)
+{
+    if (churn_peak_known(a))
+        u64(out, "temporary", n, 1);
+    else
+        fputs("\"temporary\": null, ", out);
+}
+
+static void type_field(FILE *out, const char *type)
+{
+    nullable_string(out, "type", type);
 }
 
 static void retention(FILE *out, const churn_analysis *a, const churn_growth *g,
@@ -262,16 +277,8 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         retention(out, a, &a->growth, s);
         type_field(out, churn_report_type(a, s));
         const churn_suppression *sup = churn_suppressions_of(o->suppress, s->stack);
-        fputs("\"suppressed\": ", out);
-        if (sup)
-            json_string(out, sup->rule);
-        else
-            fputs("null", out);
-        fputs(", ", out);
-        if (churn_peak_known(a))
-            u64(out, "temporary", s->temporary, 1);
-        else
-            fputs("\"temporary\": null, ", out);
+        nullable_string(out, "suppressed", sup ? sup->rule : NULL);
+        temporary_field(out, a, s->temporary);
         fputs("\"lifetime\": ", out);
         lifetime(out, s->lifetime);
         fputs("}", out);
@@ -316,20 +323,12 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
         type_field(out, fn->type);
-        if (churn_peak_known(a))
-            u64(out, "temporary", fn->temporary, 1);
-        else
-            fputs("\"temporary\": null, ", out);
+        temporary_field(out, a, fn->temporary);
         fputs("\"pinned_bytes\": ", out);
         json_double(out, fn->pinned_bytes);
         fputs(", ", out);
         const churn_suppression *sup = churn_suppressions_of_function(o->suppress, s->stack);
-        fputs("\"suppressed\": ", out);
-        if (sup)
-            json_string(out, sup->rule);
-        else
-            fputs("null", out);
-        fputs(", ", out);
+        nullable_string(out, "suppressed", sup ? sup->rule : NULL);
         u64(out, "stacks", fn->stacks, 0);
         fputs("}", out);
     }
