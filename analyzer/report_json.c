@@ -300,6 +300,15 @@ static void function_name(FILE *out, const churn_function *fn)
     json_string(out, buf);
 }
 
+/* The start of a function row: '{"function": ..., "module": ..., ' (i: its place in the list). */
+static void function_head(FILE *out, const churn_function *fn, size_t i)
+{
+    fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);
+    function_name(out, fn);
+    fputs(", ", out);
+    nullable_string(out, "module", fn->module);
+}
+
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -308,14 +317,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
-        fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);
-        function_name(out, fn);
-        fputs(", \"module\": ", out);
-        if (fn->module)
-            json_string(out, fn->module);
-        else
-            fputs("null", out);
-        fputs(", ", out);
+        function_head(out, fn, i);
         fit_fields(out, s);
         u64(out, "allocs", fn->allocs, 1);
         u64(out, "frees", fn->frees, 1);
@@ -368,15 +370,8 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
     churn_callsite **rows = churn_growth_sorted_by_freed(&a->functions.growth, o->top, &n);
     fputs("\"functions\": [", out);
     for (size_t i = 0; i < n; i++) {
-        fputs(i ? ",\n  {\"function\": " : "\n  {\"function\": ", out);
         const churn_function *fn = churn_functions_of(&a->functions, rows[i]);
-        function_name(out, fn);
-        fputs(", \"module\": ", out);
-        if (fn->module)
-            json_string(out, fn->module);
-        else
-            fputs("null", out);
-        fputs(", ", out);
+        function_head(out, fn, i);
         freed_fields(out, rows[i]);
         fputs("}", out);
     }
