@@ -2,7 +2,8 @@
  * Internal interfaces of the shim.  The data flow is one-way:
  *
  *   ways in (interpose.c)  ->  event.c: guard, stack, live map, thread ring
- *                          ->  writer.c (own thread): histograms, encoding, ring file
+ *                          ->  writer.c (own thread): histograms, ring file
+ *                              encode.c: the records (decoded by analyzer/records.c)
  *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  */
@@ -558,6 +559,7 @@ int churn_writer_exec_flush(void);
 void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
 void churn_writer_resume(void);
+/* encode.c writes the writer's records; its interface, private to the two, is encode.h. */
 
 /* ---- namespaces.c ---- */
 unsigned long churn_pidns_id(void); /* inode of /proc/self/ns/pid, 0 if unknown */

@@ -1,8 +1,8 @@
 /*
  * The writer thread: everything that costs more than a few stores happens here, off the
  * allocation path.  Each pass drains every thread's ring in epoch order, keeps the per-epoch
- * histograms (size classes and callsites) and per-callsite live figures, encodes events as
- * compact records, and closes segments (zstd) into the ring file.
+ * histograms (size classes and callsites) and per-callsite live figures, has them and the
+ * events written as compact records (encode.c), and closes segments (zstd) into the ring file.
  *
  * An epoch is closed once its tick is published and every ring's events tagged with it have
  * been drained; an event that arrives later than that (its thread was preempted between
@@ -19,7 +19,7 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include "churn/coding.h"
+#include "encode.h"
 #include "segstate.h"
 #include "shim.h"
 
@@ -37,22 +37,6 @@
 #define ROOM_BATCH 4096u           /* slots drained between tail stores within a batch: a
                                       waiting producer resumes at a quarter free (thread.c) */
 
-typedef struct {
-    uint64_t allocs, frees, alloc_bytes, free_bytes;
-} counts_t;
-
-typedef struct {
-    counts_t epoch;           /* this epoch's activity */
-    uint64_t live_count, live_bytes;
-    uint32_t dirty;           /* in the dirty list of the open epoch */
-    uint32_t emitted_in;      /* w.segments when the definition was last written */
-} site_t;
-
-typedef struct {
-    uint8_t *buf;             /* room for the segment header, then the record stream */
-    size_t len, cap;
-} buffer_t;
-
 static struct {
     pthread_t thread;
     int running;
@@ -61,14 +45,10 @@ static struct {
     pid_t owner_tid;
 
     ZSTD_CCtx *zstd;
-    buffer_t raw;             /* records not yet given to zstd */
-    buffer_t packed;          /* room for the segment header, then the zstd frame so far */
+    churn_buf packed;          /* room for the segment header, then the zstd frame so far */
     size_t fed;               /* raw bytes of the open segment already given to zstd */
     int seg_failed;           /* zstd or libchurn's memory failed: the segment is dropped */
     int compress_due;         /* records wait for compression: the next pass comes at once */
-    /* Segments opened so far: a stack is defined once per segment (a segment that failed to
-       be written does not count its number twice, as its sequence number would). */
-    uint32_t segments;
     size_t target;            /* close the segment at this raw size */
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
@@ -80,9 +60,6 @@ static struct {
     /* ... nor, after a fatal signal (the thread may be inside the loader), the loader: the
        module map is the one of start-up, the last pass and the last dlclose. */
     int no_loader;
-    churn_coder coder;
-    uint64_t cur_epoch;
-    pid_t cur_tid;
     /* Dropped events not yet in a written segment, by reason: ring-full ones are counted in
        churn_dropped_events (above dropped_reported), the others here.  A segment names them
        in DROPPED records, and only once it is written are they taken off (noted_*): a count
@@ -91,20 +68,17 @@ static struct {
     uint64_t noted_ring, noted_write, noted_too_big;
 
     uint64_t open_epoch;      /* the epoch whose histograms are being filled */
-    counts_t epoch_totals;
+    churn_counts epoch_totals;
     uint64_t late;
     uint64_t live_count, live_bytes;
-    counts_t classes[CHURN_SIZE_CLASSES];
+    churn_counts classes[CHURN_SIZE_CLASSES];
     uint8_t class_dirty[CHURN_SIZE_CLASSES];
-    site_t *sites;
+    churn_site *sites;
     size_t nsites;
     uint32_t *dirty;
     size_t ndirty, dirty_cap;
     uint64_t last_end_ns, last_cpu_ns;
     uint64_t counters[CHURN_MAX_COUNTERS], counters_ns;
-    uint32_t classes_in;      /* w.segments when the size classes were last written */
-    uint32_t recent_stacks[CHURN_STACK_REFS]; /* defined last in this segment, a ring */
-    unsigned recent_count;
     int busy;                 /* the last pass drained BUSY_EVENTS or more */
 } w;
 
@@ -163,42 +137,7 @@ int churn_writer_is_self(void)
     return w.running && pthread_equal(pthread_self(), w.thread);
 }
 
-/* ---- record encoding ---- */
-
-static __attribute__((noinline)) int reserve_grow(buffer_t *b, size_t more)
-{
-    size_t cap = b->cap ? b->cap : 1u << 20;
-    while (cap < b->len + more)
-        cap *= 2;
-    uint8_t *p = churn_mem_realloc(b->buf, cap);
-    if (!p)
-        return -1;
-    b->buf = p;
-    b->cap = cap;
-    return 0;
-}
-
-static inline int reserve(buffer_t *b, size_t more)
-{
-    return CHURN_LIKELY(b->len + more <= b->cap) ? 0 : reserve_grow(b, more);
-}
-
-/* Every put goes through a reserve of the largest record part; on failure (libchurn's own
-   memory exhausted) the byte stream stays consistent because nothing partial is kept. */
-static inline uint8_t *room(size_t n)
-{
-    return reserve(&w.raw, n) ? NULL : w.raw.buf + w.raw.len;
-}
-
-static inline void put_u(uint64_t v) { w.raw.len += churn_put_varint(w.raw.buf + w.raw.len, v); }
-static void put_z(int64_t v) { put_u(churn_zigzag(v)); }
-static void put_tag(uint8_t t) { w.raw.buf[w.raw.len++] = t; }
-static void put_bytes(const void *p, size_t n)
-{
-    put_u(n);
-    memcpy(w.raw.buf + w.raw.len, p, n);
-    w.raw.len += n;
-}
+/* ---- the callsite table ---- */
 
 /* Called for every event: the test inline, the growth (once per doubling) out of line. */
 static __attribute__((noinline)) void site_grow(uint32_t id)
@@ -206,7 +145,7 @@ static __attribute__((noinline)) void site_grow(uint32_t id)
     size_t n = w.nsites ? w.nsites : 4096;
     while (n <= id)
         n *= 2;
-    site_t *s = churn_mem_realloc(w.sites, n * sizeof *s);
+    churn_site *s = churn_mem_realloc(w.sites, n * sizeof *s);
     if (!s)
         return;
     memset(s + w.nsites, 0, (n - w.nsites) * sizeof *s);
@@ -220,144 +159,10 @@ static inline void site_reserve(uint32_t id)
         site_grow(id);
 }
 
-/* Writes the stack's definition, once per segment; the common case, already written, is
-   the inline test in emit_stack. */
-static __attribute__((noinline)) void define_stack(uint32_t id)
-{
-    site_t *s = &w.sites[id];
-    unsigned depth;
-    const uintptr_t *ips = churn_stack_get(id, &depth);
-    if (!ips || !room(1 + 5 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
-        return;
-    /* Stacks of one program share their outer frames (main, the event loop, the
-       interpreter): the recent definition sharing the most is named instead of repeated. */
-    uint32_t ref = 0;
-    unsigned shared = 0;
-    unsigned n = w.recent_count < CHURN_STACK_REFS ? w.recent_count : CHURN_STACK_REFS;
-    const uintptr_t *outer = ips + depth; /* frames counted from the outermost */
-    for (unsigned k = 0; k < n; k++) {
-        uint32_t cand = w.recent_stacks[(w.recent_count - 1 - k) % CHURN_STACK_REFS];
-        unsigned cdepth;
-        const uintptr_t *cips = churn_stack_get(cand, &cdepth);
-        unsigned most = cdepth < depth ? cdepth : depth;
-        if (!cips || most <= shared)
-            continue;
-        const uintptr_t *couter = cips + cdepth;
-        /* Sharing more than the best so far needs its next frame shared too: most candidates
-           fail that one test, and the full walk is kept for the others. */
-        if (outer[-1 - (long)shared] != couter[-1 - (long)shared])
-            continue;
-        unsigned same = 0;
-        while (same < most && outer[-1 - (long)same] == couter[-1 - (long)same])
-            same++;
-        if (same > shared) {
-            shared = same;
-            ref = cand;
-        }
-    }
-    if (shared < 2)
-        ref = 0, shared = 0;
-    put_tag(CHURN_REC_STACK);
-    put_u(id);
-    put_u(depth);
-    put_u(churn_stack_generation(id));
-    put_u(ref);
-    if (ref)
-        put_u(shared);
-    uintptr_t prev = 0;
-    for (unsigned i = 0; i < depth - shared; i++) {
-        put_z((int64_t)(ips[i] - prev));
-        prev = ips[i];
-    }
-    s->emitted_in = w.segments;
-    w.recent_stacks[w.recent_count++ % CHURN_STACK_REFS] = id;
-}
-
-static inline void emit_stack(uint32_t id)
-{
-    if (id && id < w.nsites && w.sites[id].emitted_in != w.segments)
-        define_stack(id);
-}
-
-static void emit_modules(void)
-{
-    for (size_t i = 0; i < churn_modules_count(); i++) {
-        const churn_module *m = churn_module_get(i);
-        size_t plen = strlen(m->path);
-        if (!room(1 + 6 * CHURN_VARINT_MAX + m->build_id_len + plen))
-            return;
-        put_tag(CHURN_REC_MODULE);
-        put_u(i);
-        put_u(m->bias);
-        put_u(m->start);
-        put_u(m->end);
-        put_u(atomic_load_explicit(&m->unloaded_at, memory_order_relaxed));
-        put_bytes(m->build_id, m->build_id_len);
-        put_bytes(m->path, plen);
-    }
-}
-
-static void emit_allocator(void)
-{
-    const churn_allocator_info *a = churn_allocator();
-    size_t need = 1 + 3 * CHURN_VARINT_MAX + 64;
-    for (size_t i = 0; i < a->ncounters; i++)
-        need += CHURN_VARINT_MAX + strlen(a->counter_names[i]);
-    if (!room(need))
-        return;
-    put_tag(CHURN_REC_ALLOCATOR);
-    put_bytes(a->name, strlen(a->name));
-    put_u(a->page_size);
-    put_u(a->ncounters);
-    for (size_t i = 0; i < a->ncounters; i++)
-        put_bytes(a->counter_names[i], strlen(a->counter_names[i]));
-}
-
-/* Sent as soon as the allocator can be asked, and again in every later segment. */
-static void emit_size_classes(void)
-{
-    if (w.final_path && !w.classes_in)
-        return; /* never asked yet: asking would call the allocator */
-    const churn_size_classes *c = churn_allocator_classes();
-    if (!c || w.classes_in == w.segments || !room(1 + (1 + 2 * c->n) * CHURN_VARINT_MAX))
-        return;
-    put_tag(CHURN_REC_SIZE_CLASSES);
-    put_u(c->n);
-    for (size_t i = 0; i < c->n; i++) {
-        put_u(c->size[i]);
-        put_u(c->span_bytes[i]);
-    }
-    w.classes_in = w.segments;
-}
-
-/* Self-contained segments: who is live per callsite when the segment opens, with those
-   stacks' definitions, so a reader that starts here can carry on. */
-static void emit_carry(void)
-{
-    size_t n = 0;
-    for (size_t id = 1; id < w.nsites; id++)
-        if (w.sites[id].live_count) {
-            emit_stack((uint32_t)id);
-            n++;
-        }
-    if (!room(1 + 3 * CHURN_VARINT_MAX + n * 3 * CHURN_VARINT_MAX))
-        return;
-    put_tag(CHURN_REC_CARRY);
-    put_u(w.live_count);
-    put_u(w.live_bytes);
-    put_u(n);
-    for (size_t id = 1; id < w.nsites; id++)
-        if (w.sites[id].live_count) {
-            put_u(id);
-            put_u(w.sites[id].live_count);
-            put_u(w.sites[id].live_bytes);
-        }
-}
-
 /* Raw bytes of the open segment so far. */
 static size_t segment_raw(void)
 {
-    return w.fed + w.raw.len;
+    return w.fed + churn_enc.raw.len;
 }
 
 /* Compression goes along with the records, a piece at a time between drains, instead of all
@@ -368,12 +173,12 @@ static size_t segment_raw(void)
 
 static void compress(size_t bytes, ZSTD_EndDirective mode)
 {
-    ZSTD_inBuffer in = {w.raw.buf, bytes, 0};
+    ZSTD_inBuffer in = {churn_enc.raw.buf, bytes, 0};
     size_t hdr = sizeof(churn_segment_header);
     for (;;) {
         /* The frame so far never outgrows the bound of all the input so far. */
         size_t need = hdr + ZSTD_compressBound(segment_raw());
-        if (w.seg_failed || (need > w.packed.cap && reserve(&w.packed, need - w.packed.len))) {
+        if (w.seg_failed || (need > w.packed.cap && churn_buf_reserve(&w.packed, need - w.packed.len))) {
             w.seg_failed = 1;
             break;
         }
@@ -388,18 +193,18 @@ static void compress(size_t bytes, ZSTD_EndDirective mode)
         if (in.pos == in.size && (mode != ZSTD_e_end || left == 0))
             break;
     }
-    memmove(w.raw.buf, w.raw.buf + bytes, w.raw.len - bytes);
-    w.raw.len -= bytes;
+    memmove(churn_enc.raw.buf, churn_enc.raw.buf + bytes, churn_enc.raw.len - bytes);
+    churn_enc.raw.len -= bytes;
     w.fed += bytes;
 }
 
 /* One piece of the records not yet compressed; returns 1 if more are waiting. */
 static int compress_piece(void)
 {
-    size_t bytes = w.raw.len < COMPRESS_PIECE ? w.raw.len : COMPRESS_PIECE;
+    size_t bytes = churn_enc.raw.len < COMPRESS_PIECE ? churn_enc.raw.len : COMPRESS_PIECE;
     if (bytes)
         compress(bytes, ZSTD_e_continue);
-    return w.raw.len != 0;
+    return churn_enc.raw.len != 0;
 }
 
 /* The largest raw segment whose compressed frame, at its worst (ZSTD_compressBound), takes
@@ -417,28 +222,21 @@ static size_t segment_raw_fitting(uint64_t ring)
 
 static void segment_open(void)
 {
-    w.segments++;
-    w.raw.len = 0;
+    churn_enc_segment_begin();
     w.packed.len = 0;
     w.fed = 0;
     w.seg_failed = 0;
-    w.recent_count = 0;
     ZSTD_CCtx_reset(w.zstd, ZSTD_reset_session_only);
-    if (!room(1 + 3 * CHURN_VARINT_MAX))
+    uint64_t now = churn_now_ns();
+    if (!churn_emit_segment_start(churn_outfile_next_seq(), w.open_epoch, now))
         return;
-    put_tag(CHURN_REC_SEGMENT_START);
-    put_u(churn_outfile_next_seq());
-    put_u(w.open_epoch);
-    w.seg_open_ns = churn_now_ns();
-    put_u(w.seg_open_ns);
-    emit_allocator();
-    if (churn_opt.stack_sample > 1 && room(1 + CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_STACK_SAMPLE);
-        put_u(churn_opt.stack_sample);
-    }
-    emit_size_classes();
-    emit_modules();
-    emit_carry();
+    w.seg_open_ns = now;
+    churn_emit_allocator();
+    if (churn_opt.stack_sample > 1)
+        churn_emit_stack_sample(churn_opt.stack_sample);
+    churn_emit_size_classes(w.final_path);
+    churn_emit_modules();
+    churn_emit_carry(w.sites, w.nsites, w.live_count, w.live_bytes);
     /* A segment's fixed preamble grows with the stack table; keep it a small share. */
     size_t preamble = segment_raw();
     w.target = churn_opt.segment_bytes > preamble * 4 ? churn_opt.segment_bytes : preamble * 4;
@@ -450,34 +248,17 @@ static void segment_open(void)
         w.target = fits;
     w.seg_first_epoch = w.open_epoch;
     w.seg_events = 0;
-    churn_coder_reset(&w.coder);
     churn_seg_reset(w.seg_first_epoch);
-    w.cur_epoch = 0;
-    w.cur_tid = 0;
     w.seg_open = 1;
-}
-
-static uint64_t emit_drop(uint64_t count, unsigned reason)
-{
-    if (!count || !room(1 + 2 * CHURN_VARINT_MAX))
-        return 0;
-    put_tag(CHURN_REC_DROPPED);
-    put_u(count);
-    put_u(reason);
-    return count;
 }
 
 static void emit_dropped(void)
 {
-    w.noted_ring = emit_drop(atomic_load(&churn_dropped_events) - w.dropped_reported,
+    w.noted_ring = churn_emit_drop(atomic_load(&churn_dropped_events) - w.dropped_reported,
                              CHURN_DROP_RING_FULL);
-    w.noted_write = emit_drop(w.write_dropped, CHURN_DROP_WRITE_ERROR);
-    w.noted_too_big = emit_drop(w.too_big_dropped, CHURN_DROP_SEGMENT_TOO_BIG);
-    uint64_t cut = churn_unwind_short_stacks();
-    if (cut && room(1 + CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_SHORT_STACKS);
-        put_u(cut);
-    }
+    w.noted_write = churn_emit_drop(w.write_dropped, CHURN_DROP_WRITE_ERROR);
+    w.noted_too_big = churn_emit_drop(w.too_big_dropped, CHURN_DROP_SEGMENT_TOO_BIG);
+    churn_emit_short_stacks(churn_unwind_short_stacks());
 }
 
 /* Drops that no written segment has named yet. */
@@ -492,7 +273,7 @@ static void segment_close(void)
     if (!w.seg_open)
         return;
     emit_dropped();
-    compress(w.raw.len, ZSTD_e_end);
+    compress(churn_enc.raw.len, ZSTD_e_end);
     /* The final segment ends with the epoch the exit closed, not the empty one after. */
     uint64_t last = w.finishing && w.open_epoch ? w.open_epoch - 1 : w.open_epoch;
     int rc = w.seg_failed ? CHURN_OUTFILE_FAILED
@@ -525,7 +306,7 @@ static void segment_check(void)
 
 /* ---- histograms and events ---- */
 
-static void mark_dirty(site_t *s, uint32_t id)
+static void mark_dirty(churn_site *s, uint32_t id)
 {
     if (s->dirty)
         return;
@@ -542,7 +323,7 @@ static void mark_dirty(site_t *s, uint32_t id)
 }
 
 /* s is the event's site, NULL when libchurn's memory had no room for it. */
-static void count_event(const churn_event *ev, site_t *s)
+static void count_event(const churn_event *ev, churn_site *s)
 {
     unsigned cls = churn_size_class(ev->size);
     if (ev->type == CHURN_EV_ALLOC) {
@@ -577,99 +358,6 @@ static void count_event(const churn_event *ev, site_t *s)
         mark_dirty(s, ev->stack);
 }
 
-static int encode_alloc(const churn_event *ev, uint64_t epoch)
-{
-    uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
-    int is_new;
-    long info = churn_seg_info_index(ev->size, slack, ev->stack, &is_new);
-    if (info < 0) {
-        w.write_dropped++; /* libchurn's memory ran out: the trace says so */
-        return 0;
-    }
-    if (is_new) {
-        put_tag(CHURN_REC_ALLOC_INFO);
-        put_u(ev->size);
-        put_u(slack);
-        put_u(ev->stack);
-    }
-    put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
-    put_u((uint64_t)info);
-    uint64_t code = churn_encode_alloc_addr(&w.coder, ev->addr, ev->size + slack);
-    put_u(code);
-    uint64_t number = churn_coder_allocated(&w.coder, ev->addr, ev->size + slack, code);
-    churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
-    return 1;
-}
-
-/* Short form when the segment's live map holds exactly this object; otherwise the free
-   describes itself (its allocation is in an older segment, or another thread's events were
-   drained in a different order). */
-static void encode_free(const churn_event *ev, uint64_t epoch)
-{
-    uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
-    uint32_t info;
-    uint64_t number, alloc_epoch;
-    if (churn_seg_live_take(ev->addr, &number, &info, &alloc_epoch)) {
-        const churn_seg_info *in = churn_seg_info_get(info);
-        if (in && in->size == ev->size && in->slack == slack && in->stack == ev->stack &&
-            alloc_epoch + ev->aux == epoch) {
-            put_tag((uint8_t)(CHURN_REC_FREE_SHORT | ev->kind));
-            put_u(w.coder.allocs - number);
-            churn_coder_freed(&w.coder, ev->addr, ev->size + slack);
-            return;
-        }
-    }
-    put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
-    put_z((int64_t)(ev->addr - w.coder.prev_addr));
-    put_u(ev->size);
-    put_u(slack);
-    put_u(ev->stack);
-    put_u(ev->aux);
-    churn_coder_freed(&w.coder, ev->addr, ev->size + slack);
-}
-
-static void encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
-{
-    if (!room(2 + 12 * CHURN_VARINT_MAX)) {
-        w.write_dropped++;
-        return;
-    }
-    if (tid != w.cur_tid) {
-        put_tag(CHURN_REC_THREAD);
-        put_u((uint64_t)tid);
-        w.cur_tid = tid;
-    }
-    if (epoch != w.cur_epoch) {
-        put_tag(CHURN_REC_EPOCH_TAG);
-        put_u(epoch);
-        w.cur_epoch = epoch;
-    }
-    switch (ev->type) {
-    case CHURN_EV_ALLOC:
-        if (!encode_alloc(ev, epoch))
-            return; /* counted as dropped: not an event of the segment */
-        break;
-    case CHURN_EV_FREE:
-        encode_free(ev, epoch);
-        break;
-    case CHURN_EV_FREE_UNKNOWN:
-        put_tag(CHURN_REC_FREE_UNKNOWN);
-        put_z((int64_t)(ev->addr - w.coder.prev_addr));
-        w.coder.prev_addr = ev->addr;
-        break;
-    case CHURN_EV_MAP:
-        put_tag((uint8_t)(CHURN_REC_MAP | ev->kind));
-        put_z((int64_t)(ev->addr - w.coder.prev_map_addr));
-        put_u(ev->size);
-        put_u(ev->usable);
-        put_u(ev->aux);
-        put_u(ev->stack);
-        w.coder.prev_map_addr = ev->addr;
-        break;
-    }
-    w.seg_events++;
-}
-
 /* The ring stores the low 32 bits of the epoch; the writer knows the high ones. */
 static uint64_t widen_epoch(uint32_t e, uint64_t now)
 {
@@ -683,7 +371,7 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
     if (churn_opt.events)
         segment_check();
     site_reserve(ev->stack);
-    site_t *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
+    churn_site *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
     if (ev->type == CHURN_EV_ALLOC || ev->type == CHURN_EV_FREE) {
         if (epoch < w.open_epoch)
             w.late++;
@@ -694,9 +382,12 @@ static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
             w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
             return;
         }
-        if (ev->stack && s->emitted_in != w.segments)
-            define_stack(ev->stack);
-        encode_event(ev, tid, epoch);
+        if (ev->stack && churn_enc_stack_due(s))
+            churn_define_stack(w.sites, ev->stack);
+        if (churn_encode_event(ev, tid, epoch))
+            w.seg_events++;
+        else
+            w.write_dropped++;
     }
 }
 
@@ -731,62 +422,32 @@ static void close_epoch(const churn_tick *t, int tick_lost)
         stale = w.final_path && churn_allocator()->ncounters && w.counters_ns < end_ns;
     churn_allocator_extra_counters(w.counters);
     segment_check();
-    emit_size_classes();
-    if (stale && room(1 + 2 * CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_COUNTERS_STALE);
-        put_u(w.open_epoch);
+    churn_emit_size_classes(w.final_path);
+    if (stale) {
         uint64_t read_at = w.counters_ns ? w.counters_ns : churn_start_ns; /* never: zeros */
-        put_u(end_ns > read_at ? end_ns - read_at : 0);
+        churn_emit_counters_stale(w.open_epoch, end_ns > read_at ? end_ns - read_at : 0);
     }
-    size_t nclasses = 0;
-    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
-        nclasses += w.class_dirty[c];
-    for (size_t i = 0; i < w.ndirty; i++)
-        emit_stack(w.dirty[i]);
-    const churn_allocator_info *a = churn_allocator();
-    size_t need = 1 + 16 * CHURN_VARINT_MAX + nclasses * 5 * CHURN_VARINT_MAX +
-                  w.ndirty * 7 * CHURN_VARINT_MAX + a->ncounters * CHURN_VARINT_MAX;
-    if (room(need)) {
-        put_tag(CHURN_REC_EPOCH_END);
-        put_u(w.open_epoch);
-        put_u(start);
-        put_u(end_ns > start ? end_ns - start : 0);
-        put_u(cpu > w.last_cpu_ns ? cpu - w.last_cpu_ns : 0);
-        put_u(rss);
-        put_u(w.epoch_totals.allocs);
-        put_u(w.epoch_totals.frees);
-        put_u(w.epoch_totals.alloc_bytes);
-        put_u(w.epoch_totals.free_bytes);
-        put_u(w.late);
-        put_u(w.live_count);
-        put_u(w.live_bytes);
-        put_u(nclasses);
-        for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++) {
-            if (!w.class_dirty[c])
-                continue;
-            put_u(c);
-            put_u(w.classes[c].allocs);
-            put_u(w.classes[c].frees);
-            put_u(w.classes[c].alloc_bytes);
-            put_u(w.classes[c].free_bytes);
-        }
-        put_u(w.ndirty);
-        for (size_t i = 0; i < w.ndirty; i++) {
-            site_t *s = &w.sites[w.dirty[i]];
-            put_u(w.dirty[i]);
-            put_u(s->epoch.allocs);
-            put_u(s->epoch.frees);
-            put_u(s->epoch.alloc_bytes);
-            put_u(s->epoch.free_bytes);
-            put_u(s->live_count);
-            put_u(s->live_bytes);
-        }
-        put_u(a->ncounters);
-        for (size_t i = 0; i < a->ncounters; i++)
-            put_u(w.counters[i]);
-    }
+    churn_emit_epoch_end(&(churn_epoch_end){
+        .epoch = w.open_epoch,
+        .start_ns = start,
+        .duration_ns = end_ns > start ? end_ns - start : 0,
+        .cpu_ns = cpu > w.last_cpu_ns ? cpu - w.last_cpu_ns : 0,
+        .rss = rss,
+        .totals = &w.epoch_totals,
+        .late = w.late,
+        .live_count = w.live_count,
+        .live_bytes = w.live_bytes,
+        .classes = w.classes,
+        .class_dirty = w.class_dirty,
+        .dirty = w.dirty,
+        .ndirty = w.ndirty,
+        .sites = w.sites,
+        .nsites = w.nsites,
+        .counters = w.counters,
+        .ncounters = churn_allocator()->ncounters,
+    });
     for (size_t i = 0; i < w.ndirty; i++) {
-        site_t *s = &w.sites[w.dirty[i]];
+        churn_site *s = &w.sites[w.dirty[i]];
         memset(&s->epoch, 0, sizeof s->epoch);
         s->dirty = 0;
     }
@@ -1025,11 +686,8 @@ static int let_go(uint64_t now, uint64_t bound_ns, int force)
 
 static void emit_unordered(void)
 {
-    if (order.unordered && w.seg_open && room(1 + CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_UNORDERED);
-        put_u(order.unordered);
+    if (order.unordered && w.seg_open && churn_emit_unordered(order.unordered))
         order.unordered = 0;
-    }
 }
 
 static void pass(int final)
@@ -1039,7 +697,7 @@ static void pass(int final)
                : w.final_path ? churn_modules_try_refresh()
                               : churn_modules_refresh();
     if (news && w.seg_open)
-        emit_modules();
+        churn_emit_modules();
     uint64_t global = atomic_load(&churn_epoch_now);
     cursors_t cs = {pass_cursors, 0};
     churn_threads_each(add_cursor, &cs);
@@ -1175,8 +833,8 @@ static int start_thread(void)
 static void prime_buffers(void)
 {
     size_t hdr = sizeof(churn_segment_header);
-    reserve(&w.raw, COMPRESS_PIECE * 4);
-    reserve(&w.packed, hdr + ZSTD_compressBound(churn_opt.segment_bytes));
+    churn_buf_reserve(&churn_enc.raw, COMPRESS_PIECE * 4);
+    churn_buf_reserve(&w.packed, hdr + ZSTD_compressBound(churn_opt.segment_bytes));
     uint8_t out[64];
     ZSTD_inBuffer in = {out, 0, 0};
     ZSTD_outBuffer o = {out, sizeof out, 0};
@@ -1231,22 +889,16 @@ void churn_writer_finish(int how, int detail)
     churn_epoch_advance_last();
     pass(0);
     w.finishing = 1;
-    if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_EXIT);
-        put_u((uint64_t)how);
-        put_u((uint64_t)(int64_t)detail);
-    }
+    if (w.seg_open)
+        churn_emit_exit((uint64_t)how, detail);
     pass(1);
     /* The last segment was lost (libchurn's memory or the disk ran out): a short one, written
        now that it may fit, says how many events were dropped and how the process ended. */
     if (drops_owed()) {
         segment_open();
         w.seg_first_epoch = w.open_epoch - 1;
-        if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
-            put_tag(CHURN_REC_EXIT);
-            put_u((uint64_t)how);
-            put_u((uint64_t)(int64_t)detail);
-        }
+        if (w.seg_open)
+            churn_emit_exit((uint64_t)how, detail);
         segment_close();
     }
     churn_outfile_close();
@@ -1263,11 +915,8 @@ int churn_writer_exec_flush(void)
     w.final_path = 1; /* exec is async-signal-safe: a handler may call it */
     churn_epoch_advance_last();
     pass(0);
-    if (w.seg_open && room(1 + 2 * CHURN_VARINT_MAX)) {
-        put_tag(CHURN_REC_EXIT);
-        put_u(CHURN_EXIT_EXEC);
-        put_u(0);
-    }
+    if (w.seg_open)
+        churn_emit_exit(CHURN_EXIT_EXEC, 0);
     if (w.seg_open)
         segment_close();
     segment_open();
@@ -1327,7 +976,7 @@ void churn_writer_after_fork_child(int follow)
         unlock_writer();
         return;
     }
-    w.raw.len = 0;
+    churn_enc.raw.len = 0;
     w.seg_open = 0;
     for (size_t i = 0; i < w.nsites; i++)
         memset(&w.sites[i], 0, sizeof w.sites[i]);
