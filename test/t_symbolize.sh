@@ -14,7 +14,7 @@ B=build/test/symbolize
 fail() { echo "t_symbolize: $*"; exit 1; }
 
 CFLAGS_ANALYZER="-O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils"
-OBJS="build/analyzer/symbolize.o build/analyzer/debugfile.o build/analyzer/symcache.o build/analyzer/util.o"
+OBJS="build/analyzer/symbolize.o build/analyzer/dwarfindex.o build/analyzer/debugfile.o build/analyzer/symcache.o build/analyzer/util.o"
 make -s $OBJS >/dev/null || fail "the symbolizer's objects do not build"
 rm -rf "$B"
 mkdir -p "$B"
