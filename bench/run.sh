@@ -31,8 +31,10 @@ $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread -o build/bench
     bench/livemap_bench.c shim/livemap.c
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
     -c shim/cfi.c -o build/bench/cfi.o
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
+    -c shim/cfi_parse.c -o build/bench/cfi_parse.o
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fomit-frame-pointer \
-    -o build/bench/unwind_bench bench/unwind_bench.c build/bench/cfi.o -lunwind
+    -o build/bench/unwind_bench bench/unwind_bench.c build/bench/cfi.o build/bench/cfi_parse.o -lunwind
 /usr/bin/python3 bench/bench.py
 RESULTS=${BENCH_RESULTS:-bench/results/latest.md}
 if [ "${BENCH_QUICK:-}" = 1 ]; then

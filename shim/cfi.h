@@ -4,8 +4,9 @@
  * then costs a few loads a frame.  It answers only when it is sure: any frame it cannot
  * describe that way makes it give up, and the caller uses a general unwinder instead.
  *
- * Self-contained (the benchmark links it alone): no allocation, no locks of its own; the
- * loader's lock is taken (dl_iterate_phdr) only the first time a return address is seen.
+ * Self-contained (the benchmark links cfi.c and cfi_parse.c alone): no allocation, no locks
+ * of its own; the loader's lock is taken (dl_iterate_phdr) only the first time a return
+ * address is seen.
  */
 #ifndef CHURN_CFI_H
 #define CHURN_CFI_H
