@@ -15,10 +15,10 @@
 #include "export_metrics.h"
 #include "export_pprof.h"
 #include "export_svg.h"
-#include "pipeline.h"
 #include "progress.h"
 #include "reader.h"
 #include "report.h"
+#include "session.h"
 #include "usage.h"
 #include "churn/version.h"
 
@@ -102,54 +102,6 @@ static int parse_window(const char *arg, churn_window *w)
     return w->has_first && w->has_last && w->first > w->last ? -1 : 0;
 }
 
-typedef struct run {
-    churn_trace *trace;
-    churn_analysis *analysis;
-    churn_progress *progress;
-} run;
-
-static void segment_edge(void *ctx, size_t i, int after)
-{
-    run *r = ctx;
-    if (after)
-        churn_progress_update(r->progress, i + 1, churn_trace_segments(r->trace));
-    else
-        churn_analysis_segment(r->analysis, churn_trace_segment(r->trace, i));
-}
-
-/* One pass over the trace for one window; with ew, also what the exports need from the
-   live set before it is freed. */
-static void analyze_window(churn_trace *t, churn_window window, const churn_model *model,
-                           int model_from_option, churn_warnings *warnings,
-                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                           churn_export_window *ew, const churn_window *freed)
-{
-    churn_analysis_init(a, churn_trace_info_of(t), window,
-                        churn_trace_segment(t, 0)->first_epoch, warnings, sym);
-    if (freed) {
-        a->freed = *freed;
-        a->has_freed = 1;
-    }
-    /* Span occupancy needs addresses: traces with events only. */
-    int spans_on = model->kind != CHURN_MODEL_NONE &&
-                   (churn_trace_info_of(t)->flags & CHURN_FILE_EVENTS);
-    churn_spans spans;
-    if (spans_on)
-        churn_spans_init(&spans, model);
-    churn_live_pass live;
-    churn_live_pass_init(&live, window.has_last, window.last, spans_on ? &spans : NULL);
-    live.peak = &a->peak;
-    run r = {t, a, progress};
-    churn_pipeline_run(t, warnings, churn_analysis_record, a, segment_edge, &r, &live);
-    churn_analysis_finish(a, &live);
-    churn_fragment_build(&a->frag, model, model_from_option, spans_on ? &spans : NULL, &live, a);
-    if (spans_on)
-        churn_spans_free(&spans);
-    if (ew)
-        churn_export_window_init(ew, a, &live);
-    churn_live_pass_free(&live);
-}
-
 /* The pinning ranking at the epoch of the most pinned bytes (the teardown left out), when
    that is not the epoch the main ranking is taken at: one more pass, whose window ends there.
    Growing programs peak at the end, and pay nothing. */
@@ -168,8 +120,8 @@ static void pinning_at_peak(churn_trace *t, churn_window window, const churn_mod
     window.last = peak;
     churn_warnings warnings = {0};
     churn_analysis at_peak;
-    analyze_window(t, window, model, model_from_option, &warnings, sym, progress, &at_peak,
-                   NULL, NULL);
+    churn_analyze_window(t, window, model, model_from_option, &warnings, sym, progress,
+                         &at_peak, NULL, NULL);
     churn_fragment_take_peak(f, &at_peak.frag);
     churn_analysis_free(&at_peak);
     churn_warnings_free(&warnings);
@@ -316,10 +268,10 @@ static int analyze(const char *path, options *o)
     churn_export_window ew, base_ew;
     churn_warnings base_warnings = {0};
     if (o->has_base)
-        analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym, &progress,
-                       &base, &base_ew, NULL);
-    analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress, &a,
-                   exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL);
+        churn_analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym,
+                             &progress, &base, &base_ew, NULL);
+    churn_analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress,
+                         &a, exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL);
     if (!exporting || o->form == FORM_HTML)
         pinning_at_peak(t, o->window, &model, model_from_option, sym, &progress, &a);
     churn_progress_done(&progress);
