@@ -19,7 +19,10 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     a->first_epoch = a->last_epoch = first_epoch;
     churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
                       window.has_last ? window.last : UINT64_MAX);
-    churn_functions_attach(&a->functions, &a->growth, &a->stacks, &a->modules, sym);
+    /* Without a symbolizer (a tree's figures, nothing printed by callsite), callsites are
+       not merged into functions, and no module's debug info is read. */
+    if (sym)
+        churn_functions_attach(&a->functions, &a->growth, &a->stacks, &a->modules, sym);
     a->types = churn_cxx_types_new(sym, &a->stacks);
     churn_peak_init(&a->peak, window.has_first, window.first, window.has_last, window.last);
 }
@@ -355,9 +358,11 @@ static void on_module(churn_analysis *a, const churn_record *r)
     churn_modules_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
                       r->u.module.end, r->u.module.path);
     /* every time: a module's record comes again when it is unloaded */
-    churn_symbolizer_add_module(a->sym, r->u.module.id, r->u.module.path, r->u.module.bias,
-                                r->u.module.start, r->u.module.end, r->u.module.unloaded,
-                                r->u.module.build_id, r->u.module.build_id_len);
+    if (a->sym)
+            churn_symbolizer_add_module(a->sym, r->u.module.id, r->u.module.path,
+                                    r->u.module.bias, r->u.module.start, r->u.module.end,
+                                    r->u.module.unloaded, r->u.module.build_id,
+                                    r->u.module.build_id_len);
 }
 
 /* The modules a new stack runs through are read ahead (symbolize.h): reports resolve some
@@ -376,7 +381,7 @@ static void on_stack(churn_analysis *a, const churn_record *r)
         if (last && ip >= last->start && ip < last->end)
             continue;
         const churn_module *m = churn_modules_find(&a->modules, ip);
-        if (m && m != last)
+        if (m && m != last && a->sym)
             churn_symbolizer_prefetch(a->sym, m->id);
         last = m;
     }

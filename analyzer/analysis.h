@@ -104,7 +104,9 @@ typedef struct churn_analysis {
     uint64_t stack_sample;
 } churn_analysis;
 
-/* first_epoch is the epoch current when the trace's first used segment was opened. */
+/* first_epoch is the epoch current when the trace's first used segment was opened.  sym
+   NULL: the figures only, for reports that print no frame (callsites are not merged into
+   functions). */
 void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_window window,
                          uint64_t first_epoch, churn_warnings *warn, churn_symbolizer *sym);
 void churn_analysis_free(churn_analysis *a);
