@@ -60,10 +60,12 @@ $(BUILD)/libchurn.so: $(SHIM_OBJ)
 $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
 
-# The churn command includes shim/options.c for its table and parser (cli/churn.c says why).
+# The churn command includes shim/options.c for its table and parser (cli/churn.c says why),
+# and links the analyzer (without its main) to read a tree's index and traces.
 CLI_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -Ianalyzer
-$(BUILD)/churn: cli/churn.c cli/commands.h shim/options.c $(HEADERS) | $(BUILD)/.deps-build
-	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $<
+CLI_ANALYZER_OBJ := $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
+$(BUILD)/churn: cli/churn.c cli/commands.h shim/options.c $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
+	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $< $(CLI_ANALYZER_OBJ) $(ANALYZER_LIBS)
 
 # The README's option table, the man pages and the bash completion, from the tables in
 # shim/options.c, analyzer/usage.h and cli/commands.h (cli/docgen.c).  `make docs` rewrites

@@ -15,15 +15,18 @@
 #include "export_metrics.h"
 #include "export_pprof.h"
 #include "export_svg.h"
+#include "proctree.h"
 #include "progress.h"
 #include "reader.h"
 #include "report.h"
 #include "session.h"
+#include "util.h"
 #include "usage.h"
 #include "churn/version.h"
 
 #define TEXT_TOP_DEFAULT 10
 #define HTML_TOP_DEFAULT 20
+#define TREE_TOP_DEFAULT 3 /* rows of each table in a process's section of --tree */
 #define METRIC_DEFAULT "live_bytes"
 
 typedef enum output_form {
@@ -41,6 +44,7 @@ typedef struct options {
     churn_suppressions suppress; /* the built-in list unless --no-default-suppressions, and
                                     --suppressions files */
     int no_default_suppressions;
+    int tree; /* --tree: every process image of the index */
 } options;
 
 static void usage(FILE *out)
@@ -229,7 +233,9 @@ static int spool_stdin(char *path, size_t size)
     return -1;
 }
 
-static int analyze(const char *path, options *o)
+/* One trace's report, into o->output (or stdout), or with into, there (the caller checks
+   the writes); with fig, the figures of the tree's summary too. */
+static int analyze(const char *path, options *o, FILE *into, churn_proc_figures *fig)
 {
     churn_warnings warnings = {0};
     char err[256];
@@ -242,11 +248,13 @@ static int analyze(const char *path, options *o)
         unlink(spooled); /* mapped by now, or not needed */
     if (!t) {
         fprintf(stderr, "churn-analyze: %s: %s\n", path, err);
+        if (fig)
+            snprintf(fig->error, sizeof fig->error, "%s", err);
         churn_warnings_free(&warnings);
         return 1;
     }
-    FILE *out = stdout;
-    if (o->output && !(out = fopen(o->output, "wb"))) {
+    FILE *out = into ? into : stdout;
+    if (!into && o->output && !(out = fopen(o->output, "wb"))) {
         fprintf(stderr, "churn-analyze: %s: %s\n", o->output, strerror(errno));
         churn_trace_close(t);
         churn_warnings_free(&warnings);
@@ -278,6 +286,8 @@ static int analyze(const char *path, options *o)
 
     int status = write_report(out, o, path, &a, exporting ? &ew : NULL,
                               o->has_base ? &base_ew : NULL);
+    if (fig)
+        churn_proc_figures_of(&a, fig);
     if (o->has_base) {
         churn_export_window_free(&base_ew);
         churn_analysis_free(&base);
@@ -289,6 +299,8 @@ static int analyze(const char *path, options *o)
     churn_trace_close(t);
     churn_warnings_free(&base_warnings);
     churn_warnings_free(&warnings);
+    if (into)
+        return status;
     int failed = fflush(out) != 0 || ferror(out);
     if ((out != stdout && fclose(out) != 0) || failed || status != 0) {
         fprintf(stderr, "churn-analyze: writing %s failed: %s\n",
@@ -296,6 +308,90 @@ static int analyze(const char *path, options *o)
         return 1;
     }
     return 0;
+}
+
+/* --tree: every image of the tree the index beside arg lists (arg may be the index), each
+   analyzed alone; the combined summary leads the text (the sections are kept in memory
+   until it is known) and follows the processes in JSON. */
+static int analyze_tree(const char *arg, options *o)
+{
+    char *index = churn_proctree_index_of(arg);
+    churn_proctree t;
+    if (churn_proctree_load(index, &t) != 0) {
+        fprintf(stderr, "churn-analyze: %s: no process tree index %s (a traced tree writes "
+                        "it beside its first trace)\n", arg, index);
+        free(index);
+        return 1;
+    }
+    FILE *out = stdout;
+    if (o->output && !(out = fopen(o->output, "wb"))) {
+        fprintf(stderr, "churn-analyze: %s: %s\n", o->output, strerror(errno));
+        churn_proctree_free(&t);
+        free(index);
+        return 1;
+    }
+    churn_proc_figures *f = churn_xcalloc(t.n, sizeof *f);
+    size_t read = 0;
+    int usage = 0; /* a bad --model: every image would say it */
+    if (o->form == FORM_JSON) {
+        fputs("{\"processes\": [", out);
+        for (size_t i = 0; i < t.n; i++) {
+            fputs(i ? ",\n{" : "\n{", out);
+            churn_proctree_json_proc(out, &t, &t.v[i]);
+            fputs(", \"report\": ", out);
+            int s = analyze(t.v[i].trace, o, out, &f[i]);
+            if (s)
+                fputs("null", out);
+            usage = usage || s == 2;
+            read += s == 0;
+            fputc('}', out);
+        }
+        fputs("\n], \"summary\": ", out);
+        churn_proctree_json(out, index, &t, f);
+        fputs("}\n", out);
+    } else {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *sections = open_memstream(&text, &len);
+        if (!sections) {
+            fprintf(stderr, "churn-analyze: out of memory\n");
+            exit(1);
+        }
+        for (size_t i = 0; i < t.n; i++) {
+            const churn_proc *p = &t.v[i];
+            char end[48], pid[48];
+            snprintf(pid, sizeof pid, p->n ? "%ld.%d" : "%ld", p->pid, p->n);
+            fprintf(sections, "\n==== pid %s (parent %ld, %s): %s\n", pid, p->ppid,
+                    churn_proc_end(&t, p, end, sizeof end), p->command);
+            int s = analyze(p->trace, o, sections, &f[i]);
+            if (s)
+                fprintf(sections, "  the trace could not be read: %s\n", f[i].error);
+            else if (o->top)
+                fprintf(sections, "  (the top %zu rows of each table; the whole report: "
+                                  "churn-analyze %s)\n", o->top, p->trace);
+            usage = usage || s == 2;
+            read += s == 0;
+        }
+        if (fclose(sections) != 0) {
+            fprintf(stderr, "churn-analyze: out of memory\n");
+            exit(1);
+        }
+        churn_proctree_text(out, index, &t, f);
+        fwrite(text, 1, len, out);
+        free(text);
+    }
+    free(f);
+    churn_proctree_free(&t);
+    free(index);
+    int failed = fflush(out) != 0 || ferror(out);
+    if ((out != stdout && fclose(out) != 0) || failed) {
+        fprintf(stderr, "churn-analyze: writing %s failed: %s\n",
+                o->output ? o->output : "the report", strerror(errno ? errno : EIO));
+        return 1;
+    }
+    /* An image whose trace could not be read is in the summary and on stderr; the rest of
+       the tree is still worth its report. */
+    return usage ? 2 : read ? 0 : 1;
 }
 
 static int set_form(options *o, output_form form, const char *metric)
@@ -311,7 +407,7 @@ static int set_form(options *o, output_form form, const char *metric)
 int main(int argc, char **argv)
 {
     enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL, OPT_FREED,
-           OPT_SUPPRESS, OPT_NO_DEFAULT_SUPPRESS };
+           OPT_SUPPRESS, OPT_NO_DEFAULT_SUPPRESS, OPT_TREE };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"folded", optional_argument, NULL, OPT_FOLDED},
@@ -325,6 +421,7 @@ int main(int argc, char **argv)
         {"top", required_argument, NULL, 't'},
         {"suppressions", required_argument, NULL, OPT_SUPPRESS},
         {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESS},
+        {"tree", no_argument, NULL, OPT_TREE},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -400,6 +497,9 @@ int main(int argc, char **argv)
         case OPT_NO_DEFAULT_SUPPRESS:
             o.no_default_suppressions = 1;
             break;
+        case OPT_TREE:
+            o.tree = 1;
+            break;
         case 'o':
             o.output = optarg;
             break;
@@ -429,13 +529,19 @@ int main(int argc, char **argv)
         return usage_error("--base goes with --folded or --svg", NULL);
     if (o.form == FORM_PPROF && !o.output && isatty(STDOUT_FILENO))
         return usage_error("--pprof writes a binary file: give -o FILE", NULL);
+    if (o.tree && o.form != FORM_TEXT && o.form != FORM_JSON)
+        return usage_error("--tree goes with the text report or --json", NULL);
+    if (o.tree && !strcmp(argv[optind], "-"))
+        return usage_error("--tree reads the index beside a trace, not standard input", NULL);
     if (!has_top)
-        o.top = o.form == FORM_TEXT   ? TEXT_TOP_DEFAULT
+        o.top = o.tree && o.form == FORM_TEXT ? TREE_TOP_DEFAULT
+                : o.form == FORM_TEXT         ? TEXT_TOP_DEFAULT
                 : o.form == FORM_HTML ? HTML_TOP_DEFAULT
                                       : 0;
     if (!o.no_default_suppressions)
         churn_suppressions_defaults(&o.suppress);
-    int status = analyze(argv[optind], &o);
+    int status =
+        o.tree ? analyze_tree(argv[optind], &o) : analyze(argv[optind], &o, NULL, NULL);
     churn_suppressions_free(&o.suppress);
     return status;
 }

@@ -19,6 +19,8 @@ typedef struct churn_report_options {
 
 void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options *o);
 void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options *o);
+/* A JSON string of s, quoted and escaped as the JSON report writes its strings. */
+void churn_report_json_string(FILE *out, const char *s);
 
 /* Callsites worth showing (activity in the window or live objects), by growth; at most top
    (0 = all).  The caller frees the array. */

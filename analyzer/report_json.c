@@ -652,3 +652,8 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     warnings(out, a->warn);
     fputs("}\n", out);
 }
+
+void churn_report_json_string(FILE *out, const char *s)
+{
+    json_string(out, s);
+}

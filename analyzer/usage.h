@@ -16,7 +16,7 @@ static const char *const churn_analyze_synopsis[] = {
     "[--json | --folded[=METRIC] | --svg[=METRIC] | --html | --pprof]",
     "[--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N]",
     "[--suppressions FILE]... [--no-default-suppressions] [-o FILE]",
-    "TRACE | -",
+    "[--tree] TRACE | -",
 };
 
 static const churn_usage_option churn_analyze_options[] = {
@@ -37,6 +37,10 @@ static const churn_usage_option churn_analyze_options[] = {
                             "leak:PATTERN or init:MODULE-PATTERN per line, added to the\n"
                             "built-in list of start-up allocations (docs/analyzer.md)"},
     {"--no-default-suppressions", "without the built-in list of --suppressions"},
+    {"--tree", "every process image of the tree whose index (NAME.index) is beside\n"
+               "TRACE, or is TRACE: a summary (each image's end, allocations, peak,\n"
+               "live at exit, growth; totals; which allocated and grew most), then\n"
+               "each image's report (text: the top 3 rows unless --top); text or --json"},
     {"-o FILE", "write to FILE instead of stdout"},
     {"-", "read the trace from standard input instead of the file TRACE"},
     {"--version", "print the version and exit"},

@@ -26,6 +26,8 @@
 #include "churn/version.h"
 #include "commands.h"
 #include "options.c"
+#include "proctree.h"
+#include "util.h"
 
 #define EXIT_USAGE 2
 #define LIST_MAX 8 /* descendants' traces named at the end of a run */
@@ -223,188 +225,64 @@ static void die_of(int sig)
     exit(128 + sig);
 }
 
-/* ---- the tree's index (shim/index.c): which image wrote which trace ---- */
+/* ---- the tree's index (shim/index.c, read by analyzer/proctree.c) ---- */
 
-typedef struct image {
-    long pid, ppid;
-    int n;              /* execs of pid before this image */
-    char *trace, *exe, *argv0, *command;
-    int ended, how, detail;
-} image;
-
-typedef struct tree {
-    image *v;
-    size_t n;
-} tree;
-
-static char *index_of(const char *trace)
+static void print_image_header(FILE *out, int allocated)
 {
-    size_t len = strlen(trace);
-    if (len > 6 && !strcmp(trace + len - 6, ".index"))
-        return strdup(trace);
-    size_t stem = len > 4 && !strcmp(trace + len - 4, ".zst") ? len - 4 : len;
-    char *out;
-    return asprintf(&out, "%.*s.index", (int)stem, trace) < 0 ? NULL : out;
+    fprintf(out, "churn:   %-9s %-8s %-16s %s%s\n", "PID", "PARENT", "END",
+            allocated ? "ALLOCATED  " : "", "COMMAND (TRACE)");
 }
 
-/* Undoes the index's escapes in place; given first_word_end, it is set where the first bare
-   space (the end of argv[0]) lands. */
-static char *unescape(char *s, char **first_word_end)
+/* With f, the bytes the image allocated (exact, in binary units). */
+static void print_image(FILE *out, const churn_proctree *t, const churn_proc *im,
+                        const churn_proc_figures *f)
 {
-    char *o = s;
-    if (first_word_end)
-        *first_word_end = NULL;
-    for (char *p = s; *p; p++) {
-        if (*p == ' ' && first_word_end && !*first_word_end)
-            *first_word_end = o;
-        if (*p == '\\' && p[1]) {
-            p++;
-            *o++ = *p == 't' ? '\t' : *p == 'n' ? '\n' : *p == 's' ? ' ' : *p;
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o = '\0';
-    return s;
-}
-
-static image *find_image(const tree *t, long pid, int n)
-{
-    for (size_t i = 0; i < t->n; i++)
-        if (t->v[i].pid == pid && t->v[i].n == n)
-            return &t->v[i];
-    return NULL;
-}
-
-/* The last image of pid: the program a script in front of it exec'd, or pid's only one. */
-static image *last_image(const tree *t, long pid)
-{
-    image *best = NULL;
-    for (size_t i = 0; i < t->n; i++)
-        if (t->v[i].pid == pid && (!best || t->v[i].n > best->n))
-            best = &t->v[i];
-    return best;
-}
-
-static int tree_load(const char *path, tree *t)
-{
-    memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char *line = NULL;
-    size_t cap = 0, alloc = 0;
-    ssize_t got;
-    while ((got = getline(&line, &cap, f)) > 0) {
-        if (line[got - 1] == '\n')
-            line[--got] = '\0';
-        char *field[7] = {0};
-        size_t nf = 0;
-        for (char *p = line, *tab; nf < 7; p = tab + 1) {
-            field[nf++] = p;
-            if (!(tab = strchr(p, '\t')))
-                break;
-            *tab = '\0';
-        }
-        if (nf == 7 && !strcmp(field[0], "start")) {
-            if (t->n == alloc) {
-                alloc = alloc ? alloc * 2 : 16;
-                image *v = realloc(t->v, alloc * sizeof *v);
-                if (!v)
-                    break;
-                t->v = v;
-            }
-            image *im = &t->v[t->n++];
-            memset(im, 0, sizeof *im);
-            im->pid = atol(field[1]);
-            im->ppid = atol(field[2]);
-            im->n = atoi(field[3]);
-            im->trace = strdup(unescape(field[4], NULL));
-            im->exe = strdup(unescape(field[5], NULL));
-            char *end0;
-            unescape(field[6], &end0);
-            im->command = strdup(field[6]);
-            im->argv0 = end0 ? strndup(field[6], (size_t)(end0 - field[6])) : strdup(field[6]);
-        } else if (nf == 5 && !strcmp(field[0], "end")) {
-            image *im = find_image(t, atol(field[1]), atoi(field[2]));
-            if (im) {
-                im->ended = 1;
-                im->how = atoi(field[3]);
-                im->detail = atoi(field[4]);
-            }
-        }
-    }
-    free(line);
-    fclose(f);
-    return t->n ? 0 : -1;
-}
-
-static void tree_free(tree *t)
-{
-    for (size_t i = 0; i < t->n; i++) {
-        free(t->v[i].trace);
-        free(t->v[i].exe);
-        free(t->v[i].argv0);
-        free(t->v[i].command);
-    }
-    free(t->v);
-}
-
-static const char *end_of(const tree *t, const image *im, char *buf, size_t size)
-{
-    if (!im->ended)
-        return find_image(t, im->pid, im->n + 1) ? "exec" : "no end";
-    switch (im->how) {
-    case CHURN_EXIT_NORMAL:
-        snprintf(buf, size, "exit %d", im->detail);
-        return buf;
-    case CHURN_EXIT_QUICK:
-        snprintf(buf, size, "quick_exit %d", im->detail);
-        return buf;
-    case CHURN_EXIT_THREADS:
-        snprintf(buf, size, "threads %d", im->detail);
-        return buf;
-    case CHURN_EXIT_UNDERSCORE:
-        snprintf(buf, size, "_exit %d", im->detail);
-        return buf;
-    case CHURN_EXIT_SIGNAL:
-        snprintf(buf, size, "signal %d", im->detail);
-        return buf;
-    case CHURN_EXIT_EXEC:
-        return "exec";
-    }
-    return "?";
-}
-
-static void print_image_header(FILE *out)
-{
-    fprintf(out, "churn:   %-9s %-8s %-10s %s\n", "PID", "PARENT", "END", "COMMAND (TRACE)");
-}
-
-static void print_image(FILE *out, const tree *t, const image *im)
-{
-    char pid[32], end[32];
+    char pid[32], end[48], bytes[32] = "-";
     snprintf(pid, sizeof pid, im->n ? "%ld.%d" : "%ld", im->pid, im->n);
     const char *file = strrchr(im->trace, '/');
-    fprintf(out, "churn:   %-9s %-8ld %-10s %.60s%s (%s)\n", pid, im->ppid,
-            end_of(t, im, end, sizeof end), im->command, strlen(im->command) > 60 ? "..." : "",
+    fprintf(out, "churn:   %-9s %-8ld %-16s ", pid, im->ppid,
+            churn_proc_end(t, im, end, sizeof end));
+    if (f) {
+        if (f->analyzed)
+            churn_proc_bytes((double)f->alloc_bytes, bytes, sizeof bytes);
+        fprintf(out, "%-10s ", bytes);
+    }
+    fprintf(out, "%.60s%s (%s)\n", im->command, strlen(im->command) > 60 ? "..." : "",
             file ? file + 1 : im->trace);
 }
 
-/* After a run: the program's own trace (the last image of the first pid, past any script
-   in front of it), the command that analyzes it, and what else the tree traced. */
+static void print_command(const char *what, const char *option, const char *path)
+{
+    fprintf(stderr, "churn: %s: ", what);
+    put_shell_word(stderr, self_name);
+    fprintf(stderr, " analyze %s", option);
+    put_shell_word(stderr, path);
+    fputc('\n', stderr);
+}
+
+static const churn_proc_figures *by_bytes_figures;
+
+static int by_bytes(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    const churn_proc_figures *f = by_bytes_figures;
+    uint64_t a = f[i].analyzed ? f[i].alloc_bytes : 0, b = f[j].analyzed ? f[j].alloc_bytes : 0;
+    if (a != b)
+        return a < b ? 1 : -1;
+    return i < j ? -1 : i > j;
+}
+
+/* After a run: the trace of the image that allocated most (the program, past a script in
+   front of it that exec'd it or ran it as a child), the command that analyzes it and the one
+   that analyzes the whole tree, and the images that allocated most. */
 static void report_traces(const char *out, pid_t pid)
 {
-    char *index = index_of(out);
-    tree t;
-    if (!index || tree_load(index, &t)) {
+    char *index = churn_proctree_index_of(out);
+    churn_proctree t;
+    if (churn_proctree_load(index, &t)) {
         if (access(out, F_OK) == 0) {
             fprintf(stderr, "churn: trace in %s\n", out);
-            fprintf(stderr, "churn: analyze it with: ");
-            put_shell_word(stderr, self_name);
-            fputs(" analyze ", stderr);
-            put_shell_word(stderr, out);
-            fputc('\n', stderr);
+            print_command("analyze it with", "", out);
         } else {
             fprintf(stderr, "churn: no trace was written: libchurn said why above, or it "
                             "never ran in the program (a static or setuid executable)\n");
@@ -412,47 +290,57 @@ static void report_traces(const char *out, pid_t pid)
         free(index);
         return;
     }
-    image *own = last_image(&t, pid);
-    const char *trace = own ? own->trace : out;
-    if (own && own->n > 0)
+    const churn_proc *own = churn_proctree_last(&t, pid);
+    churn_proc_figures *f = NULL;
+    const churn_proc *most = NULL;
+    if (t.n > 1) {
+        /* Every image is read once to find the one that allocated most: what a shell
+           script in front of the program cannot tell us otherwise. */
+        f = churn_xcalloc(t.n, sizeof *f);
+        for (size_t i = 0; i < t.n; i++)
+            churn_proc_measure(t.v[i].trace, &f[i]);
+        long m = churn_proctree_most_allocated(&t, f);
+        most = m >= 0 ? &t.v[m] : NULL;
+    }
+    const churn_proc *chosen = most ? most : own;
+    if (own && own->n > 0 && chosen == own)
         fprintf(stderr, "churn: pid %d exec'd %d time(s) (a script in front of the program?); "
                         "the trace below is of its last image, %s\n",
                 (int)pid, own->n, own->exe);
+    if (most && own && most != own) {
+        char bytes[32], p[32];
+        snprintf(p, sizeof p, most->n ? "%ld.%d" : "%ld", most->pid, most->n);
+        churn_proc_bytes((double)f[most - t.v].alloc_bytes, bytes, sizeof bytes);
+        fprintf(stderr, "churn: the image that allocated most is pid %s (%s), not pid %d "
+                        "that churn started (a script in front of the program?): %.60s%s\n",
+                p, bytes, (int)pid, most->command, strlen(most->command) > 60 ? "..." : "");
+    }
+    const char *trace = chosen ? chosen->trace : out;
     fprintf(stderr, "churn: trace in %s\n", trace);
-    fprintf(stderr, "churn: analyze it with: ");
-    put_shell_word(stderr, self_name);
-    fputs(" analyze ", stderr);
-    put_shell_word(stderr, trace);
-    fputc('\n', stderr);
+    print_command("analyze it with", "", trace);
     if (t.n > 1) {
-        size_t others = 0, shown = 0;
+        print_command("the whole tree", "--tree ", index);
         fprintf(stderr, "churn: %zu process image(s) traced, listed in %s:\n", t.n, index);
-        print_image_header(stderr);
-        for (size_t i = 0; i < t.n; i++) {
-            if (t.v[i].pid != pid)
-                continue;
-            print_image(stderr, &t, &t.v[i]);
-            shown++;
-        }
-        for (size_t i = 0; i < t.n; i++) {
-            if (t.v[i].pid == pid)
-                continue;
-            if (shown < LIST_MAX) {
-                print_image(stderr, &t, &t.v[i]);
-                shown++;
-            } else {
-                others++;
-            }
-        }
-        if (others) {
-            fprintf(stderr, "churn:   ... and %zu more: ", others);
+        size_t *order = churn_xcalloc(t.n, sizeof *order);
+        for (size_t i = 0; i < t.n; i++)
+            order[i] = i;
+        by_bytes_figures = f;
+        qsort(order, t.n, sizeof *order, by_bytes);
+        print_image_header(stderr, 1);
+        size_t shown = t.n < LIST_MAX ? t.n : LIST_MAX;
+        for (size_t i = 0; i < shown; i++)
+            print_image(stderr, &t, &t.v[order[i]], &f[order[i]]);
+        if (t.n > shown) {
+            fprintf(stderr, "churn:   ... and %zu more: ", t.n - shown);
             put_shell_word(stderr, self_name);
             fputs(" analyze --list ", stderr);
             put_shell_word(stderr, out);
             fputc('\n', stderr);
         }
+        free(order);
     }
-    tree_free(&t);
+    free(f);
+    churn_proctree_free(&t);
     free(index);
 }
 
@@ -601,25 +489,25 @@ static const char *base_name(const char *p)
 
 /* --pid P (its last image) or P.N (the image after its N-th exec), --exe NAME (the one image
    whose executable or argv[0] is NAME): the trace to analyze, or NULL after a line. */
-static const image *select_image(const tree *t, const char *pid, const char *exe)
+static const churn_proc *select_image(const churn_proctree *t, const char *pid, const char *exe)
 {
     if (pid) {
         char *end;
         long p = strtol(pid, &end, 10);
-        const image *im = NULL;
+        const churn_proc *im = NULL;
         if (end != pid && !*end)
-            im = last_image(t, p);
+            im = churn_proctree_last(t, p);
         else if (end != pid && *end == '.' && end[1])
-            im = find_image(t, p, atoi(end + 1));
+            im = churn_proctree_find(t, p, atoi(end + 1));
         if (!im)
             fprintf(stderr, "churn: no traced process image %s in the index (--list lists "
                             "them)\n", pid);
         return im;
     }
-    const image *found = NULL;
+    const churn_proc *found = NULL;
     size_t matches = 0;
     for (size_t i = 0; i < t->n; i++) {
-        const image *im = &t->v[i];
+        const churn_proc *im = &t->v[i];
         if (!strcmp(base_name(im->exe), exe) || !strcmp(im->exe, exe) ||
             !strcmp(base_name(im->argv0), exe) || !strcmp(im->argv0, exe)) {
             found = im;
@@ -633,22 +521,22 @@ static const image *select_image(const tree *t, const char *pid, const char *exe
     else {
         fprintf(stderr, "churn: %zu traced process images run %s; choose one with --pid:\n",
                 matches, exe);
-        print_image_header(stderr);
+        print_image_header(stderr, 0);
         for (size_t i = 0; i < t->n; i++)
             if (!strcmp(base_name(t->v[i].exe), exe) || !strcmp(t->v[i].exe, exe) ||
                 !strcmp(base_name(t->v[i].argv0), exe) || !strcmp(t->v[i].argv0, exe))
-                print_image(stderr, t, &t->v[i]);
+                print_image(stderr, t, &t->v[i], NULL);
     }
     return NULL;
 }
 
-/* churn analyze [--list | --pid P | --exe NAME] [churn-analyze's options] TRACE: the options
-   of the tree are churn's, the rest goes to churn-analyze with TRACE, or the trace chosen
-   from the index beside it, last. */
+/* churn analyze [--list | --pid P | --exe NAME | --tree] [churn-analyze's options] TRACE: the
+   options of the tree are churn's but --tree, which churn-analyze reads; the rest goes to
+   churn-analyze with TRACE, or the trace chosen from the index beside it, last. */
 static int analyze(int argc, char **argv)
 {
     const char *pid = NULL, *exe = NULL;
-    int list = 0;
+    int list = 0, whole = 0;
     char **rest = calloc((size_t)argc + 2, sizeof *rest);
     if (!rest)
         return EXIT_SETUP;
@@ -667,24 +555,25 @@ static int analyze(int argc, char **argv)
         } else if (!strcmp(a, "--list")) {
             list = 1;
         } else {
+            whole = whole || !strcmp(a, "--tree");
             rest[n++] = argv[i];
         }
     }
-    if ((pid != NULL) + (exe != NULL) + list > 1)
-        return usage_error("analyze: choose one of --list, --pid, --exe");
+    if ((pid != NULL) + (exe != NULL) + list + whole > 1)
+        return usage_error("analyze: choose one of --list, --pid, --exe, --tree");
     const char *trace = n > 1 ? rest[n - 1] : NULL;
-    char *index = trace && strcmp(trace, "-") ? index_of(trace) : NULL;
-    tree t;
-    int have = index && tree_load(index, &t) == 0;
+    char *index = trace && strcmp(trace, "-") ? churn_proctree_index_of(trace) : NULL;
+    churn_proctree t;
+    int have = index && churn_proctree_load(index, &t) == 0;
     if ((pid || exe || list) && !have)
         return usage_error("analyze: --list, --pid and --exe want a trace with its index "
                            "(%s) beside it", index ? index : "NAME.index");
-    const image *chosen = NULL;
+    const churn_proc *chosen = NULL;
     if (list) {
         printf("churn: %zu process image(s) in %s:\n", t.n, index);
-        print_image_header(stdout);
+        print_image_header(stdout, 0);
         for (size_t i = 0; i < t.n; i++)
-            print_image(stdout, &t, &t.v[i]);
+            print_image(stdout, &t, &t.v[i], NULL);
         return fflush(stdout) ? 1 : 0;
     }
     if (pid || exe) {
@@ -693,11 +582,14 @@ static int analyze(int argc, char **argv)
         fprintf(stderr, "churn: analyzing pid %ld%s (%.60s): %s\n", chosen->pid,
                 chosen->n ? " after its exec" : "", chosen->command, chosen->trace);
         rest[n - 1] = chosen->trace;
+    } else if (whole) {
+        /* churn-analyze reads the index itself */
     } else if (have && !strcmp(trace, index)) {
         rest[n - 1] = t.v[0].trace; /* the index itself names the first process's trace */
     } else if (have && t.n > 1) {
         fprintf(stderr, "churn: %s is one of %zu traced process images (%s); --list lists "
-                        "them, --pid or --exe picks another\n", trace, t.n, index);
+                        "them, --pid or --exe picks another, --tree analyzes them all\n",
+                trace, t.n, index);
     }
     char dir[PATH_MAX], path[PATH_MAX + 32];
     if (self_dir(dir, sizeof dir)) {

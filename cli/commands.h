@@ -15,16 +15,21 @@ static const churn_command churn_commands[] = {
     {"run [OPTIONS] [--] PROGRAM [ARGS...]",
      "runs PROGRAM with libchurn preloaded (the library installed with this churn, found "
      "from its own location), passes its exit status through (a death by signal is "
-     "re-raised), and prints on stderr where the trace is and the command that analyzes it. "
+     "re-raised), and prints on stderr where the trace is and the command that analyzes it; "
+     "of a tree, the trace of the image that allocated most (the program, behind a script "
+     "in front of it) and the command that analyzes the whole tree. "
      "Signals sent to churn with kill (HUP, INT, QUIT, TERM, USR1, USR2 and the epoch "
      "signal) are passed on to PROGRAM; those from the terminal reach PROGRAM directly."},
-    {"analyze [--list | --pid PID[.N] | --exe NAME] [ANALYZE OPTIONS] TRACE",
+    {"analyze [--list | --pid PID[.N] | --exe NAME | --tree] [ANALYZE OPTIONS] TRACE",
      "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1)). "
      "A trace of a tree has an index beside it (NAME.index for CHURN_OUT=NAME.zst, one line "
      "per process image): --list lists the images (pid, parent, how each ended, command "
      "line, trace file), --pid PID analyzes the last image of PID (the program a script in "
-     "front of it exec'd), PID.N the image after its N-th exec, and --exe NAME the one image "
-     "whose executable or argv[0] is NAME.  TRACE may be the index itself."},
+     "front of it exec'd), PID.N the image after its N-th exec, --exe NAME the one image "
+     "whose executable or argv[0] is NAME, and --tree all of them: a summary of the tree "
+     "(each image's end, allocations, peak, live at exit and growth, the totals, which "
+     "image allocated and which grew most), then each image's report.  TRACE may be the "
+     "index itself."},
     {"help", "prints the commands and the options of run"},
     {"--version", "prints the version"},
 };

@@ -3,7 +3,11 @@
      churn_tree exit N      parent_alloc x 100, prints LD_PRELOAD, exits with status N
      churn_tree signal N    parent_alloc x 100, then dies of signal N
      churn_tree tree        parent_alloc x 100, forks a child that execs `churn_tree leaf`
-     churn_tree leaf        leaf_alloc x 37 */
+     churn_tree leaf        leaf_alloc x 37
+     churn_tree forks       parent_alloc x 100, then forks four children, each leaking
+                            blocks of its own size: 10 x 1000 bytes (exits 0), 20 x 3000
+                            (exits 7), 3 x 700 (dies of SIGTERM), 5 x 500 (waits until the
+                            parent kills it with SIGKILL), and prints each child's pid */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,63 @@ __attribute__((noinline)) static void leaf_alloc(int n)
         keep[i] = malloc(4243);
 }
 
+/* A forked child's leak: n blocks of size bytes, nothing else allocated. */
+__attribute__((noinline)) static void child_leak(int n, size_t size)
+{
+    for (int i = 0; i < n; i++)
+        keep[i] = malloc(size);
+}
+
+static int forks(void)
+{
+    /* status: >= 0 the exit status, else minus the signal it dies of */
+    static const struct { int n; size_t size; int status; } kids[] = {
+        {10, 1000, 0}, {20, 3000, 7}, {3, 700, -SIGTERM}, {5, 500, -SIGKILL},
+    };
+    enum { KIDS = sizeof kids / sizeof kids[0] };
+    pid_t pid[KIDS];
+    int ready[2];
+    if (pipe(ready))
+        return 105;
+    for (int k = 0; k < KIDS; k++) {
+        pid[k] = fork();
+        if (pid[k] < 0)
+            return 106;
+        if (pid[k] == 0) {
+            child_leak(kids[k].n, kids[k].size);
+            if (kids[k].status >= 0)
+                _exit(kids[k].status);
+            if (kids[k].status != -SIGKILL) {
+                raise(-kids[k].status);
+                _exit(111);
+            }
+            /* Told its leak is in the trace's ring by now, then killed: it waits on a read
+               that never returns. */
+            char c = 1;
+            if (write(ready[1], &c, 1) != 1)
+                _exit(108);
+            for (;;)
+                pause();
+        }
+    }
+    char c;
+    if (read(ready[0], &c, 1) != 1)
+        return 107;
+    /* The killed child's writer flushes the ring on its own timer: give it that long. */
+    usleep(300000);
+    kill(pid[KIDS - 1], SIGKILL);
+    for (int k = 0; k < KIDS; k++) {
+        int st;
+        if (waitpid(pid[k], &st, 0) != pid[k])
+            return 109;
+        if (kids[k].status >= 0 ? !WIFEXITED(st) || WEXITSTATUS(st) != kids[k].status
+                                : !WIFSIGNALED(st) || WTERMSIG(st) != -kids[k].status)
+            return 110;
+        printf("child%d %d\n", k, (int)pid[k]);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -43,6 +104,8 @@ int main(int argc, char **argv)
         raise(atoi(argv[2]));
         return 101;
     }
+    if (!strcmp(argv[1], "forks"))
+        return forks();
     if (!strcmp(argv[1], "tree")) {
         pid_t c = fork();
         if (c == 0) {
