@@ -233,7 +233,7 @@ static void print_image_header(FILE *out, int allocated)
             allocated ? "ALLOCATED  " : "", "COMMAND (TRACE)");
 }
 
-/* With f, the bytes the image allocated (exact, in binary units). */
+/* With f, the bytes the image allocated, in binary units as the reports print them. */
 static void print_image(FILE *out, const churn_proctree *t, const churn_proc *im,
                         const churn_proc_figures *f)
 {
