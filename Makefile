@@ -30,7 +30,7 @@ SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 
-.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs
+.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs slow
 
 all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze $(BUILD)/churn $(BUILD)/churn-docgen \
      $(BUILD)/churn.bash
@@ -93,7 +93,7 @@ demo: all $(BUILD)/demo-workload
 	CHURN_OUT=$(BUILD)/demo.zst LD_PRELOAD=$(CURDIR)/$(BUILD)/libchurn.so $(BUILD)/demo-workload 200
 	$(BUILD)/churn-analyze $(BUILD)/demo.zst
 
-check: all $(BUILD)/.deps-test sanitize
+check: all $(BUILD)/.deps-test sanitize slow
 	@sh test/run.sh
 
 # The shim under sanitizers (test/t_sanitizers.sh).  An ASan-built interposer cannot be
@@ -136,13 +136,36 @@ install: all
 bench: all $(BUILD)/.deps-test
 	@sh bench/run.sh
 
+# The analyzer with its decoding shortcuts turned off (analyzer/records.c says which): only
+# records.o differs.  Tests marked "# decoders: fast and slow" run over it too in a full
+# test/run.sh, with CHURN_TEST_DECODER=slow (test/lib.sh); test/t_decoders.sh compares the
+# two builds' reports.
+SLOW        := $(BUILD)/slow
+DECODE_SLOW := -DCHURN_DECODE_SLOW
+
+$(SLOW)/analyzer/records.o: analyzer/records.c $(HEADERS) | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ANALYZER_CFLAGS) $(DECODE_SLOW) -c $< -o $@
+
+$(SLOW)/churn-analyze: $(filter-out $(BUILD)/analyzer/records.o,$(ANALYZER_OBJ)) \
+                       $(SLOW)/analyzer/records.o
+	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
+
+slow: $(SLOW)/churn-analyze
+
 # libFuzzer over the whole analyzer (test/fuzz/fuzz_trace.c); test/t_fuzz.sh runs it briefly,
-# `make fuzz` for FUZZ_SECONDS (default 600).
+# over both decoders, `make fuzz` for FUZZ_SECONDS (default 600).
+FUZZ_BUILD = clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-Dmain=churn_analyze_main -o $@ $(ANALYZER_SRC) test/fuzz/fuzz_trace.c $(ANALYZER_LIBS)
+
 $(BUILD)/fuzz/fuzz_trace: test/fuzz/fuzz_trace.c $(ANALYZER_SRC) $(HEADERS) | $(BUILD)/.deps-test
 	@mkdir -p $(dir $@)
-	clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-Dmain=churn_analyze_main -o $@ $(ANALYZER_SRC) test/fuzz/fuzz_trace.c $(ANALYZER_LIBS)
+	$(FUZZ_BUILD)
+
+$(SLOW)/fuzz/fuzz_trace: test/fuzz/fuzz_trace.c $(ANALYZER_SRC) $(HEADERS) | $(BUILD)/.deps-test
+	@mkdir -p $(dir $@)
+	$(FUZZ_BUILD) $(DECODE_SLOW)
 
 fuzz: all $(BUILD)/fuzz/fuzz_trace
 	@f=$${FUZZ_SECONDS:-600}; FUZZ_SECONDS=$$f CHURN_TEST_TIMEOUT=$$((f + 120)) sh test/run.sh fuzz

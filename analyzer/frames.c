@@ -4,14 +4,14 @@
 
 #define INLINE_MAX 16
 
-static void format_frame(const churn_frames_source *src, uint64_t ip, const churn_frame *f,
-                         char *buf, size_t len)
+/* The module and its offset come with the names, from the module map of the stack's
+   generation: where a library was unloaded and another loaded at its addresses, the newest
+   module at ip may be another one, with another bias. */
+static void format_frame(uint64_t ip, const churn_frame *f, char *buf, size_t len)
 {
-    const churn_module *m = churn_modules_find(src->modules, ip);
     char where[256];
-    if (m)
-        snprintf(where, sizeof where, "%s+0x%llx", f->module ? f->module : m->name,
-                 (unsigned long long)(ip - m->bias));
+    if (f->module)
+        snprintf(where, sizeof where, "%s+0x%llx", f->module, (unsigned long long)(ip - f->bias));
     else
         snprintf(where, sizeof where, "0x%llx", (unsigned long long)ip);
     if (f->function && f->file)
@@ -53,7 +53,7 @@ size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t 
         for (size_t k = 0; k < n; k++, total++) {
             if (max && emitted >= max)
                 continue;
-            format_frame(src, ips[i], &frames[k], buf, sizeof buf);
+            format_frame(ips[i], &frames[k], buf, sizeof buf);
             fn(ctx, buf);
             emitted++;
         }

@@ -9,6 +9,17 @@
 #include "modules.h"
 #include "util.h"
 
+/* Two shortcuts stand beside the general decoding: decode_common for runs of events, and the
+   inline varint reads.  A build with -DCHURN_DECODE_SLOW (build/slow/churn-analyze, `make
+   slow`) takes neither: every event goes through decode_event and every varint through
+   format.h's churn_get_varint.  The tests run over both builds and test/t_decoders.sh
+   compares their reports, so a shortcut that stops agreeing with the general path fails. */
+#ifdef CHURN_DECODE_SLOW
+enum { decode_fast = 0 };
+#else
+enum { decode_fast = 1 };
+#endif
+
 /* A varint read: the value and where the next field starts, NULL when the varint is
    truncated or overlong.  Returned by value so that the hot loop's position stays in a
    register. */
@@ -43,7 +54,7 @@ static inline vread read_v_padded(const uint8_t *p)
 
 static vread read_v_slow(const uint8_t *p, const uint8_t *end)
 {
-    if (end - p >= CHURN_VARINT_MAX)
+    if (decode_fast && end - p >= CHURN_VARINT_MAX)
         return read_v_padded(p);
     vread r = {NULL, 0};
     if (churn_get_varint(&p, end, &r.v))
@@ -55,7 +66,7 @@ static vread read_v_slow(const uint8_t *p, const uint8_t *end)
    take two or three. */
 static inline vread read_v(const uint8_t *p, const uint8_t *end)
 {
-    if (__builtin_expect(end - p >= 3, 1)) {
+    if (decode_fast && __builtin_expect(end - p >= 3, 1)) {
         if (p[0] < 0x80)
             return (vread){p + 1, p[0]};
         uint64_t v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
@@ -875,9 +886,11 @@ int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn
     stream_state st = {0, 0};
     const uint8_t *p = buf, *end = buf + len, *bad = NULL;
     while (p < end) {
-        p = decode_common(d, p, end, &st, live, &bad);
-        if (!p || p == end)
-            break;
+        if (decode_fast) {
+            p = decode_common(d, p, end, &st, live, &bad);
+            if (!p || p == end)
+                break;
+        }
         const uint8_t *next = decode_event(d, p, end, &st, live, fn, ctx, &bad);
         if (next != p) {
             if (!next)

@@ -692,6 +692,7 @@ static void cache_entry(void *ctx, uint64_t offset, const churn_frame *frames, s
         c->frames[i].function = frames[i].function ? intern(l->s, frames[i].function) : NULL;
         c->frames[i].file = frames[i].file ? intern(l->s, frames[i].file) : NULL;
         c->frames[i].module = m->name;
+        c->frames[i].bias = m->bias;
     }
     HASH_ADD(hh, l->s->cache, key, sizeof c->key, c);
     cache_remember(m, key.addr);
@@ -741,8 +742,10 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr, module *m
     }
     if (n == 0)
         n = 1; /* outside every module, or a module that cannot be read */
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         frames[i].module = m ? m->name : NULL;
+        frames[i].bias = m ? m->bias : 0;
+    }
 
     cached_ip *c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
     c->key = (ip_key){addr, m ? m->order : UINT64_MAX};

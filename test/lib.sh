@@ -1,14 +1,31 @@
 # Sourced by every test/t_*.sh (run from the repository root).  Each helper either succeeds or
 # ends the test with `fail`, whose message is the last line of output: test/run.sh shows it.
+#
+# A test of the analyzer alone sets LIB_ANALYZER_ONLY=1 before sourcing this file: it needs
+# no shim.  CHURN_TEST_DECODER=slow (set by test/run.sh for the tests marked
+# "# decoders: fast and slow") points ANALYZE at build/slow/churn-analyze, the analyzer
+# without its decoding shortcuts (Makefile, `make slow`), and gives the run its own WORK.
 set -eu
 
 ROOT=$(pwd)
 SHIM=$ROOT/build/libchurn.so
-ANALYZE=$ROOT/build/churn-analyze
 TCMALLOC=/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4
 JEMALLOC=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 TEST_NAME=$(basename "$0" .sh)
-WORK=$ROOT/build/test/${TEST_NAME#t_}
+case ${CHURN_TEST_DECODER:-fast} in
+fast)
+    ANALYZE=$ROOT/build/churn-analyze
+    WORK=$ROOT/build/test/${TEST_NAME#t_}
+    ;;
+slow)
+    ANALYZE=$ROOT/build/slow/churn-analyze
+    WORK=$ROOT/build/test/${TEST_NAME#t_}.slow
+    ;;
+*)
+    echo "FAIL: CHURN_TEST_DECODER=$CHURN_TEST_DECODER: fast or slow"
+    exit 1
+    ;;
+esac
 PROG_CFLAGS="-O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Iinclude -Itest/programs"
 
 fail() {
@@ -18,8 +35,35 @@ fail() {
 
 # The real components are required: a test never passes without them.
 require_built() {
-    [ -f "$SHIM" ] || fail "build/libchurn.so is missing: run make"
-    [ -x "$ANALYZE" ] || fail "build/churn-analyze is missing: run make"
+    [ -n "${LIB_ANALYZER_ONLY:-}" ] || [ -f "$SHIM" ] || fail "build/libchurn.so is missing: run make"
+    [ -x "$ANALYZE" ] || fail "${ANALYZE#$ROOT/} is missing: run make all slow"
+}
+
+# make_var NAME: a variable of the Makefile, for tests that build parts their own way and
+# must use the Makefile's objects and flags.
+make_var() {
+    make -s --no-print-directory "print-$1"
+}
+
+# The flags that select the decoder under test when a test compiles analyzer/records.c itself.
+decoder_cflags() {
+    [ "${CHURN_TEST_DECODER:-fast}" = fast ] || make_var DECODE_SLOW
+}
+
+# The allocators the shim is tested over: glibc's own, and gperftools tcmalloc and jemalloc
+# preloaded after the shim.  use_allocator NAME exports CHURN_PRELOAD_EXTRA for `traced`
+# (empty for glibc); an allocator that is not installed fails the test.
+ALLOCATORS="glibc tcmalloc jemalloc"
+use_allocator() {
+    case $1 in
+    glibc) CHURN_PRELOAD_EXTRA= ;;
+    tcmalloc | gperftools) CHURN_PRELOAD_EXTRA=$TCMALLOC ;;
+    jemalloc) CHURN_PRELOAD_EXTRA=$JEMALLOC ;;
+    *) fail "use_allocator: no allocator $1" ;;
+    esac
+    [ -z "$CHURN_PRELOAD_EXTRA" ] || [ -f "$CHURN_PRELOAD_EXTRA" ] ||
+        fail "$CHURN_PRELOAD_EXTRA is missing: make test-deps (libgoogle-perftools-dev libjemalloc-dev)"
+    export CHURN_PRELOAD_EXTRA
 }
 
 # build_c NAME SOURCE [extra gcc args...]: compiles a test program into $WORK/NAME.

@@ -3,6 +3,10 @@
 # kept in build/test/logs/<name>.log.  `sh test/run.sh` runs all of them in sorted order;
 # `sh test/run.sh NAME...` runs a subset (NAME may be `fork`, `t_fork` or `test/t_fork.sh`).
 # Prints PASS/FAIL per test and closes with the single line `N passed, N failed`.
+#
+# A full run then runs the tests marked "# decoders: fast and slow" again over the analyzer
+# without its decoding shortcuts (CHURN_TEST_DECODER=slow, test/lib.sh), shown as NAME.slow
+# with its log in NAME.slow.log.  `sh test/run.sh NAME@slow` runs one so.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -11,15 +15,21 @@ LOGS=build/test/logs
 mkdir -p "$LOGS"
 
 if [ $# -eq 0 ]; then
-    set -- $(ls test/t_*.sh | sort)
+    set -- $(ls test/t_*.sh | sort) \
+        $(grep -l '^# decoders: fast and slow' test/t_*.sh | sort | sed 's/$/@slow/')
 fi
 
 passed=0
 failed=0
 for arg in "$@"; do
+    decoder=${CHURN_TEST_DECODER:-fast}
+    case $arg in
+    *@slow) decoder=slow arg=${arg%@slow} ;;
+    esac
     name=$(basename "$arg" .sh)
     name=${name#t_}
     script=test/t_$name.sh
+    [ "$decoder" = fast ] || name=$name.$decoder
     log=$LOGS/$name.log
     if [ ! -f "$script" ]; then
         echo "FAIL $name: no such test $script"
@@ -28,9 +38,9 @@ for arg in "$@"; do
     fi
     # A test runs under its own #! line when executable (git keeps the bit), else under sh.
     if [ -x "$script" ]; then
-        timeout -k 10 "$TIMEOUT" "./$script" >"$log" 2>&1
+        CHURN_TEST_DECODER=$decoder timeout -k 10 "$TIMEOUT" "./$script" >"$log" 2>&1
     else
-        timeout -k 10 "$TIMEOUT" sh "$script" >"$log" 2>&1
+        CHURN_TEST_DECODER=$decoder timeout -k 10 "$TIMEOUT" sh "$script" >"$log" 2>&1
     fi
     status=$?
     if [ "$status" -eq 0 ]; then

@@ -2,6 +2,8 @@
 # Small crafted traces that make a plain reading of them explode in memory or time: each must
 # be read within a bound (a memory limit or a time limit), with the figures or the warning it
 # is owed (docs/reliability.md, the analyzer's crafted-input rows).
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
 . test/lib.sh
 T=$WORK
 

@@ -1,14 +1,11 @@
 #!/bin/sh
 # Bad input: unusable files end with exit 1 and exactly one line "churn-analyze: FILE: reason";
 # partly damaged files give warnings and a report from the good segments; usage errors exit 2.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_badinput: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_badinput
-rm -rf "$T"
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import json, os, sys
 sys.path.insert(0, "test/tools")
 import mktrace
@@ -77,19 +74,17 @@ write("nostack", {"segments": [segment(0), segment(1),
                                segment(2, extra=[["alloc", 0, 0x900000, 16, 0, 99]])]})
 PY
 
-fail() { echo "t_analyzer_badinput: $*"; exit 1; }
-
 # fatal FILE REASON-PATTERN
 fatal() {
-    f="$T/$1"
+    f="$WORK/$1"
     set +e
-    "$A" --json "$f" >"$T/stdout" 2>"$T/stderr"
+    "$ANALYZE" --json "$f" >"$WORK/stdout" 2>"$WORK/stderr"
     rc=$?
     set -e
     [ "$rc" = 1 ] || fail "$1: exit $rc, want 1"
-    [ ! -s "$T/stdout" ] || fail "$1: wrote a report"
-    [ "$(wc -l <"$T/stderr")" = 1 ] || fail "$1: stderr is not one line: $(cat "$T/stderr")"
-    grep -q "^churn-analyze: $f: $2" "$T/stderr" || fail "$1: message '$(cat "$T/stderr")' lacks '$2'"
+    [ ! -s "$WORK/stdout" ] || fail "$1: wrote a report"
+    [ "$(wc -l <"$WORK/stderr")" = 1 ] || fail "$1: stderr is not one line: $(cat "$WORK/stderr")"
+    grep -q "^churn-analyze: $f: $2" "$WORK/stderr" || fail "$1: message '$(cat "$WORK/stderr")' lacks '$2'"
 }
 fatal missing "No such file"
 fatal empty "empty file"
@@ -100,17 +95,17 @@ fatal headercrc "corrupt file header"
 fatal short "not a churn trace"
 fatal nosegment "no valid segment"
 fatal headeronly "no valid segment"
-n=$(wc -c <"$T/good")
+n=$(wc -c <"$WORK/good")
 fatal concat "another trace starts at byte $n (pid 999; this one is pid 4242): concatenated traces"
 fatal concat_restart "another trace starts at byte $n (pid 4242, another start time; this one is pid 4242)"
 fatal concat_self "a second copy of its file header at byte $n: concatenated traces"
 
 # usable FILE SEGMENTS-USED ALLOCS WARNING-PATTERN
 usable() {
-    f="$T/$1"
-    "$A" --json "$f" >"$T/$1.json" 2>"$T/stderr" || fail "$1: exit $?, want 0"
-    [ ! -s "$T/stderr" ] || fail "$1: stderr not empty: $(head -1 "$T/stderr")"
-    python3 - "$T/$1.json" "$1" "$2" "$3" "$4" <<'PY'
+    f="$WORK/$1"
+    "$ANALYZE" --json "$f" >"$WORK/$1.json" 2>"$WORK/stderr" || fail "$1: exit $?, want 0"
+    [ ! -s "$WORK/stderr" ] || fail "$1: stderr not empty: $(head -1 "$WORK/stderr")"
+    python3 - "$WORK/$1.json" "$1" "$2" "$3" "$4" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 name, used, allocs, pattern = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
@@ -142,14 +137,14 @@ usable bomb 3 6 "segment 2: decompression failed"
 usable nostack 3 10 "stack.*(not|never).*(defined|in the trace)"
 
 # Usage errors: exit 2.
-for args in "" "--bogus $T/good" "--epochs 5:3 $T/good" "--epochs x $T/good" \
-            "--epochs 1-2 $T/good" "--top -1 $T/good" "$T/good $T/good" "--epochs"; do
+for args in "" "--bogus $WORK/good" "--epochs 5:3 $WORK/good" "--epochs x $WORK/good" \
+            "--epochs 1-2 $WORK/good" "--top -1 $WORK/good" "$WORK/good $WORK/good" "--epochs"; do
     set +e
     # shellcheck disable=SC2086
-    "$A" $args >/dev/null 2>"$T/stderr"
+    "$ANALYZE" $args >/dev/null 2>"$WORK/stderr"
     rc=$?
     set -e
     [ "$rc" = 2 ] || fail "'$args': exit $rc, want 2"
-    grep -q "^churn-analyze: " "$T/stderr" || fail "'$args': no message"
+    grep -q "^churn-analyze: " "$WORK/stderr" || fail "'$args': no message"
 done
 exit 0

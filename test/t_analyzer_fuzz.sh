@@ -1,18 +1,18 @@
 #!/bin/sh
 # Random damage must never crash, hang or trip the sanitizers: garbage record streams inside
 # segments whose checksums are right, random records with extreme values, and flipped or cut
-# files.  The analyzer is rebuilt with AddressSanitizer and UBSan for this.
-set -eu
-T=build/test/analyzer_fuzz
-rm -rf "$T"
+# files.  The analyzer is rebuilt with AddressSanitizer and UBSan for this, with the decoder
+# under test (CHURN_TEST_DECODER, test/lib.sh).
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
+T=$WORK
 mkdir -p "$T/cases"
-SYM=analyzer/symbolize.c
-[ -f "$SYM" ] || { echo "t_analyzer_fuzz: $SYM is missing"; exit 1; }
-LIBS=$(make -s --no-print-directory print-ANALYZER_LIBS)
-gcc -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
+LIBS=$(make_var ANALYZER_LIBS)
+gcc -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils $(decoder_cflags) \
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-    -o "$T/churn-analyze" analyzer/*.c $LIBS 2>"$T/build.log" \
-    || { echo "t_analyzer_fuzz: sanitizer build failed: $(head -1 "$T/build.log")"; exit 1; }
+    -o "$T/churn-analyze" $(make_var ANALYZER_SRC) $LIBS 2>"$T/build.log" ||
+    fail "sanitizer build failed: $(head -1 "$T/build.log")"
 
 python3 - "$T" <<'PY'
 import os, random, subprocess, sys

@@ -2,13 +2,11 @@
 # Growth, lifetimes and per-epoch figures of a synthetic trace whose answers are known exactly:
 # one 48-byte leak per epoch over 50 epochs, a temporary freed in its own epoch, and objects
 # that live exactly 1 and 3 epochs.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_growth: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_growth
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$T/trace" <<'PY'
+python3 - "$WORK/trace" <<'PY'
 import sys
 sys.path.insert(0, "test/tools")
 import mktrace
@@ -40,8 +38,8 @@ desc = {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 49, "records": r
 open(sys.argv[1], "wb").write(mktrace.build(desc))
 PY
 
-"$A" --json "$T/trace" >"$T/out.json" 2>"$T/err" || { echo "t_analyzer_growth: analyzer failed: $(head -1 "$T/err")"; exit 1; }
-python3 - "$T/out.json" <<'PY'
+"$ANALYZE" --json "$WORK/trace" >"$WORK/out.json" 2>"$WORK/err" || fail "analyzer failed: $(head -1 "$WORK/err")"
+python3 - "$WORK/out.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 def fail(msg):
@@ -109,8 +107,8 @@ if bad:
     fail("unexpected warning: %s" % bad[0])
 PY
 
-"$A" "$T/trace" >"$T/out.txt" 2>"$T/err" || { echo "t_analyzer_growth: text report failed"; exit 1; }
-grep -q "^  #1 48B/epoch (+1 objects/epoch, r2 1.00)" "$T/out.txt" || { echo "t_analyzer_growth: text report lacks the leak line"; exit 1; }
-grep -q "(30 epochs not shown)" "$T/out.txt" || { echo "t_analyzer_growth: 50 epochs should be elided to 20 rows"; exit 1; }
-[ ! -s "$T/err" ] || { echo "t_analyzer_growth: text report wrote to stderr: $(head -1 "$T/err")"; exit 1; }
+"$ANALYZE" "$WORK/trace" >"$WORK/out.txt" 2>"$WORK/err" || fail "text report failed"
+grep -q "^  #1 48B/epoch (+1 objects/epoch, r2 1.00)" "$WORK/out.txt" || fail "text report lacks the leak line"
+grep -q "(30 epochs not shown)" "$WORK/out.txt" || fail "50 epochs should be elided to 20 rows"
+[ ! -s "$WORK/err" ] || fail "text report wrote to stderr: $(head -1 "$WORK/err")"
 exit 0

@@ -2,14 +2,11 @@
 # The analyzer's memory is bounded by the live set and the stack table, not by the length of
 # the trace: 20 times more events (balanced allocs and frees) must not raise its peak RSS
 # by more than a few MB.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_memory: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_memory
-rm -rf "$T"
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$A" "$T" <<'PY'
+python3 - "$ANALYZE" "$WORK" <<'PY'
 import json, os, resource, subprocess, sys
 sys.path.insert(0, "test/tools")
 import mktrace

@@ -4,6 +4,7 @@
 # with one line; one named as a MODULE path, or found where a module's .gnu_debuglink points,
 # leaves that module unsymbolized with a warning, and the report is written.  Each run is
 # under `timeout`: a blocking open() would hang.
+LIB_ANALYZER_ONLY=1
 . test/lib.sh
 T=$WORK
 

@@ -2,14 +2,11 @@
 # Events drained per thread arrive out of order: an address is reused (allocated on one
 # thread) before the free of its previous occupant (on another) appears, and events of an
 # older epoch arrive late.  The live set must pair every free with its own object.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_reorder: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_reorder
-rm -rf "$T"
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import os, sys
 sys.path.insert(0, "test/tools")
 import mktrace
@@ -48,9 +45,9 @@ open(os.path.join(T, "mismatch"), "wb").write(mktrace.build(
 PY
 
 for f in reorder mismatch early; do
-    "$A" --json "$T/$f" >"$T/$f.json" 2>"$T/err" || { echo "t_analyzer_reorder: $f: analyzer failed: $(head -1 "$T/err")"; exit 1; }
+    "$ANALYZE" --json "$WORK/$f" >"$WORK/$f.json" 2>"$WORK/err" || fail "$f: analyzer failed: $(head -1 "$WORK/err")"
 done
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import json, os, sys
 T = sys.argv[1]
 def fail(msg):

@@ -3,14 +3,11 @@
 # the remains of an overwritten one lie in between.  The analyzer must order by sequence,
 # start from the first kept segment's carry, count frees of objects allocated before it from
 # their own fields, and give the same growth as the events imply.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_ring: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_ring
-rm -rf "$T"
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import os, sys
 sys.path.insert(0, "test/tools")
 import mktrace
@@ -48,9 +45,9 @@ open(os.path.join(T, "gap"), "wb").write(mktrace.build(
 PY
 
 for f in wrapped shuffled gap; do
-    "$A" --json "$T/$f" >"$T/$f.json" 2>"$T/err" || { echo "t_analyzer_ring: $f: analyzer failed: $(head -1 "$T/err")"; exit 1; }
+    "$ANALYZE" --json "$WORK/$f" >"$WORK/$f.json" 2>"$WORK/err" || fail "$f: analyzer failed: $(head -1 "$WORK/err")"
 done
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import json, os, sys
 T = sys.argv[1]
 def fail(msg):

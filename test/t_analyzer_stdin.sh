@@ -2,6 +2,7 @@
 # `churn-analyze -` reads the trace from standard input, from a file or a pipe (spooled to a
 # temporary file, which is gone afterwards): the same report as from the file, `-` as its
 # name; bad input on standard input is one line and status 1, like a bad file.
+# decoders: fast and slow
 . test/lib.sh
 
 build_c churn_tree test/programs/churn_tree.c

@@ -1,14 +1,11 @@
 #!/bin/sh
 # Traces without events (CHURN_FILE_EVENTS clear) are analyzed from the epoch summaries; traces
 # with events are cross-checked against them, except in epochs where events were dropped.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_summaries: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_summaries
-rm -rf "$T"
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import os, sys
 sys.path.insert(0, "test/tools")
 import mktrace
@@ -53,9 +50,9 @@ open(os.path.join(T, "agree"), "wb").write(events_trace(False))
 PY
 
 for f in summaries disagree agree; do
-    "$A" --json "$T/$f" >"$T/$f.json" 2>"$T/err" || { echo "t_analyzer_summaries: $f: analyzer failed: $(head -1 "$T/err")"; exit 1; }
+    "$ANALYZE" --json "$WORK/$f" >"$WORK/$f.json" 2>"$WORK/err" || fail "$f: analyzer failed: $(head -1 "$WORK/err")"
 done
-python3 - "$T" <<'PY'
+python3 - "$WORK" <<'PY'
 import json, os, sys
 T = sys.argv[1]
 def fail(msg):

@@ -1,14 +1,11 @@
 #!/bin/sh
 # --epochs A:B restricts every figure to epochs A..B; objects allocated before A still count
 # as live state, events after B are ignored.
-set -eu
-A=build/churn-analyze
-[ -x "$A" ] || { echo "t_analyzer_window: $A is missing (run make)"; exit 1; }
-T=build/test/analyzer_window
-rm -rf "$T"
-mkdir -p "$T"
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 
-python3 - "$T/trace" <<'PY'
+python3 - "$WORK/trace" <<'PY'
 import sys
 sys.path.insert(0, "test/tools")
 import mktrace
@@ -23,11 +20,11 @@ open(sys.argv[1], "wb").write(mktrace.build(
     {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 49, "records": recs}]}))
 PY
 
-check() {
+window() {
     range=$1
     shift
-    "$A" --json --epochs "$range" "$T/trace" >"$T/out.json" 2>"$T/err" || { echo "t_analyzer_window: --epochs $range failed: $(head -1 "$T/err")"; exit 1; }
-    python3 - "$T/out.json" "$range" "$@" <<'PY'
+    "$ANALYZE" --json --epochs "$range" "$WORK/trace" >"$WORK/out.json" 2>"$WORK/err" || fail "--epochs $range failed: $(head -1 "$WORK/err")"
+    python3 - "$WORK/out.json" "$range" "$@" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 rng, first, last = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -54,12 +51,12 @@ if [w for w in d["warnings"] if "disagree" in w]:
     fail("warnings %s" % d["warnings"])
 PY
 }
-check 10:19 10 19
-check 45: 45 49
-check :4 0 4
-check 7:7 7 7
-check : 0 49
+window 10:19 10 19
+window 45: 45 49
+window :4 0 4
+window 7:7 7 7
+window : 0 49
 
-"$A" --epochs 10:19 "$T/trace" >"$T/out.txt"
-grep -q "window: epochs 10..19" "$T/out.txt" || { echo "t_analyzer_window: text report does not show the window"; exit 1; }
+"$ANALYZE" --epochs 10:19 "$WORK/trace" >"$WORK/out.txt"
+grep -q "window: epochs 10..19" "$WORK/out.txt" || fail "text report does not show the window"
 exit 0

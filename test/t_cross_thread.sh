@@ -12,8 +12,6 @@
 # millisecond (an address's events then span epochs).
 . test/lib.sh
 
-[ -f "$TCMALLOC" ] || fail "$TCMALLOC missing: apt-get install libgoogle-perftools-dev"
-[ -f "$JEMALLOC" ] || fail "$JEMALLOC missing: apt-get install libjemalloc-dev"
 build_c cross_thread test/programs/cross_thread.c -pthread
 build_cxx cross_async test/programs/cross_async.cc -pthread
 
@@ -50,13 +48,8 @@ print("%s: %d blocks across threads, %d left live, all paired%s"
 PY
 }
 
-for allocator in glibc tcmalloc jemalloc glibc-1ms; do
-    case $allocator in
-    tcmalloc) CHURN_PRELOAD_EXTRA=$TCMALLOC ;;
-    jemalloc) CHURN_PRELOAD_EXTRA=$JEMALLOC ;;
-    *) CHURN_PRELOAD_EXTRA= ;;
-    esac
-    export CHURN_PRELOAD_EXTRA
+for allocator in $ALLOCATORS glibc-1ms; do
+    use_allocator "${allocator%-1ms}"
     case $allocator in
     *-1ms) epoch_ms=1 ;;
     *) epoch_ms=0 ;;
@@ -66,7 +59,7 @@ for allocator in glibc tcmalloc jemalloc glibc-1ms; do
     verify "$WORK/$allocator.json" "$WORK/$allocator.out" "queue, $allocator" xt_alloc \
         "$WORK/$allocator.zst"
 done
-CHURN_PRELOAD_EXTRA=
+use_allocator glibc
 for run in 1 2 3; do
     traced "$WORK/async$run.zst" "$WORK/async$run.out" "$WORK/cross_async"
     analyze "$WORK/async$run.zst" "$WORK/async$run.json"

@@ -4,7 +4,10 @@
 # passes of libchurn's writer.  Their allocations must still symbolize to that library's
 # function: `apart`, B loaded while A is still there (different addresses); `reuse`, A
 # unloaded first and B loaded at the address A had, so the same address means A's code
-# before the dlclose and B's after.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
+# before the dlclose and B's after.  `moved`: the same with libraries without debug info and B
+# linked at another address, loaded where A was with another bias, so that a frame prints
+# as function (module+offset): the name and the offset must both be those of the library
+# the frame's stack ran in, A's before the dlclose and B's after.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
 # library loaded with RTLD_DEEPBIND, bound at once, lazily or with a read-only GOT, mallocs and frees in a loop and
 # frees strdup's blocks (allocated inside libc): every one of its frees must be seen and
 # exactly the KEEP blocks it keeps be live at exit, and libchurn says on stderr what it did;
@@ -24,7 +27,7 @@ for mode in apart reuse; do
 import sys
 from churncheck import *
 report, mode = load(sys.argv[1]), sys.argv[3]
-base_a, base_b = [int(w) for w in open(sys.argv[2]).read().split("bases ")[1].split()]
+base_a, base_b = [int(w) for w in open(sys.argv[2]).read().split("bases ")[1].split()[:2]]
 if mode == "reuse" and base_a != base_b:
     fail("library B was not loaded where A had been: this run does not test address reuse")
 if mode == "apart" and base_a == base_b:
@@ -39,6 +42,52 @@ for function, count in (("alloc_in_a", 5), ("alloc_in_b", 7)):
 print("%s: both unloaded libraries' allocations symbolize to their own functions" % mode)
 PY
 done
+
+# No -g: the frames then show module+offset, taken from the module map of their stack's time.
+NODEBUG_CFLAGS="-O2 -fno-omit-frame-pointer -Wall -Wextra -Werror -fPIC -shared"
+gcc $NODEBUG_CFLAGS -o "$WORK/libmoved_a.so" test/programs/dl_lib.c ||
+    fail "cannot build library A without debug info"
+gcc $NODEBUG_CFLAGS -DLIB_B -Wl,-Ttext-segment=0x10000000 -o "$WORK/libmoved_b.so" \
+    test/programs/dl_lib.c || fail "cannot build library B linked at 0x10000000"
+traced "$WORK/moved.zst" "$WORK/moved.out" "$WORK/dl" moved "$WORK/libmoved_a.so" \
+    "$WORK/libmoved_b.so"
+analyze "$WORK/moved.zst" "$WORK/moved.json"
+"$ANALYZE" "$WORK/moved.zst" >"$WORK/moved.txt" 2>"$WORK/moved.txt.err" ||
+    fail "churn-analyze (text) of the moved trace failed: $(tail -n 1 "$WORK/moved.txt.err")"
+check "$WORK/moved.json" "$WORK/moved.out" "$WORK/moved.txt" \
+    "$(nm -S --defined-only "$WORK/libmoved_a.so" | awk '$4 == "alloc_in_a" { print $1, $2 }')" \
+    "$(nm -S --defined-only "$WORK/libmoved_b.so" | awk '$4 == "alloc_in_b" { print $1, $2 }')" <<'PY'
+import re, sys
+from churncheck import *
+report, out, text = load(sys.argv[1]), open(sys.argv[2]).read(), open(sys.argv[3]).read()
+symbols = {"alloc_in_a": [int(w, 16) for w in sys.argv[4].split()],
+           "alloc_in_b": [int(w, 16) for w in sys.argv[5].split()]}
+base_a, base_b = [int(w) for w in out.split("bases ")[1].split()[:2]]
+start_a, start_b = [int(w) for w in out.split("starts ")[1].split()[:2]]
+if start_a != start_b:
+    fail("moved: library B was mapped at %#x, not where A had been (%#x): the loader placed it "
+         "elsewhere, so this run does not test a reused address" % (start_b, start_a))
+if base_a == base_b:
+    fail("moved: both libraries have the bias %#x: this run does not test another bias" % base_a)
+for function, module, count in (("alloc_in_a", "libmoved_a.so", 5), ("alloc_in_b", "libmoved_b.so", 7)):
+    at = [g for g in field(report, "growth") if g["stack"] and g["stack"][0].startswith(function + " ")]
+    expect("moved: allocations symbolized to %s" % function, sum(g["allocs"] for g in at), count)
+    sym_start, sym_size = symbols[function]
+    for frame in set(g["stack"][0] for g in at):
+        m = re.fullmatch(r"%s \((\S+)\+0x([0-9a-f]+)\)" % function, frame)
+        if not m:
+            fail("moved: the frame %r is not %s (module+offset)" % (frame, function))
+        # a return address: the call is the byte before it
+        offset = int(m.group(2), 16) - 1
+        if m.group(1) != module or not sym_start <= offset < sym_start + sym_size:
+            fail("moved: the frame %r names %s but its module and offset are not inside it "
+                 "(%s+0x%x..0x%x): name and offset from different generations of the module map"
+                 % (frame, function, module, sym_start, sym_start + sym_size))
+        if frame not in text:
+            fail("moved: the text report does not show the frame %r" % frame)
+print("moved: B at A's address %#x with bias %#x (A's %#x); both libraries' frames name their "
+      "own function, module and offset" % (start_a, base_b, base_a))
+PY
 
 build_c deepbind test/programs/deepbind.c -ldl
 gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/libdeep.so" test/programs/deepbind_lib.c ||

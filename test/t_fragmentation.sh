@@ -9,17 +9,16 @@
 . test/lib.sh
 
 OBJECTS=${CHURN_FRAG_OBJECTS:-2000000}
-[ -f "$TCMALLOC" ] || fail "gperftools tcmalloc ($TCMALLOC) is not installed: apt-get install libgoogle-perftools-dev"
-[ -f "$JEMALLOC" ] || fail "jemalloc ($JEMALLOC) is not installed: apt-get install libjemalloc-dev"
 build_c fragment test/programs/fragment.c -ldl
 
 for allocator in glibc gperftools jemalloc; do
     case $allocator in
-    glibc) extra= tolerance=0.05 ;;
-    gperftools) extra=$TCMALLOC tolerance=0.15 ;;
-    jemalloc) extra=$JEMALLOC tolerance=0.02 ;;
+    glibc) tolerance=0.05 ;;
+    gperftools) tolerance=0.15 ;;
+    jemalloc) tolerance=0.02 ;;
     esac
-    CHURN_PRELOAD_EXTRA=$extra traced "$WORK/$allocator.zst" "$WORK/$allocator.out" \
+    use_allocator "$allocator"
+    traced "$WORK/$allocator.zst" "$WORK/$allocator.out" \
         "$WORK/fragment" "$allocator" "$OBJECTS"
     analyze "$WORK/$allocator.zst" "$WORK/$allocator.json"
     check "$WORK/$allocator.json" "$WORK/$allocator.out" "$allocator" "$tolerance" <<'PY'

@@ -4,12 +4,20 @@
 # then a short fuzzing run from the seed corpus of real traces (test/fuzz/corpus), on a copy
 # so the repository's corpus does not change.  `make fuzz` runs longer (FUZZ_SECONDS).  A crash
 # fails the test and leaves its input in build/test/fuzz/: add it to test/fuzz/regressions.
+# With CHURN_TEST_DECODER=slow the fuzzer is build/slow/fuzz/fuzz_trace, the analyzer without
+# its decoding shortcuts (Makefile), for half the time.
+# decoders: fast and slow
+LIB_ANALYZER_ONLY=1
 . test/lib.sh
 
 SECONDS_TO_FUZZ=${FUZZ_SECONDS:-20}
-command -v clang >/dev/null || fail "clang is not installed (libFuzzer): apt-get install clang"
-make -s build/fuzz/fuzz_trace >"$WORK/build.log" 2>&1 || fail "cannot build the fuzzer: $(tail -n 1 "$WORK/build.log")"
 FUZZER=$ROOT/build/fuzz/fuzz_trace
+if [ "${CHURN_TEST_DECODER:-fast}" = slow ]; then
+    SECONDS_TO_FUZZ=$((SECONDS_TO_FUZZ / 2))
+    FUZZER=$ROOT/build/slow/fuzz/fuzz_trace
+fi
+command -v clang >/dev/null || fail "clang is not installed (libFuzzer): apt-get install clang"
+make -s "${FUZZER#$ROOT/}" >"$WORK/build.log" 2>&1 || fail "cannot build the fuzzer: $(tail -n 1 "$WORK/build.log")"
 
 regressions=$(ls test/fuzz/regressions/* 2>/dev/null | wc -l)
 if [ "$regressions" -gt 0 ]; then

@@ -5,17 +5,10 @@
 # themselves and never call malloc for it).
 . test/lib.sh
 
-[ -f "$TCMALLOC" ] || fail "$TCMALLOC missing: apt-get install libgoogle-perftools-dev"
-[ -f "$JEMALLOC" ] || fail "$JEMALLOC missing: apt-get install libjemalloc-dev"
 build_cxx new_delete test/programs/new_delete.cc
 
-for allocator in glibc tcmalloc jemalloc; do
-    case $allocator in
-    glibc) CHURN_PRELOAD_EXTRA= ;;
-    tcmalloc) CHURN_PRELOAD_EXTRA=$TCMALLOC ;;
-    jemalloc) CHURN_PRELOAD_EXTRA=$JEMALLOC ;;
-    esac
-    export CHURN_PRELOAD_EXTRA
+for allocator in $ALLOCATORS; do
+    use_allocator "$allocator"
     traced "$WORK/$allocator.zst" "$WORK/$allocator.out" "$WORK/new_delete"
     analyze "$WORK/$allocator.zst" "$WORK/$allocator.json"
     check "$WORK/$allocator.json" "$WORK/$allocator.out" "$allocator" <<'PY'
@@ -41,13 +34,8 @@ done
 # new_handler's free of its reserve block is traced, and so are the bad_alloc object's
 # allocation and the catch's free; with glibc no free anywhere is of an unknown block.
 build_cxx new_handler test/programs/new_handler.cc
-for allocator in glibc tcmalloc jemalloc; do
-    case $allocator in
-    glibc) CHURN_PRELOAD_EXTRA= ;;
-    tcmalloc) CHURN_PRELOAD_EXTRA=$TCMALLOC ;;
-    jemalloc) CHURN_PRELOAD_EXTRA=$JEMALLOC ;;
-    esac
-    export CHURN_PRELOAD_EXTRA
+for allocator in $ALLOCATORS; do
+    use_allocator "$allocator"
     traced "$WORK/handler.$allocator.zst" "$WORK/handler.$allocator.out" "$WORK/new_handler"
     analyze "$WORK/handler.$allocator.zst" "$WORK/handler.$allocator.json"
     check "$WORK/handler.$allocator.json" "$WORK/handler.$allocator.out" $allocator <<'PY'

@@ -7,6 +7,7 @@
 # and HTML reports carry it.  Across threads (test/programs/cross_thread.c) the peak is the
 # one of the trace's order, which the recomputation follows too.  heaptrack's figure on the
 # same program is in the log (it also counts the libstdc++ it loads itself).
+# decoders: fast and slow
 . test/lib.sh
 
 build_c peak_temp test/programs/peak_temp.c

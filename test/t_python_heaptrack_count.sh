@@ -22,22 +22,14 @@
 # preload: 0 calls), and it does not use operator new.  What remains is heaptrack's one pool
 # allocation and a few environment-dependent start-up allocations (each tracer adds its own
 # variables to os.environ), far below the 0.5 % tolerance (~2,900 calls).
-set -eu
-cd "$(dirname "$0")/.."
-
-fail() { echo "t_python_heaptrack_count: $*" >&2; exit 1; }
+. test/lib.sh
 
 PY=/usr/bin/python3   # Debian's python 3.11, not a version manager's shim
 ROUNDS=5000
 for tool in heaptrack heaptrack_print "$PY"; do
     command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (make check installs it)"
 done
-[ -f build/libchurn.so ] || fail "build/libchurn.so is missing (run make)"
-[ -x build/churn-analyze ] || fail "build/churn-analyze is missing (run make)"
-
-dir=build/test/python_heaptrack_count
-rm -rf "$dir"
-mkdir -p "$dir"
+dir=$WORK
 
 PYTHONMALLOC=malloc PYTHONHASHSEED=0 heaptrack -o "$dir/ht-data" \
     "$PY" bench/python_churn.py "$ROUNDS" >"$dir/heaptrack.out" 2>&1 \
@@ -48,20 +40,18 @@ heaptrack_print -f "$htfile" >"$dir/heaptrack_print.txt" 2>&1 \
 ht=$(sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' "$dir/heaptrack_print.txt")
 [ -n "$ht" ] || fail "no 'calls to allocation functions' line in heaptrack_print output"
 
-CHURN_OUT="$dir/trace.zst" PYTHONMALLOC=malloc PYTHONHASHSEED=0 \
-    LD_PRELOAD="$PWD/build/libchurn.so" "$PY" bench/python_churn.py "$ROUNDS" \
-    >"$dir/churn.out" 2>&1 || fail "python under libchurn failed: $(tail -n 3 "$dir/churn.out")"
+PYTHONMALLOC=malloc PYTHONHASHSEED=0 traced "$dir/trace.zst" "$dir/churn.out" \
+    "$PY" bench/python_churn.py "$ROUNDS"
 # python (non-PIE, it takes malloc's address) has a PLT stub named malloc: the shim must not
 # mistake it for an allocator of its own and must stay silent.
-if grep -q "libchurn:" "$dir/churn.out"; then
-    fail "libchurn printed on an ordinary program: $(grep -m1 libchurn: "$dir/churn.out")"
+if grep -q "libchurn:" "$dir/churn.out" "$dir/churn.out.err"; then
+    fail "libchurn printed on an ordinary program: $(grep -h -m1 libchurn: "$dir/churn.out" "$dir/churn.out.err")"
 fi
 # Both runs must have done the same work before their counts can be compared.
 want=$(grep '^rounds=' "$dir/heaptrack.out") || fail "python printed no result under heaptrack"
 grep -qxF "$want" "$dir/churn.out" \
     || fail "python's result differs under libchurn: $(tail -n 1 "$dir/churn.out")"
-build/churn-analyze --json "$dir/trace.zst" >"$dir/analysis.json" 2>"$dir/analysis.err" \
-    || fail "churn-analyze --json failed: $(head -n 1 "$dir/analysis.err")"
+analyze "$dir/trace.zst" "$dir/analysis.json"
 lc=$("$PY" -c 'import json, sys; print(int(json.load(sys.stdin)["totals"]["allocs"]))' \
     <"$dir/analysis.json") || fail "no totals.allocs in churn-analyze --json output"
 

@@ -5,21 +5,21 @@
 # whose debug info is stripped, a rebuilt binary and a deleted library.  Then the persistent
 # symbol cache (analyzer/symcache.c): a warm run answers exactly as a cold one, and by build
 # id, so stripping the binary afterwards changes nothing.
-set -eu
-cd "$(dirname "$0")/.."
+LIB_ANALYZER_ONLY=1
+. test/lib.sh
 # the checks below are about reading debug info: no cache unless a check asks for one
 export CHURN_SYMBOL_CACHE=off
 
-B=build/test/symbolize
-fail() { echo "t_symbolize: $*"; exit 1; }
+B=${WORK#$ROOT/}
 
-CFLAGS_ANALYZER="-O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils"
-OBJS="build/analyzer/symbolize.o build/analyzer/dwarfindex.o build/analyzer/debugfile.o build/analyzer/symcache.o build/analyzer/util.o"
-make -s $OBJS >/dev/null || fail "the symbolizer's objects do not build"
-rm -rf "$B"
-mkdir -p "$B"
-gcc $CFLAGS_ANALYZER -Ianalyzer test/tools/symtest.c $OBJS \
-    -o "$B/symtest" -ldw -lelf -ldeflate -lstdc++ || fail "cannot build the symtest driver"
+# The driver links against the analyzer's objects, as the Makefile builds them, in an
+# archive: the linker takes the symbolizer's files and what they need, wherever they live.
+OBJS=$(make_var ANALYZER_OBJ)
+make -s $OBJS >/dev/null || fail "the analyzer's objects do not build"
+ar rcs "$B/analyzer.a" $OBJS || fail "cannot archive the analyzer's objects"
+gcc $(make_var CFLAGS) $(make_var ANALYZER_CFLAGS) -Ianalyzer test/tools/symtest.c "$B/analyzer.a" \
+    -o "$B/symtest" $(make_var ANALYZER_LIBS) >"$B/symtest.build.log" 2>&1 ||
+    fail "cannot build the symtest driver: $(head -n 1 "$B/symtest.build.log")"
 
 build_pie() {
     gcc -O0 -g -fPIE -pie -Wall -Wextra -std=gnu11 -D_GNU_SOURCE "$@" -o "$B/sym_pie" \

@@ -9,6 +9,7 @@
 # heaptrack on the same program is in the log: its rule compares the free with the last
 # allocation's size and stack, not the object, so it also counts the first of each round of
 # ten peak_spike blocks (docs/analyzer.md).
+# decoders: fast and slow
 . test/lib.sh
 
 build_c peak_temp test/programs/peak_temp.c

@@ -5,17 +5,10 @@
 # the shim (their per-thread caches hand blocks across threads differently).
 . test/lib.sh
 
-[ -f "$TCMALLOC" ] || fail "$TCMALLOC missing: apt-get install libgoogle-perftools-dev"
-[ -f "$JEMALLOC" ] || fail "$JEMALLOC missing: apt-get install libjemalloc-dev"
 build_c threads test/programs/threads.c -pthread
 
-for allocator in glibc tcmalloc jemalloc; do
-    case $allocator in
-    glibc) CHURN_PRELOAD_EXTRA= ;;
-    tcmalloc) CHURN_PRELOAD_EXTRA=$TCMALLOC ;;
-    jemalloc) CHURN_PRELOAD_EXTRA=$JEMALLOC ;;
-    esac
-    export CHURN_PRELOAD_EXTRA
+for allocator in $ALLOCATORS; do
+    use_allocator "$allocator"
     traced "$WORK/$allocator.zst" "$WORK/$allocator.out" "$WORK/threads"
     analyze "$WORK/$allocator.zst" "$WORK/$allocator.json"
     check "$WORK/$allocator.json" "$WORK/$allocator.out" "$allocator" "$WORK/$allocator.zst" <<'PY'

