@@ -117,6 +117,17 @@ check() {
     PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$ROOT/test" python3 - "$@"
 }
 
+# build_pprof: the real pprof, built from Debian's golang-github-google-pprof-dev sources,
+# as $WORK/pprof.
+build_pprof() {
+    command -v go >/dev/null || fail "go is missing (Debian golang-go; make check installs it)"
+    [ -f /usr/share/gocode/src/github.com/google/pprof/pprof.go ] ||
+        fail "pprof sources are missing (Debian golang-github-google-pprof-dev)"
+    GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$ROOT/build/cache/go" GOFLAGS= \
+        go build -o "$WORK/pprof" github.com/google/pprof >"$WORK/go.log" 2>&1 ||
+        fail "cannot build pprof: $(tail -n 1 "$WORK/go.log")"
+}
+
 require_built
 # Each test symbolizes from debug info, never from an earlier run's symbol cache.
 export CHURN_SYMBOL_CACHE="$WORK/symbol-cache"

@@ -6,11 +6,8 @@
 # (-symbolize=force), finds the same lines at the addresses the profile gives.
 . test/lib.sh
 
-command -v go >/dev/null || fail "go is missing (Debian golang-go; make check installs it)"
 command -v addr2line >/dev/null || fail "addr2line is missing (Debian binutils)"
-GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$ROOT/build/cache/go" GOFLAGS= \
-    go build -o "$WORK/pprof" github.com/google/pprof >"$WORK/go.log" 2>&1 ||
-    fail "cannot build pprof: $(tail -n 1 "$WORK/go.log")"
+build_pprof
 
 SRC=test/programs/inline_alloc.c
 build_c inline_alloc $SRC

@@ -4,12 +4,7 @@
 # figure, and the leak's location carries its function and file:line.
 . test/lib.sh
 
-command -v go >/dev/null || fail "go is missing (Debian golang-go; make check installs it)"
-[ -f /usr/share/gocode/src/github.com/google/pprof/pprof.go ] ||
-    fail "pprof sources are missing (Debian golang-github-google-pprof-dev)"
-GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$ROOT/build/cache/go" GOFLAGS= \
-    go build -o "$WORK/pprof" github.com/google/pprof >"$WORK/go.log" 2>&1 ||
-    fail "cannot build pprof: $(tail -n 1 "$WORK/go.log")"
+build_pprof
 
 build_c request_loop test/programs/request_loop.c
 traced "$WORK/demo.zst" "$WORK/demo.out" "$WORK/request_loop" 200
