@@ -22,7 +22,7 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     /* Without a symbolizer (a tree's figures, nothing printed by callsite), callsites are
        not merged into functions, and no module's debug info is read. */
     if (sym)
-        churn_functions_attach(&a->functions, &a->growth, &a->stacks, &a->modules, sym);
+        churn_functions_attach(&a->functions, &a->growth, &a->stacks, sym);
     a->types = churn_cxx_types_new(sym, &a->stacks);
     churn_peak_init(&a->peak, window.has_first, window.first, window.has_last, window.last);
 }

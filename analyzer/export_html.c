@@ -442,7 +442,7 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
     for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
         if (!churn_suppressions_of(o->suppress, sites[i]->stack)) /* as the text report */
             sites[n++] = sites[i];
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fputs("<h2>Top callsites by retained growth</h2>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
           "<th class=\"stack\">lifetimes, stack (innermost first)</th></tr>\n", out);

@@ -185,7 +185,7 @@ void churn_metric_fill(const churn_metric *m, const churn_export_window *w, chur
                        unsigned col)
 {
     churn_analysis *a = w->a;
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     for (size_t i = 0; i < a->growth.count; i++)
         churn_tree_add_stack(t, &src, a->growth.sites[i].stack, col, churn_metric_site(m, w, i));
     churn_tree_add_frame(t, CHURN_REST_FRAME, col, churn_metric_rest(m, w));

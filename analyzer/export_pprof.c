@@ -133,6 +133,12 @@ static uint64_t function(builder *bd, const char *name, const char *file)
     return k->value;
 }
 
+/* The Mapping of module id (mappings() writes one per module, in the map's order), 0 none. */
+static uint64_t mapping_id(const churn_modules *m, uint64_t module)
+{
+    return m->by_id && module < CHURN_MODULES_MAX ? m->by_id[module] : 0;
+}
+
 /* A location per recorded return address, its lines innermost (inlined) first as pprof
    wants, keyed also by the stack's module generation (an ip of a library unloaded and
    replaced at the same address after it).  Every recorded ip returns from a call (the
@@ -149,20 +155,19 @@ static uint64_t location(builder *bd, uint64_t ip, uint64_t generation)
     const churn_analysis *a = bd->w->a;
     churn_frame frames[INLINE_MAX];
     size_t n = churn_symbolizer_resolve(a->sym, ip, 1, generation, frames, INLINE_MAX);
-    const churn_module *m = churn_modules_find(&a->modules, ip);
     churn_pb loc = {0};
     churn_pb_uint(&loc, LOCATION_ID, id);
-    if (m)
-        churn_pb_uint(&loc, LOCATION_MAPPING_ID, (uint64_t)(m - a->modules.items) + 1);
+    /* the mapping the names come from (frames.h), not the newest module at ip */
+    uint64_t mapping = n && frames[0].module ? mapping_id(&a->modules, frames[0].module_id) : 0;
+    if (mapping)
+        churn_pb_uint(&loc, LOCATION_MAPPING_ID, mapping);
     churn_pb_uint(&loc, LOCATION_ADDRESS, ip ? ip - 1 : ip);
     for (size_t i = 0; i < n; i++) {
         char name[512];
         if (frames[i].function)
             snprintf(name, sizeof name, "%s", frames[i].function);
-        else if (m)
-            snprintf(name, sizeof name, "%s+0x%llx", m->name, (unsigned long long)(ip - m->bias));
         else
-            snprintf(name, sizeof name, "0x%llx", (unsigned long long)ip);
+            churn_frame_where(ip, &frames[i], name, sizeof name);
         churn_pb_clear(&bd->line);
         churn_pb_uint(&bd->line, LINE_FUNCTION_ID,
                       function(bd, name, frames[i].file ? frames[i].file : ""));

@@ -140,18 +140,13 @@ static size_t stack_frames(churn_tree *t, const churn_frames_source *src, uint64
     for (size_t i = 0; i < depth; i++) { /* return addresses, all of them: frames.c */
         size_t k = churn_symbolizer_resolve(src->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);
-        const churn_module *m = churn_modules_find(src->modules, ips[i]);
         for (size_t f = 0; f < k; f++) {
-            const char *module = frames[f].module ? frames[f].module : m ? m->name : "";
             if (frames[f].function)
                 snprintf(buf, sizeof buf, "%s", frames[f].function);
-            else if (m)
-                snprintf(buf, sizeof buf, "%s+0x%llx", module,
-                         (unsigned long long)(ips[i] - m->bias));
             else
-                snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)ips[i]);
+                churn_frame_where(ips[i], &frames[f], buf, sizeof buf);
             uint32_t name = intern(t, buf);
-            push_frame(t, &n, name, intern(t, module));
+            push_frame(t, &n, name, intern(t, frames[f].module ? frames[f].module : ""));
         }
     }
     return n / 2;

@@ -4,16 +4,18 @@
 
 #define INLINE_MAX 16
 
-/* The module and its offset come with the names, from the module map of the stack's
-   generation: where a library was unloaded and another loaded at its addresses, the newest
-   module at ip may be another one, with another bias. */
+void churn_frame_where(uint64_t ip, const churn_frame *f, char *buf, size_t len)
+{
+    if (f->module)
+        snprintf(buf, len, "%s+0x%llx", f->module, (unsigned long long)(ip - f->bias));
+    else
+        snprintf(buf, len, "0x%llx", (unsigned long long)ip);
+}
+
 static void format_frame(uint64_t ip, const churn_frame *f, char *buf, size_t len)
 {
     char where[256];
-    if (f->module)
-        snprintf(where, sizeof where, "%s+0x%llx", f->module, (unsigned long long)(ip - f->bias));
-    else
-        snprintf(where, sizeof where, "0x%llx", (unsigned long long)ip);
+    churn_frame_where(ip, f, where, sizeof where);
     if (f->function && f->file)
         snprintf(buf, len, "%s (%s:%u)", f->function, f->file, f->line);
     else if (f->function)

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "modules.h"
 #include "stacks.h"
 #include "symbolize.h"
 
@@ -18,9 +17,14 @@ typedef void (*churn_frame_fn)(void *ctx, const char *frame);
 
 typedef struct churn_frames_source {
     const churn_stacks *stacks;
-    const churn_modules *modules;
     churn_symbolizer *sym;
 } churn_frames_source;
+
+/* Where frame f of recorded ip is: "module+0xoffset", or "0xaddress" outside every module.
+   The module and its bias are the frame's own, of the module map of its stack's generation
+   (where a library was unloaded and another loaded at its addresses, the newest module at
+   ip may be another one, with another bias). */
+void churn_frame_where(uint64_t ip, const churn_frame *f, char *buf, size_t len);
 
 /* Calls fn for the first `max` frames of stack id (all when max is 0); returns how many
    frames the whole stack has. */

@@ -23,20 +23,27 @@ static uint64_t str_hash(const char *s, uint64_t h)
     return churn_hash64(h);
 }
 
-/* Functions with a name are one row per (module, name); without one, per recorded ip. */
+/* Functions with a name are one row per (module, name); without one, per recorded ip and
+   module (an address of an unloaded library can be another library's later). */
 static uint64_t key_of(const churn_function *fn)
 {
+    uint64_t h = str_hash(fn->module, 0xcbf29ce484222325ULL);
     if (!fn->name)
-        return churn_hash64(fn->ip ^ 0x9e3779b97f4a7c15ULL);
-    return str_hash(fn->name, str_hash(fn->module, 0xcbf29ce484222325ULL));
+        return churn_hash64(h ^ fn->ip ^ fn->offset);
+    return str_hash(fn->name, h);
+}
+
+static int same_module(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
 }
 
 static int same(const churn_function *a, const churn_function *b)
 {
     if (!a->name || !b->name)
-        return !a->name && !b->name && a->ip == b->ip;
-    return strcmp(a->name, b->name) == 0 &&
-           (a->module == b->module || (a->module && b->module && !strcmp(a->module, b->module)));
+        return !a->name && !b->name && a->ip == b->ip && a->offset == b->offset &&
+               same_module(a->module, b->module);
+    return strcmp(a->name, b->name) == 0 && same_module(a->module, b->module);
 }
 
 static uint64_t *find_slot(uint64_t *slots, size_t mask, const churn_function *fns,
@@ -85,11 +92,11 @@ static uint64_t function_of(void *ctx, uint64_t stack)
                                             INLINE_MAX);
         if (!n || (i > 0 && in_libc(frames[0].module)))
             continue;
-        const churn_module *m = churn_modules_find(f->modules, ips[i]);
+        /* the module and offset of the names' generation of the module map (frames.h) */
         fn.name = frames[0].function;
-        fn.module = frames[0].module ? frames[0].module : m ? m->name : NULL;
+        fn.module = frames[0].module;
         fn.ip = ips[i];
-        fn.offset = m ? ips[i] - m->bias : ips[i];
+        fn.offset = frames[0].module ? ips[i] - frames[0].bias : ips[i];
         if (!in_libc(fn.module))
             break;
     }
@@ -97,14 +104,13 @@ static uint64_t function_of(void *ctx, uint64_t stack)
 }
 
 void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stacks *stacks,
-                            const churn_modules *modules, churn_symbolizer *sym)
+                            churn_symbolizer *sym)
 {
     memset(f, 0, sizeof *f);
     churn_growth_init(&f->growth, g->window_first, g->window_last);
     f->mask = 255;
     f->slots = churn_xcalloc(f->mask + 1, sizeof *f->slots);
     f->stacks = stacks;
-    f->modules = modules;
     f->sym = sym;
     g->parents = &f->growth;
     g->parent_of = function_of;

@@ -13,7 +13,6 @@
 
 #include "cxxtype.h"
 #include "growth.h"
-#include "modules.h"
 #include "stacks.h"
 #include "symbolize.h"
 
@@ -37,13 +36,12 @@ typedef struct churn_functions {
     uint64_t *slots; /* open addressing on the function's key: id, 0 empty */
     size_t mask;
     const churn_stacks *stacks;
-    const churn_modules *modules;
     churn_symbolizer *sym;
 } churn_functions;
 
 /* Makes every callsite that g creates from now on pass its live changes to its function. */
 void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stacks *stacks,
-                            const churn_modules *modules, churn_symbolizer *sym);
+                            churn_symbolizer *sym);
 void churn_functions_free(churn_functions *f);
 
 /* Adds the callsites' counts and stack numbers to their functions; call once, after

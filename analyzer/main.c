@@ -155,7 +155,7 @@ static int write_report(FILE *out, options *o, const char *path, churn_analysis 
 {
     churn_report_options ropts = {path, o->top, NULL};
     if (o->form == FORM_TEXT || o->form == FORM_JSON || o->form == FORM_HTML) {
-        churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+        churn_frames_source src = {&a->stacks, a->sym};
         churn_suppressions_apply(&o->suppress, &a->growth, &src);
         ropts.suppress = &o->suppress;
     }

@@ -1,7 +1,9 @@
 /*
- * The trace's module map as far as reports need it: which module an ip falls in, so an ip
- * without symbols can still be printed as module+offset.  Symbol lookup itself is the
- * symbolizer's (symbolize.h); this only keeps ranges and names.
+ * The trace's module map as far as reports need it: names by id, the mappings of a pprof
+ * profile, and the newest module an ip falls in as the stream goes (which module's debug
+ * info to read ahead for a stack just defined).  A frame's module and offset are the
+ * symbolizer's (symbolize.h), from the map of its stack's generation, as its names are: after
+ * an unload, the newest module at an address may be another library.
  *
  * One entry per module id, the first definition: every segment re-sends the map, and
  * libchurn never reuses an id.  Lookups go through an index of the ranges, rebuilt when a

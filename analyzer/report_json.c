@@ -259,7 +259,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
     churn_callsite **sites = churn_report_callsites(a, o->top, &n);
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fputs("\"growth\": [", out);
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = sites[i];
@@ -377,7 +377,7 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
     }
     free(rows);
     rows = churn_growth_sorted_by_freed(&a->growth, o->top, &n);
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fputs("],\n\"callsites\": [", out);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  {" : "\n  {", out);
@@ -438,7 +438,7 @@ static void peak(FILE *out, churn_analysis *a)
     fputs("\"callsites\": [", out);
     size_t n;
     churn_peak_row *rows = churn_peak_rows(a, PEAK_SITES, &n);
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  {" : "\n  {", out);
         u64(out, "stack_id", rows[i].stack, 1);
@@ -502,7 +502,7 @@ static void frag_part(FILE *out, const churn_frag_part *p);
 static void pin_sites(FILE *out, churn_analysis *a, const churn_report_options *o,
                       const churn_frag_part *sites, size_t nsites)
 {
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     size_t n = o->top && o->top < nsites ? o->top : nsites;
     fputs("[", out);
     for (size_t i = 0; i < n; i++) {

@@ -100,7 +100,7 @@ static void peak_callsites(FILE *out, churn_analysis *a, const churn_report_opti
         return;
     size_t n;
     churn_peak_row *rows = churn_peak_rows(a, o->top, &n);
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fputs("\nLive at the peak, by callsite:\n", out);
     if (!n)
         fputs("  (none)\n", out);
@@ -135,7 +135,7 @@ static void temporary_callsites(FILE *out, churn_analysis *a, const churn_report
     qsort(v, n, sizeof *v, by_temporary);
     if (o->top && n > o->top)
         n = o->top;
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fputs("\nTop callsites by temporary allocations:\n", out);
     if (!n)
         fputs("  (none)\n", out);
@@ -274,7 +274,7 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
     for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
         if (!churn_suppressions_of(o->suppress, sites[i]->stack))
             sites[n++] = sites[i];
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fprintf(out, "\nTop callsites by retained growth:\n");
     if (!n)
         fputs("  (none)\n", out);
@@ -335,7 +335,7 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
     }
     free(rows);
     rows = churn_growth_sorted_by_freed(&a->growth, o->top, &n);
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fprintf(out, "Freed in epochs %s, by callsite:\n", w);
     if (!n)
         fputs("  (nothing)\n", out);
@@ -397,7 +397,7 @@ static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o,
     size_t n = o->top && o->top < nsites ? o->top : nsites;
     if (!n)
         return;
-    churn_frames_source src = {&a->stacks, &a->modules, a->sym};
+    churn_frames_source src = {&a->stacks, a->sym};
     fprintf(out, "Callsites whose survivors pin the most span bytes (%s):\n", when);
     for (size_t i = 0; i < n; i++) {
         const churn_frag_part *p = &sites[i];

@@ -105,10 +105,12 @@ static int is_loader(const char *module)
     return glob("ld-linux*.so*", module) || glob("ld.so*", module) || glob("ld64.so*", module);
 }
 
-static const char *module_of(const churn_frames_source *src, uint64_t ip)
+/* The module of a recorded ip (a return address, frames.c) in the module map of its stack's
+   generation: after an unload, another library can hold the address. */
+static const char *module_of(const churn_frames_source *src, uint64_t ip, uint64_t generation)
 {
-    const churn_module *m = churn_modules_find(src->modules, ip);
-    return m ? m->name : NULL;
+    churn_frame frame;
+    return churn_symbolizer_resolve(src->sym, ip, 1, generation, &frame, 1) ? frame.module : NULL;
 }
 
 /* A demangled name without its parameter list ("f(int) const" -> "f"), so that a rule can
@@ -150,19 +152,19 @@ static int leak_matches(const char *pattern, const churn_frames_source *src, con
         for (size_t k = 0; k < n; k++)
             if (function_matches(pattern, frames[k].function) || glob(pattern, frames[k].file))
                 return 1;
-        if (glob(pattern, module_of(src, ips[i])))
+        if (n && glob(pattern, frames[0].module))
             return 1;
     }
     return 0;
 }
 
 static int init_matches(const char *pattern, const churn_frames_source *src, const uint64_t *ips,
-                        size_t depth)
+                        size_t depth, uint64_t generation)
 {
     size_t i = 0;
-    while (i < depth && glob(pattern, module_of(src, ips[i])))
+    while (i < depth && glob(pattern, module_of(src, ips[i], generation)))
         i++;
-    return i > 0 && i < depth && is_loader(module_of(src, ips[i]));
+    return i > 0 && i < depth && is_loader(module_of(src, ips[i], generation));
 }
 
 static int by_stack(const void *x, const void *y)
@@ -240,7 +242,7 @@ void churn_suppressions_apply(churn_suppressions *s, const churn_growth *g,
         for (size_t r = 0; r < s->count; r++) {
             churn_suppression *rule = &s->rules[r];
             int hit = rule->kind == CHURN_SUPPRESS_INIT
-                          ? init_matches(rule->pattern, src, ips, depth)
+                          ? init_matches(rule->pattern, src, ips, depth, generation)
                           : leak_matches(rule->pattern, src, ips, depth, generation);
             if (!hit)
                 continue;

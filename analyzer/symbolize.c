@@ -692,6 +692,7 @@ static void cache_entry(void *ctx, uint64_t offset, const churn_frame *frames, s
         c->frames[i].function = frames[i].function ? intern(l->s, frames[i].function) : NULL;
         c->frames[i].file = frames[i].file ? intern(l->s, frames[i].file) : NULL;
         c->frames[i].module = m->name;
+        c->frames[i].module_id = m->id;
         c->frames[i].bias = m->bias;
     }
     HASH_ADD(hh, l->s->cache, key, sizeof c->key, c);
@@ -744,6 +745,7 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr, module *m
         n = 1; /* outside every module, or a module that cannot be read */
     for (size_t i = 0; i < n; i++) {
         frames[i].module = m ? m->name : NULL;
+        frames[i].module_id = m ? m->id : 0;
         frames[i].bias = m ? m->bias : 0;
     }
 

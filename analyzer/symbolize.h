@@ -15,6 +15,7 @@ typedef struct churn_frame {
     const char *file;     /* source file; NULL when unknown */
     unsigned line;        /* 0 when unknown */
     const char *module;   /* basename of the module's path; NULL when the ip is in no module */
+    uint64_t module_id;   /* that module's id in the trace's module map, when module is set */
     uint64_t bias;        /* that module's bias (ip - bias: the offset in it), of the same
                              generation of the module map as the names */
     int inlined;          /* 1: this frame was inlined into the next (outer) one */

@@ -43,25 +43,58 @@ print("%s: both unloaded libraries' allocations symbolize to their own functions
 PY
 done
 
-# No -g: the frames then show module+offset, taken from the module map of their stack's time.
-NODEBUG_CFLAGS="-O2 -fno-omit-frame-pointer -Wall -Wextra -Werror -fPIC -shared"
-gcc $NODEBUG_CFLAGS -o "$WORK/libmoved_a.so" test/programs/dl_lib.c ||
+# No -g, stripped, the allocation made by a static function (dl_lib.c, UNNAMED_FILL): frames
+# then show function (module+offset), or module+offset for the static function, with the
+# module and its bias of their stack's time.  The symbols come from the unstripped builds.
+NODEBUG_CFLAGS="-O2 -fno-omit-frame-pointer -Wall -Wextra -Werror -fPIC -shared -DUNNAMED_FILL"
+gcc $NODEBUG_CFLAGS -o "$WORK/libmoved_a.syms.so" test/programs/dl_lib.c ||
     fail "cannot build library A without debug info"
-gcc $NODEBUG_CFLAGS -DLIB_B -Wl,-Ttext-segment=0x10000000 -o "$WORK/libmoved_b.so" \
+gcc $NODEBUG_CFLAGS -DLIB_B -Wl,-Ttext-segment=0x10000000 -o "$WORK/libmoved_b.syms.so" \
     test/programs/dl_lib.c || fail "cannot build library B linked at 0x10000000"
+for lib in a b; do
+    strip --strip-all -o "$WORK/libmoved_$lib.so" "$WORK/libmoved_$lib.syms.so" ||
+        fail "cannot strip library $lib"
+    nm -S --defined-only "$WORK/libmoved_$lib.syms.so" |
+        awk '$4 ~ /^(alloc_in_[ab]|fill)$|^fill\./ { sub(/\..*/, "", $4); print $4, $1, $2 }' \
+        >"$WORK/libmoved_$lib.syms"
+done
 traced "$WORK/moved.zst" "$WORK/moved.out" "$WORK/dl" moved "$WORK/libmoved_a.so" \
     "$WORK/libmoved_b.so"
 analyze "$WORK/moved.zst" "$WORK/moved.json"
-"$ANALYZE" "$WORK/moved.zst" >"$WORK/moved.txt" 2>"$WORK/moved.txt.err" ||
-    fail "churn-analyze (text) of the moved trace failed: $(tail -n 1 "$WORK/moved.txt.err")"
-check "$WORK/moved.json" "$WORK/moved.out" "$WORK/moved.txt" \
-    "$(nm -S --defined-only "$WORK/libmoved_a.so" | awk '$4 == "alloc_in_a" { print $1, $2 }')" \
-    "$(nm -S --defined-only "$WORK/libmoved_b.so" | awk '$4 == "alloc_in_b" { print $1, $2 }')" <<'PY'
-import re, sys
+moved() { # NAME ARGS...: churn-analyze ARGS of the moved trace into $WORK/moved.NAME
+    name=$1
+    shift
+    "$ANALYZE" "$@" "$WORK/moved.zst" >"$WORK/moved.$name" 2>"$WORK/moved.$name.err" ||
+        fail "churn-analyze $* of the moved trace failed: $(tail -n 1 "$WORK/moved.$name.err")"
+}
+moved txt
+moved folded --folded=allocs
+printf 'leak:libmoved_a.so\n' >"$WORK/moved_a.supp"
+printf 'leak:libmoved_b.so\n' >"$WORK/moved_b.supp"
+moved supp_a.json --json --suppressions "$WORK/moved_a.supp"
+moved supp_b.json --json --suppressions "$WORK/moved_b.supp"
+build_pprof
+"$ANALYZE" --pprof -o "$WORK/moved.pb.gz" "$WORK/moved.zst" 2>"$WORK/moved.pprof.err" ||
+    fail "churn-analyze --pprof of the moved trace failed: $(tail -n 1 "$WORK/moved.pprof.err")"
+"$WORK/pprof" -raw "$WORK/moved.pb.gz" >"$WORK/moved.raw" 2>"$WORK/moved.raw.err" ||
+    fail "pprof -raw cannot read the moved profile: $(tail -n 1 "$WORK/moved.raw.err")"
+check "$WORK" <<'PY'
+import os, re, sys
 from churncheck import *
-report, out, text = load(sys.argv[1]), open(sys.argv[2]).read(), open(sys.argv[3]).read()
-symbols = {"alloc_in_a": [int(w, 16) for w in sys.argv[4].split()],
-           "alloc_in_b": [int(w, 16) for w in sys.argv[5].split()]}
+work = sys.argv[1]
+def text(name):
+    return open(os.path.join(work, name)).read()
+report, out = load(os.path.join(work, "moved.json")), text("moved.out")
+LIBS = {"libmoved_a.so": ("alloc_in_a", 5), "libmoved_b.so": ("alloc_in_b", 7)}
+symbols = {}  # (module, function) -> (start, size)
+for module in LIBS:
+    for line in text(module.replace(".so", ".syms")).split("\n"):
+        if line:
+            name, start, size = line.split()
+            symbols[module, name] = (int(start, 16), int(size, 16))
+    for name in (LIBS[module][0], "fill"):
+        if (module, name) not in symbols:
+            fail("moved: nm finds no %s in %s" % (name, module))
 base_a, base_b = [int(w) for w in out.split("bases ")[1].split()[:2]]
 start_a, start_b = [int(w) for w in out.split("starts ")[1].split()[:2]]
 if start_a != start_b:
@@ -69,24 +102,93 @@ if start_a != start_b:
          "elsewhere, so this run does not test a reused address" % (start_b, start_a))
 if base_a == base_b:
     fail("moved: both libraries have the bias %#x: this run does not test another bias" % base_a)
-for function, module, count in (("alloc_in_a", "libmoved_a.so", 5), ("alloc_in_b", "libmoved_b.so", 7)):
-    at = [g for g in field(report, "growth") if g["stack"] and g["stack"][0].startswith(function + " ")]
-    expect("moved: allocations symbolized to %s" % function, sum(g["allocs"] for g in at), count)
-    sym_start, sym_size = symbols[function]
-    for frame in set(g["stack"][0] for g in at):
-        m = re.fullmatch(r"%s \((\S+)\+0x([0-9a-f]+)\)" % function, frame)
+
+def inside(what, module, function, got_module, offset):
+    """offset: of the call instruction in got_module, which must be module's, inside function"""
+    start, size = symbols[module, function]
+    if got_module != module or not start <= offset < start + size:
+        fail("moved: %s is %s+0x%x, not inside %s (%s+0x%x..0x%x): module and offset from "
+             "another generation of the module map than the stack's"
+             % (what, got_module, offset, function, module, start, start + size))
+
+def where(what, module, function, s):
+    """s: "module+0xoffset" of a return address (the call is the byte before it)"""
+    m = re.fullmatch(r"(\S+)\+0x([0-9a-f]+)", s)
+    if not m:
+        fail("moved: %s %r is not module+0xoffset" % (what, s))
+    inside(what, module, function, m.group(1), int(m.group(2), 16) - 1)
+
+for module, (function, count) in LIBS.items():
+    # the JSON callsites' frames and the text report: the static fill (module+offset), then
+    # alloc_in_X (module+offset), both of the library the stack ran in
+    at = [g for g in field(report, "growth") if len(g["stack"]) > 1 and
+          g["stack"][1].startswith(function + " ")]
+    expect("moved: allocations through %s" % function, sum(g["allocs"] for g in at), count)
+    for g in at:
+        where("the callsite frame %r" % g["stack"][0], module, "fill", g["stack"][0])
+        m = re.fullmatch(r"%s \((\S+)\)" % function, g["stack"][1])
         if not m:
-            fail("moved: the frame %r is not %s (module+offset)" % (frame, function))
-        # a return address: the call is the byte before it
-        offset = int(m.group(2), 16) - 1
-        if m.group(1) != module or not sym_start <= offset < sym_start + sym_size:
-            fail("moved: the frame %r names %s but its module and offset are not inside it "
-                 "(%s+0x%x..0x%x): name and offset from different generations of the module map"
-                 % (frame, function, module, sym_start, sym_start + sym_size))
-        if frame not in text:
-            fail("moved: the text report does not show the frame %r" % frame)
-print("moved: B at A's address %#x with bias %#x (A's %#x); both libraries' frames name their "
-      "own function, module and offset" % (start_a, base_b, base_a))
+            fail("moved: the frame %r is not %s (module+offset)" % (g["stack"][1], function))
+        where("the callsite frame %r" % g["stack"][1], module, function, m.group(1))
+        for frame in g["stack"][:2]:
+            if frame not in text("moved.txt"):
+                fail("moved: the text report does not show the frame %r" % frame)
+    # the JSON functions rows and the text report's: one row, fill's, as module+offset
+    rows = [f for f in field(report, "functions") if f["module"] == module]
+    expect("moved: function rows of %s" % module, [f["allocs"] for f in rows], [count])
+    where("the function row %r" % rows[0]["function"], module, "fill", rows[0]["function"])
+    if not re.search(r"#\d+ %s\b" % re.escape(rows[0]["function"]), text("moved.txt")):
+        fail("moved: the text report has no function row %s" % rows[0]["function"])
+    # folded (the tree export, as the flame graphs and --html draw it): fill is the leaf
+    folded = [l.rsplit(" ", 1) for l in text("moved.folded").split("\n")
+              if (";" + function + ";") in (";" + l.split(" ")[0] + ";")]
+    expect("moved: folded allocations through %s" % function, sum(int(v) for _, v in folded), count)
+    for stack, _ in folded:
+        where("the folded leaf of %r" % stack, module, "fill", stack.split(";")[-1])
+    # suppressions by module: a rule naming one library suppresses its callsites, not the
+    # other's at the same addresses
+    for rule_module in LIBS:
+        rule = "leak:" + rule_module
+        supp = load(os.path.join(work, "moved.supp_%s.json" % rule_module[len("libmoved_")]))
+        got = [g["suppressed"] for g in field(supp, "growth") if len(g["stack"]) > 1 and
+               g["stack"][1].startswith(function + " ")]
+        expect("moved: %s's callsites under the rule %s" % (module, rule), got,
+               [rule if rule_module == module else None] * len(at))
+
+# pprof: each location of the libraries' code is in the mapping of the library it ran in, and
+# that mapping's bias puts its address inside the function its line names
+lines = text("moved.raw").split("\n")
+mappings = {}
+for l in lines[lines.index("Mappings") + 1:] if "Mappings" in lines else []:
+    m = re.match(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+)", l)
+    if m:
+        mappings[m.group(1)] = (int(m.group(2), 16), int(m.group(4), 16), m.group(5))
+seen = {}
+for l in lines:
+    m = re.match(r"^\s+\d+: 0x([0-9a-f]+) M=(\d+) (\S+)", l)
+    if not m:
+        continue
+    name = m.group(3)
+    for module, (function, _) in LIBS.items():
+        if name == function:
+            where_fn = function
+        elif name.startswith(module + "+0x"):
+            where_fn = "fill"
+        else:
+            continue
+        if m.group(2) not in mappings:
+            fail("moved: pprof location %r has no mapping" % l.strip())
+        start, offset, file = mappings[m.group(2)]
+        # the address is the call's last byte (export_pprof.c); offset: start - bias
+        inside("pprof location %r (mapping %s)" % (l.strip(), file), module, where_fn, file,
+               int(m.group(1), 16) - start + offset)
+        if where_fn == "fill":
+            where("pprof's function name %r" % name, module, "fill", name)
+        seen[module, where_fn] = True
+expect("moved: pprof locations of fill and alloc_in_X in both libraries", len(seen), 4)
+print("moved: B at A's address %#x with bias %#x (A's %#x); both libraries' frames, function "
+      "rows, folded stacks, pprof locations and suppressions name their own module and offset"
+      % (start_a, base_b, base_a))
 PY
 
 build_c deepbind test/programs/deepbind.c -ldl

@@ -1,7 +1,8 @@
 /*
  * Two different libraries from one source for test/programs/dl.c: built with -DLIB_B it has
  * a padding function first, so its allocating function sits at another offset than library
- * A's, and an address in A's code means something else in B.
+ * A's, and an address in A's code means something else in B.  With -DUNNAMED_FILL the
+ * allocation is made by a static function that alloc_in_a/alloc_in_b calls.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,23 @@ __attribute__((noinline)) int padding_in_b(int x)
 #define ALLOC_FN alloc_in_a
 #endif
 
+#ifdef UNNAMED_FILL
+/* Static: in a stripped library it has no symbol, so its frame shows as module+offset. */
+static __attribute__((noinline)) void *fill(size_t n)
+{
+    void *p = malloc(n);
+    if (p)
+        memset(p, 0x3c, n);
+    return p;
+}
+
+__attribute__((noinline)) void *ALLOC_FN(size_t n)
+{
+    void *p = fill(n);
+    __asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays on the stack */
+    return p;
+}
+#else
 __attribute__((noinline)) void *ALLOC_FN(size_t n)
 {
     void *p = malloc(n);
@@ -26,3 +44,4 @@ __attribute__((noinline)) void *ALLOC_FN(size_t n)
         memset(p, 0x3c, n);
     return p;
 }
+#endif
