@@ -4,10 +4,11 @@
 # passes of libchurn's writer.  Their allocations must still symbolize to that library's
 # function: `apart`, B loaded while A is still there (different addresses); `reuse`, A
 # unloaded first and B loaded at the address A had, so the same address means A's code
-# before the dlclose and B's after.  `moved`: the same with libraries without debug info and B
-# linked at another address, loaded where A was with another bias, so that a frame prints
-# as function (module+offset): the name and the offset must both be those of the library
-# the frame's stack ran in, A's before the dlclose and B's after.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
+# before the dlclose and B's after.  `moved`: the same with stripped libraries and B linked
+# at another address, loaded where A was with another bias, so that a frame prints as
+# function (module+offset) or module+offset: in every output that shows them (JSON, text,
+# folded, pprof) the module and the offset must be those of the library the frame's stack ran
+# in, A's before the dlclose and B's after, and so must the module a suppression matches.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
 # library loaded with RTLD_DEEPBIND, bound at once, lazily or with a read-only GOT, mallocs and frees in a loop and
 # frees strdup's blocks (allocated inside libc): every one of its frees must be seen and
 # exactly the KEEP blocks it keeps be live at exit, and libchurn says on stderr what it did;
