@@ -169,3 +169,21 @@ print("raw asm: status %d; the work is in the trace, %d of the 5 frees made just
       "exit_group are lost; the report says: %s" % (status, 5 - frees, said[0][:60]))
 PY
 done
+
+# Under `churn run` the parent sees the status the kernel reports: an inline exit_group is
+# named as such in its lines (the trace recorded no end), never for an exit libchurn saw.
+CHURN=$ROOT/build/churn
+[ -x "$CHURN" ] || fail "build/churn is missing: run make"
+for mode in asm syscall; do
+    status=0
+    CHURN_FLUSH_MS=10 timeout -k 2 10 "$CHURN" run -o "$WORK/run_$mode.zst" "$WORK/raw_exit" $mode \
+        >/dev/null 2>"$WORK/run_$mode.err" || status=$?
+    said=$(grep -c 'by an exit_group system call made inline, which libchurn cannot see: the trace has no exit record and lacks its events of the last 10 ms' "$WORK/run_$mode.err" || true)
+    case $mode in
+    asm) [ "$status" -eq 11 ] && [ "$said" -eq 1 ] ||
+        fail "churn run, inline exit_group: status $status, not 11, or no line naming it: $(cat "$WORK/run_$mode.err")" ;;
+    syscall) [ "$status" -eq 9 ] && [ "$said" -eq 0 ] ||
+        fail "churn run, syscall(SYS_exit_group): status $status, or an inline exit_group named: $(cat "$WORK/run_$mode.err")" ;;
+    esac
+done
+echo "churn run: an inline exit_group named by the parent, syscall()'s not"

@@ -84,7 +84,7 @@ biome() {
     env "$@" "$BIOME" format --max-diagnostics=0 "$WORK/big" >"$out" 2>"$out.err" || status=$?
     sed '/^Checked 1000 files in /d; /^libchurn: /d' "$out.err" >"$out.kept"
 }
-out=$WORK/biome-native.out biome CHURN_NONE=1
+out=$WORK/biome-native.out biome PATH="$PATH"
 native_status=$status
 rm -f "$WORK/biome.zst"
 out=$WORK/biome.out biome CHURN_OUT="$WORK/biome.zst" LD_PRELOAD="$SHIM"
