@@ -9,7 +9,8 @@
  * the likely culprit: a loaded object that calls mmap and has the most allocator-like names.
  *
  * When the culprit carries a JS engine (a function of V8's, JavaScriptCore's, SpiderMonkey's or
- * XS's collector in its symbols) or the mapping that grew most carries the engine's name, the
+ * XS's collector in its symbols; stripped, a message of V8's collector among its bytes) or the
+ * mapping that grew most carries the engine's name, the
  * growth is named as that engine's own heap: outside malloc by design, and what is not traced
  * is the objects on it.
  *
@@ -25,6 +26,9 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "churn/engines.h"
@@ -321,6 +325,30 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* The engine (index + 1) whose collector's message is among a stripped file's bytes.  The
+   file is mapped privately and read-only with a raw system call for the search only. */
+static int message_engine(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    long p = -1;
+    if (!fstat(fd, &st) && st.st_size > 0)
+        p = syscall(SYS_mmap, NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == -1 || (unsigned long)p > -4096UL)
+        return 0;
+    int engine = 0;
+    for (size_t i = 0; !engine && i < CHURN_N_ENGINES; i++)
+        if (churn_engines[i].message &&
+            memmem((const void *)p, (size_t)st.st_size, churn_engines[i].message,
+                   strlen(churn_engines[i].message)))
+            engine = (int)i + 1;
+    syscall(SYS_munmap, p, (size_t)st.st_size);
+    return engine;
+}
+
 /* The module id the trace gives that object (churn_module), or none. */
 static uint64_t module_id(const char *path)
 {
@@ -349,6 +377,8 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
                                 (unsigned long)w.top_hi[i], (double)w.top_growth[i] / 1048576.0);
     /* A JS engine's heap is its own mappings, outside malloc by design: what is not traced is
        the objects on it, not an allocator that a way in could reach. */
+    if (c.found && !c.engine && c.stripped)
+        c.engine = message_engine(c.path);
     int engine = w.top_engine[0] ? w.top_engine[0] : c.found ? c.engine : 0;
     double mib = (double)untraced / 1048576.0, secs = (double)(now - b.base_ns) / 1e9;
     if (engine)
@@ -365,7 +395,9 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
         churn_log("the mapping that grew most is named by %s", churn_engines[engine - 1].name);
     else if (engine)
         churn_log("likely culprit: %s, which calls mmap and carries %s (its garbage collector's "
-                  "functions are in its symbols)", c.path, churn_engines[engine - 1].name);
+                  "%s)", c.path, churn_engines[engine - 1].name,
+                  c.stripped ? "messages are in its bytes: it is stripped"
+                             : "functions are in its symbols");
     else if (c.found && c.stripped)
         churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
                   ".symtab): libchurn cannot see an allocator linked into it", c.path);

@@ -7,12 +7,19 @@
 # growth.  The same growth through malloc (traced) must raise nothing.  A copy that carries a
 # function under a name of V8's collector must have the growth named as V8's own heap (outside
 # malloc by design), on stderr and at the top of the report, still with "not traced" and
-# untraced_bytes.
+# untraced_bytes; stripped, by the message of V8's heap among its bytes.
 . test/lib.sh
 
 build_c pool_alloc test/programs/pool_alloc.c
 strip -o "$WORK/pool_alloc_stripped" "$WORK/pool_alloc"
 build_c pool_v8 test/programs/pool_alloc.c -DENGINE_V8
+strip -o "$WORK/pool_v8_stripped" "$WORK/pool_v8"
+
+traced "$WORK/pool_v8_stripped.zst" "$WORK/pool_v8_stripped.out" "$WORK/pool_v8_stripped"
+grep -q "in mappings of V8's own heap (outside malloc by design.*not traced: objects on the JS heap" "$WORK/pool_v8_stripped.out.err" ||
+    fail "pool_v8_stripped: the growth is not named V8's heap: $(head -n 1 "$WORK/pool_v8_stripped.out.err")"
+grep -q "likely culprit: $WORK/pool_v8_stripped, which calls mmap and carries V8 (its garbage collector's messages are in its bytes: it is stripped)" "$WORK/pool_v8_stripped.out.err" ||
+    fail "pool_v8_stripped: the culprit line does not name V8 by its message: $(sed -n 2p "$WORK/pool_v8_stripped.out.err")"
 
 traced "$WORK/pool_v8.zst" "$WORK/pool_v8.out" "$WORK/pool_v8"
 err="$WORK/pool_v8.out.err"
