@@ -101,6 +101,8 @@ static const opt_row table[] = {
     {"CHURN_BIOME_CACHE", OPT_TESTS, "build/cache/biome", 0, 0,
      "tests only (`test/t_rust_cli.sh`): where the pinned Biome build is kept between runs",
      NULL},
+    {"CHURN_DENO_CACHE", OPT_TESTS, "build/cache/deno", 0, 0,
+     "tests only (`test/t_deno.sh`): where the pinned deno build is kept between runs", NULL},
     {"CHURN_PRELOAD_EXTRA", OPT_TESTS, "", 0, 0,
      "tests only (`test/lib.sh`): allocator libraries preloaded after the shim", NULL},
     {"CHURN_FRAG_OBJECTS", OPT_TESTS, "2000000", 0, 0,
