@@ -199,5 +199,9 @@ void churn_crosscheck(churn_analysis *a)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");
     if (!a->has_exit)
-        churn_warn(w, "no exit record: the process was cut short or was still running");
+        churn_warn(w, "no exit record: the process was killed (SIGKILL), ended by an "
+                      "exit_group system call made inline (past every function libchurn "
+                      "interposes), or was still running; its events of the last CHURN_FLUSH_MS "
+                      "(1 s by default) + 50 ms before the end, and the last epoch's close, are "
+                      "not in the trace");
 }

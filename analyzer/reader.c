@@ -259,7 +259,8 @@ churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, si
             snprintf(err, errlen, "no valid segment (%zu damaged)", t->info.segments_invalid);
         else
             snprintf(err, errlen, "no valid segment: the traced process has not written one "
-                     "(killed, or still running, before its first; CHURN_FLUSH_MS)");
+                     "(killed, ended by an exit_group system call made inline, or still "
+                     "running, before its first; CHURN_FLUSH_MS)");
         churn_trace_close(t);
         return NULL;
     }

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "churn/engines.h"
+
 static int worth_showing(const churn_callsite *s)
 {
     return s->allocs || s->frees || s->live_count || s->live_bytes;
@@ -99,7 +101,8 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     int bytes = counter_named(a, "libchurn.untraced_bytes");
     int warned = counter_named(a, "libchurn.untraced_warned");
     int module = counter_named(a, "libchurn.untraced_module");
-    uint64_t most = 0, culprit = 0;
+    int engine = counter_named(a, "libchurn.untraced_engine");
+    uint64_t most = 0, culprit = 0, js = 0;
     int said = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
@@ -111,6 +114,9 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
             most = v[bytes];
         if (module >= 0 && (size_t)module < r->n_counters && v[module])
             culprit = v[module];
+        if (engine >= 0 && (size_t)engine < r->n_counters && v[engine] &&
+            v[engine] <= CHURN_N_ENGINES)
+            js = v[engine];
     }
     if (!said)
         return 0;
@@ -118,11 +124,19 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     for (size_t i = 0; culprit && i < a->modules.count; i++)
         if (a->modules.items[i].id == culprit - 1)
             where = a->modules.items[i].name;
-    snprintf(buf, len,
-             "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program holds "
-             "memory through an allocator libchurn does not know%s%s; every figure here misses "
-             "it (libchurn's stderr names the mappings that grew)",
-             (double)most / 1048576.0, where ? ", likely in " : "", where ? where : "");
+    if (js)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
+                 "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
+                 "traced: objects on the JS heap",
+                 (double)most / 1048576.0, churn_engines[js - 1].name, where ? ", in " : "",
+                 where ? where : "");
+    else
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+                 "holds memory through an allocator libchurn does not know%s%s; every figure "
+                 "here misses it (libchurn's stderr names the mappings that grew)",
+                 (double)most / 1048576.0, where ? ", likely in " : "", where ? where : "");
     return 1;
 }
 

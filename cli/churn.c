@@ -275,7 +275,7 @@ static int by_bytes(const void *x, const void *y)
 /* After a run: the trace of the image that allocated most (the program, past a script in
    front of it that exec'd it or ran it as a child), the command that analyzes it and the one
    that analyzes the whole tree, and the images that allocated most. */
-static void report_traces(const char *out, pid_t pid)
+static void report_traces(const char *out, pid_t pid, int status)
 {
     char *index = churn_proctree_index_of(out);
     churn_proctree t;
@@ -317,6 +317,13 @@ static void report_traces(const char *out, pid_t pid)
     }
     const char *trace = chosen ? chosen->trace : out;
     fprintf(stderr, "churn: trace in %s\n", trace);
+    /* The program ended by itself, yet its last image recorded no end: it left by an
+       exit_group libchurn could not see, and what a kill -9 loses is lost. */
+    if (own && !own->ended && WIFEXITED(status))
+        fprintf(stderr, "churn: the process ended (status %d) by an exit_group system call made "
+                        "inline, which libchurn cannot see: the trace has no exit record and "
+                        "lacks its events of the last %llu ms + 50 ms (CHURN_FLUSH_MS)\n",
+                WEXITSTATUS(status), (unsigned long long)churn_opt.flush_ms);
     print_command("analyze it with", "", trace);
     if (t.n > 1) {
         print_command("the whole tree", "--tree ", index);
@@ -474,7 +481,7 @@ static int run(int argc, char **argv)
     else if (WEXITSTATUS(status))
         fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
     if (out)
-        report_traces(out, pid);
+        report_traces(out, pid, status);
     free(out);
     if (WIFSIGNALED(status))
         die_of(WTERMSIG(status));

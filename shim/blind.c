@@ -8,9 +8,16 @@
  * stderr says so once, with the anonymous mappings that grew most (from /proc/self/smaps) and
  * the likely culprit: a loaded object that calls mmap and has the most allocator-like names.
  *
- * The figures reach the trace as three counters after the allocator's own
+ * When the culprit carries a JS engine (a function of V8's, JavaScriptCore's, SpiderMonkey's or
+ * XS's collector in its symbols; stripped, a message of V8's collector among its bytes) or the
+ * mapping that grew most carries the engine's name, the
+ * growth is named as that engine's own heap: outside malloc by design, and what is not traced
+ * is the objects on it.
+ *
+ * The figures reach the trace as four counters after the allocator's own
  * (libchurn.untraced_bytes, an estimate; libchurn.untraced_warned; libchurn.untraced_module,
- * the culprit's module id + 1), so the analyzer can warn and split RSS.  Everything here runs
+ * the culprit's module id + 1; libchurn.untraced_engine, include/churn/engines.h's index + 1),
+ * so the analyzer can warn and split RSS.  Everything here runs
  * on the writer thread outside its final pass: reading smaps walks page tables, and the exit
  * path must not wait for it.
  */
@@ -19,8 +26,12 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "churn/engines.h"
 #include "elfsyms.h"
 #include "shim.h"
 
@@ -32,7 +43,7 @@
 #define TOP 3
 
 static _Atomic uint64_t untraced_now;
-static _Atomic uint64_t warned, culprit_id;
+static _Atomic uint64_t warned, culprit_id, engine_id;
 
 static struct {
     int started;
@@ -46,7 +57,7 @@ static struct {
 } b = {.fd = -1};
 
 static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
-                                    "libchurn.untraced_module"};
+                                    "libchurn.untraced_module", "libchurn.untraced_engine"};
 
 static void counters(uint64_t *values, int fresh)
 {
@@ -54,11 +65,12 @@ static void counters(uint64_t *values, int fresh)
     values[0] = atomic_load_explicit(&untraced_now, memory_order_relaxed);
     values[1] = atomic_load_explicit(&warned, memory_order_relaxed);
     values[2] = atomic_load_explicit(&culprit_id, memory_order_relaxed);
+    values[3] = atomic_load_explicit(&engine_id, memory_order_relaxed);
 }
 
 void churn_blind_register(void)
 {
-    if (!churn_allocator_add_counters(names, 3, counters))
+    if (!churn_allocator_add_counters(names, 4, counters))
         churn_log("no room in the trace for the blind-spot detector's counters");
 }
 
@@ -105,6 +117,7 @@ void churn_blind_after_fork_child(void)
     atomic_store(&untraced_now, 0);
     atomic_store(&warned, 0);
     atomic_store(&culprit_id, 0);
+    atomic_store(&engine_id, 0);
 }
 
 static void rollup_line(const char *line, void *ctx)
@@ -119,6 +132,16 @@ static uint64_t anon_bytes(void)
     if (b.fd >= 0)
         each_line(b.fd, rollup_line, &v);
     return v;
+}
+
+/* The engine (index + 1) whose name for its mappings a header line's "[anon:name]" carries. */
+static int named_engine(const char *line)
+{
+    const char *name = strstr(line, "[anon:");
+    for (size_t i = 0; name && i < CHURN_N_ENGINES; i++)
+        if (churn_engines[i].mapping && strstr(name, churn_engines[i].mapping))
+            return (int)i + 1;
+    return 0;
 }
 
 /* A mapping's header line: "lo-hi perms offset dev inode [path]". */
@@ -146,9 +169,11 @@ static int header(const char *line, uintptr_t *lo, uintptr_t *hi)
 typedef struct walk {
     int baseline;
     uintptr_t lo, hi;
+    int engine;             /* the current mapping's, from its name */
     /* the mappings that grew most, at the warning */
     uintptr_t top_lo[TOP], top_hi[TOP];
     int64_t top_growth[TOP];
+    int top_engine[TOP];
 } walk;
 
 static uint64_t base_of(uintptr_t lo)
@@ -166,6 +191,7 @@ static void smaps_line(const char *line, void *ctx)
     if (header(line, &lo, &hi)) {
         w->lo = lo;
         w->hi = hi;
+        w->engine = named_engine(line);
         return;
     }
     if (strncmp(line, "Anonymous:", 10))
@@ -185,10 +211,12 @@ static void smaps_line(const char *line, void *ctx)
                 w->top_lo[j] = w->top_lo[j - 1];
                 w->top_hi[j] = w->top_hi[j - 1];
                 w->top_growth[j] = w->top_growth[j - 1];
+                w->top_engine[j] = w->top_engine[j - 1];
             }
             w->top_lo[i] = w->lo;
             w->top_hi[i] = w->hi;
             w->top_growth[i] = growth;
+            w->top_engine[i] = w->engine;
             break;
         }
 }
@@ -208,6 +236,7 @@ static void read_smaps(walk *w)
 typedef struct suspect {
     size_t allocator_names;
     int calls_mmap;
+    int engine;             /* a JS engine's collector is in its symbols: index + 1 */
 } suspect;
 
 static int allocator_like(const char *n)
@@ -222,6 +251,9 @@ static void suspect_symbol(const char *name, uintptr_t addr, void *ctx)
     suspect *s = ctx;
     if (allocator_like(name))
         s->allocator_names++;
+    for (size_t i = 0; !s->engine && i < CHURN_N_ENGINES; i++)
+        if (!strncmp(name, churn_engines[i].gc_prefix, strlen(churn_engines[i].gc_prefix)))
+            s->engine = (int)i + 1;
 }
 
 typedef struct culprit {
@@ -231,6 +263,7 @@ typedef struct culprit {
     int found;
     char path[256];
     int stripped;
+    int engine;
 } culprit;
 
 /* Objects that are not the program's: the C runtime and libchurn. */
@@ -265,7 +298,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
     const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
     if (!exe && (!path || !*path || ours_or_libc(path) || holds_self(info)))
         return 0;
-    suspect s = {0, 0};
+    suspect s = {0, 0, 0};
     s.calls_mmap = churn_file_refers(path, "mmap") || churn_file_refers(path, "mmap64");
     churn_file_symbols(path, info->dlpi_addr, suspect_symbol, &s);
     int stripped = exe && !churn_file_has_symtab(path);
@@ -277,6 +310,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
         c->best = module;
         c->best_names = s.allocator_names;
         c->stripped = stripped;
+        c->engine = s.engine;
         if (exe) {
             ssize_t n = readlink("/proc/self/exe", c->path, sizeof c->path - 1);
             c->path[n > 0 ? n : 0] = 0;
@@ -289,6 +323,30 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
         }
     }
     return 0;
+}
+
+/* The engine (index + 1) whose collector's message is among a stripped file's bytes.  The
+   file is mapped privately and read-only with a raw system call for the search only. */
+static int message_engine(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    long p = -1;
+    if (!fstat(fd, &st) && st.st_size > 0)
+        p = syscall(SYS_mmap, NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == -1 || (unsigned long)p > -4096UL)
+        return 0;
+    int engine = 0;
+    for (size_t i = 0; !engine && i < CHURN_N_ENGINES; i++)
+        if (churn_engines[i].message &&
+            memmem((const void *)p, (size_t)st.st_size, churn_engines[i].message,
+                   strlen(churn_engines[i].message)))
+            engine = (int)i + 1;
+    syscall(SYS_munmap, p, (size_t)st.st_size);
+    return engine;
 }
 
 /* The module id the trace gives that object (churn_module), or none. */
@@ -317,11 +375,30 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
         len += (size_t)snprintf(top + len, sizeof top - len, "%s%lx-%lx +%.1f MiB",
                                 i ? ", " : "", (unsigned long)w.top_lo[i],
                                 (unsigned long)w.top_hi[i], (double)w.top_growth[i] / 1048576.0);
-    churn_log("anonymous memory grew %.1f MiB in %.1f s that nothing traced explains (traced "
-              "heap +%.1f MiB): it is not traced; the largest growth: %s", (double)untraced / 1048576.0,
-              (double)(now - b.base_ns) / 1e9, (double)heap_growth / 1048576.0,
-              *top ? top : "none in a single mapping");
-    if (c.found && c.stripped)
+    /* A JS engine's heap is its own mappings, outside malloc by design: what is not traced is
+       the objects on it, not an allocator that a way in could reach. */
+    if (c.found && !c.engine && c.stripped)
+        c.engine = message_engine(c.path);
+    int engine = w.top_engine[0] ? w.top_engine[0] : c.found ? c.engine : 0;
+    double mib = (double)untraced / 1048576.0, secs = (double)(now - b.base_ns) / 1e9;
+    if (engine)
+        churn_log("anonymous memory grew %.1f MiB in %.1f s in mappings of %s's own heap "
+                  "(outside malloc by design: the 'outside' part of the RSS split; traced heap "
+                  "+%.1f MiB); not traced: objects on the JS heap; the largest growth: %s", mib,
+                  secs, churn_engines[engine - 1].name, (double)heap_growth / 1048576.0,
+                  *top ? top : "none in a single mapping");
+    else
+        churn_log("anonymous memory grew %.1f MiB in %.1f s that nothing traced explains (traced "
+                  "heap +%.1f MiB): it is not traced; the largest growth: %s", mib, secs,
+                  (double)heap_growth / 1048576.0, *top ? top : "none in a single mapping");
+    if (engine && w.top_engine[0])
+        churn_log("the mapping that grew most is named by %s", churn_engines[engine - 1].name);
+    else if (engine)
+        churn_log("likely culprit: %s, which calls mmap and carries %s (its garbage collector's "
+                  "%s)", c.path, churn_engines[engine - 1].name,
+                  c.stripped ? "messages are in its bytes: it is stripped"
+                             : "functions are in its symbols");
+    else if (c.found && c.stripped)
         churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
                   ".symtab): libchurn cannot see an allocator linked into it", c.path);
     else if (c.found)
@@ -335,6 +412,7 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
             id = 1; /* the executable is the first module found */
     }
     atomic_store(&culprit_id, id);
+    atomic_store(&engine_id, (uint64_t)engine);
     atomic_store(&warned, 1);
 }
 

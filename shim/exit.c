@@ -25,6 +25,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +80,28 @@ static int hook(const char *name, void (*fn)(long))
     return at && !churn_patch_entry_hook(at, (void (*)(void))fn, &why) ? 0 : -1;
 }
 
+/* exit_group through glibc's syscall() wrapper (from any thread) ends the process as _exit
+   does, past every exit function: the trace finishes first.  Every other call goes straight
+   on, its arguments and errno untouched.  An exit_group made by a syscall instruction inline
+   reaches nothing of libchurn's: the trace then ends at the writer's last flush, which the
+   analyzer says (docs/design.md, "How a process ends"). */
+typedef long (*syscall_fn)(long, ...);
+static void *_Atomic next_syscall;
+
+CHURN_API long syscall(long number, ...)
+{
+    va_list ap;
+    va_start(ap, number);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (number == SYS_exit_group)
+        on_exit_syscall(a[0]);
+    syscall_fn next = (syscall_fn)churn_next_of(&next_syscall, "syscall");
+    return next(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
 typedef void (*exit_fn)(int) __attribute__((noreturn));
 static exit_fn next_exit;
 
@@ -86,6 +109,7 @@ void churn_exit_install(void)
 {
     /* Looked up now: the loader is no place to go on the way out. */
     next_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+    churn_next_of(&next_syscall, "syscall");
     /* Without exit's hook every exit would read as _exit: then neither. */
     if (hook("exit", on_exit_entry))
         return;

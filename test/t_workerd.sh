@@ -53,11 +53,30 @@ check_traced() {
     [ -s "$WORK/traced.zst" ] || fail "workerd ran under the shim but wrote no trace"
     grep -q "tracing it through the tcmalloc way in" "$WORK/traced.log" ||
         fail "libchurn did not say it traces workerd through tcmalloc's hooks"
+    if grep -q 'no room' "$WORK/traced.log"; then
+        fail "libchurn: $(grep 'no room' "$WORK/traced.log")"
+    fi
+    # The blind-spot detector's figure here is V8's own heap, outside malloc by design: where
+    # it speaks it must name V8, never an allocator libchurn does not know.
+    if grep -q 'libchurn: anonymous memory grew' "$WORK/traced.log"; then
+        grep -q "libchurn: anonymous memory grew .* in mappings of V8's own heap (outside malloc by design.*not traced: objects on the JS heap" "$WORK/traced.log" ||
+            fail "the blind-spot line does not name V8's heap: $(grep 'anonymous memory grew' "$WORK/traced.log")"
+        grep -q "likely culprit: $WORKERD, which calls mmap and carries V8" "$WORK/traced.log" ||
+            fail "the culprit line does not name V8 in workerd: $(grep 'culprit' "$WORK/traced.log")"
+    fi
     analyze "$WORK/traced.zst" "$WORK/traced.report.json"
-    check "$WORK/traced.json" "$WORK/traced.report.json" <<'PY'
+    check "$WORK/traced.json" "$WORK/traced.report.json" "$WORK/traced.log" <<'PY'
 import sys
 from churncheck import *
 summary, report = load(sys.argv[1]), load(sys.argv[2])
+blind = [w for w in field(report, "warnings") if "RSS growth" in w]
+warned = "anonymous memory grew" in open(sys.argv[3]).read()
+if warned and not blind:
+    fail("the shim warned of untraced growth but the report does not")
+for w in blind:
+    if "V8's own heap" not in w or "not traced: objects on the JS heap" not in w:
+        fail("the report's untraced-growth warning does not name V8's heap: %r" % w)
+print("blind-spot: %s" % (blind[0] if blind else "no warning"))
 meta = field(report, "metadata")
 expect("trace pid", field(meta, "pid"), field(summary, "pid"))
 expect("segments dropped", field(meta, "segments_dropped"), 0)

@@ -6,7 +6,10 @@
  * growth comes from malloc, which libchurn traces: the detector must stay quiet.  Prints a sum
  * of the bytes so the work cannot be dropped, and the bytes it allocated.  With `fork` the
  * process forks once it has grown, and the child only waits a moment: the child's trace must
- * carry none of the parent's warning.
+ * carry none of the parent's warning.  Built with -DENGINE_V8 it also defines a function under
+ * the name of one of V8's collector (v8::internal::Heap::MarkCompact()), and holds the message
+ * V8's heap prints when it runs out of memory, so the detector takes the pool for a JS engine's
+ * own heap, by the name or (stripped) by the message.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -19,6 +22,14 @@
 
 #define POOL_BYTES ((size_t)256 << 20)
 #define POOL_STEP ((size_t)1 << 20)
+
+#ifdef ENGINE_V8
+void v8_mark_compact(void) __asm__("_ZN2v88internal4Heap11MarkCompactEv");
+__attribute__((noinline, used)) void v8_mark_compact(void)
+{
+}
+__attribute__((used)) const char v8_heap_message[] = "Ineffective mark-compacts near heap limit";
+#endif
 
 static char *pool_base;
 static size_t pool_used;
