@@ -83,6 +83,10 @@ static const opt_row table[] = {
      "info); `off` disables it", NULL},
     {"CHURN_TEST_TIMEOUT", OPT_TESTS, "300", 0, 0,
      "tests only (`test/run.sh`): seconds each test may run", NULL},
+    {"CHURN_TEST_DECODER", OPT_TESTS, "fast", 0, 0,
+     "tests only (`test/lib.sh`): `slow` runs a test against `build/slow/churn-analyze`, the "
+     "analyzer built without its decoding shortcuts (`make slow`); `test/run.sh` sets it for "
+     "the tests marked `# decoders: fast and slow`", NULL},
     {"CHURN_WORKERD_CACHE", OPT_TESTS, "build/cache/workerd", 0, 0,
      "tests and benchmarks only: where the pinned workerd build is kept between runs", NULL},
     {"CHURN_NODE_CACHE", OPT_TESTS, "build/cache/node", 0, 0,
