@@ -67,11 +67,7 @@ static void close_clock_epoch(churn_analysis *a)
 {
     if (!churn_in_window(&a->window, a->clock))
         return;
-    churn_epoch_row *row = churn_epochs_row(&a->epochs, a->clock);
-    row->live_count = a->live_count;
-    row->live_bytes = a->live_bytes;
-    row->live_usable_bytes = a->live_usable;
-    row->has_live = 1;
+    churn_epochs_set_live(&a->epochs, a->clock, a->live_count, a->live_bytes, a->live_usable);
 }
 
 /* The live value of an epoch is what the events say once a later epoch's first event
@@ -81,10 +77,15 @@ static void advance_clock(churn_analysis *a, uint64_t epoch)
     note_epoch(a, epoch);
     if (a->clock_started && epoch <= a->clock)
         return;
+    /* The epochs between the clock's and this one saw no event: their rows (a summary's)
+       take the live value as it is now, before they may merge. */
     if (a->clock_started)
         close_clock_epoch(a);
+    churn_epochs_fill_live(&a->epochs, !a->clock_started, a->clock, epoch, a->live_count,
+                           a->live_bytes, a->live_usable);
     a->clock = epoch;
     a->clock_started = 1;
+    churn_epochs_settle_to(&a->epochs, epoch);
 }
 
 /* Events after the window's end cannot change any figure; events before its start still
@@ -275,23 +276,24 @@ static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
         a->allocs_seen += s->allocs;
     if (!churn_in_window(&a->window, s->epoch))
         return;
-    if (!churn_epochs_summary(&a->epochs, s)) {
+    churn_epoch_row *row = churn_epochs_summary(&a->epochs, s);
+    if (!row) {
         a->duplicate_summaries++;
         return;
     }
     if (a->events) {
-        churn_epochs_row(&a->epochs, s->epoch)->mapped_bytes = a->regions.bytes;
+        if (row->summary_epoch == s->epoch)
+            row->mapped_bytes = a->regions.bytes;
         return;
     }
     /* Without events the summaries are the only source of every figure. */
-    churn_epoch_row *row = churn_epochs_row(&a->epochs, s->epoch);
-    row->allocs = s->allocs;
-    row->frees = s->frees;
-    row->alloc_bytes = s->alloc_bytes;
-    row->free_bytes = s->free_bytes;
-    row->live_count = (int64_t)s->live_count;
-    row->live_bytes = (int64_t)s->live_bytes;
-    row->has_live = 1;
+    row->allocs += s->allocs;
+    row->frees += s->frees;
+    row->alloc_bytes += s->alloc_bytes;
+    row->free_bytes += s->free_bytes;
+    churn_epochs_set_live(&a->epochs, s->epoch, (int64_t)s->live_count, (int64_t)s->live_bytes,
+                          0);
+    churn_epochs_settle_to(&a->epochs, s->epoch);
     a->totals.allocs += s->allocs;
     a->totals.frees += s->frees;
     a->totals.alloc_bytes += s->alloc_bytes;
@@ -425,8 +427,11 @@ void churn_analysis_record(void *ctx, const churn_record *r)
     case CHURN_REC_COUNTERS_STALE:
         if (churn_in_window(&a->window, r->u.counters_stale.epoch)) {
             churn_epoch_row *row = churn_epochs_row(&a->epochs, r->u.counters_stale.epoch);
-            row->counters_stale = 1;
-            row->counters_age_ns = r->u.counters_stale.age_ns;
+            /* a merged row keeps one epoch's counters: this one's only if they are its */
+            if (!row->shift || row->summary_epoch == r->u.counters_stale.epoch) {
+                row->counters_stale = 1;
+                row->counters_age_ns = r->u.counters_stale.age_ns;
+            }
         }
         break;
     case CHURN_REC_DROPPED:
@@ -482,16 +487,13 @@ static void fill_live_gaps(churn_analysis *a)
 {
     int64_t count = a->start_live_count, bytes = a->start_live_bytes, usable = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
-        churn_epoch_row *row = &a->epochs.rows[i];
+        const churn_epoch_row *row = &a->epochs.rows[i];
         if (row->has_live) {
             count = row->live_count;
             bytes = row->live_bytes;
             usable = row->live_usable_bytes;
         } else {
-            row->live_count = count;
-            row->live_bytes = bytes;
-            row->live_usable_bytes = usable;
-            row->has_live = 1;
+            churn_epochs_set_live(&a->epochs, row->epoch, count, bytes, usable);
         }
     }
 }
@@ -532,7 +534,7 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     a->growth.window_last = last;
     if (a->events && a->clock_started)
         close_clock_epoch(a);
-    churn_epochs_settle(&a->epochs); /* no row is added from here on */
+    churn_epochs_sort(&a->epochs); /* no row is added from here on */
     if (a->events) {
         fill_live_gaps(a);
         take_live_pass(a, p);
@@ -544,6 +546,7 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     } else {
         finish_summaries_only(a);
     }
+    churn_epochs_finish(&a->epochs, last); /* no row changes from here on */
     churn_growth_finish(&a->growth);
     churn_functions_finish(&a->functions, &a->growth);
     churn_crosscheck(a);

@@ -3,10 +3,11 @@
 #include "analysis.h"
 
 /* An epoch is comparable when all of its events can be in the trace: it has a summary,
-   nothing was dropped in it, and it did not begin in a segment the ring overwrote. */
+   nothing was dropped in it, and it did not begin in a segment the ring overwrote.  A merged
+   row (epochs.h) compares its sums when every epoch in it with a live value has a summary. */
 static int comparable(const churn_analysis *a, const churn_epoch_row *row)
 {
-    if (!row->has_summary || row->dropped)
+    if (!row->has_summary || row->dropped || (row->shift && row->n_summary != row->n_live))
         return 0;
     return a->first_seq == 0 || row->epoch > a->first_epoch;
 }
@@ -35,7 +36,7 @@ static void check_summaries(churn_analysis *a)
     for (size_t i = 0; i <= a->epochs.count; i++) {
         const churn_epoch_row *row = i < a->epochs.count ? &a->epochs.rows[i] : NULL;
         if (!row || !comparable(a, row) ||
-            (d.first && row->epoch != a->epochs.rows[i - 1].epoch + 1)) {
+            (d.first && row->epoch != a->epochs.rows[i - 1].last + 1)) {
             if (!run_settled(&d) && !bad++)
                 first = d.first;
             d = (run_diff){0};
@@ -61,7 +62,7 @@ static void check_summaries(churn_analysis *a)
             d = (run_diff){0};
         }
         /* Late events move the live value between epochs; only exact epochs compare. */
-        if (!row->late_events && row->has_live &&
+        if (!row->late_events && row->has_live && row->live_epoch == row->summary_epoch &&
             (row->live_count != (int64_t)row->s_live_count ||
              row->live_bytes != (int64_t)row->s_live_bytes)) {
             if (!bad_live++)

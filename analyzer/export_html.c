@@ -67,9 +67,13 @@ static const char style[] =
     "svg.flame{width:100%;height:auto;border:1px solid #ddd;border-radius:6px;background:#fff}\n"
     ".warn li{color:#8a4b00}\n";
 
+/* A row is one epoch or a bucket of them (epochs.h): value is the epoch's, or the bucket's
+   at its end (live, RSS) or its mean (wall); lo and hi its epochs' extremes. */
 typedef struct series {
     const char *title, *unit;
     double (*value)(const churn_epoch_row *r);
+    double (*lo)(const churn_epoch_row *r);
+    double (*hi)(const churn_epoch_row *r);
     /* The scale leaves out the first and the last epoch (start-up before the first epoch
        began, the tail an exit ended), which are often far longer than the rest: they are
        drawn at the top and named instead. */
@@ -88,7 +92,37 @@ static double rss_bytes(const churn_epoch_row *r)
 
 static double wall_ms(const churn_epoch_row *r)
 {
-    return (double)r->wall_ns / 1e6;
+    return (double)r->wall_ns / 1e6 / (double)(r->n_summary ? r->n_summary : 1);
+}
+
+static double live_lo(const churn_epoch_row *r)
+{
+    return (double)r->live_min;
+}
+
+static double live_hi(const churn_epoch_row *r)
+{
+    return (double)r->live_max;
+}
+
+static double rss_lo(const churn_epoch_row *r)
+{
+    return (double)r->rss_min;
+}
+
+static double rss_hi(const churn_epoch_row *r)
+{
+    return (double)r->rss_max;
+}
+
+static double wall_lo(const churn_epoch_row *r)
+{
+    return (double)r->wall_min / 1e6;
+}
+
+static double wall_hi(const churn_epoch_row *r)
+{
+    return (double)r->wall_max / 1e6;
 }
 
 static int has_row(const churn_epoch_row *r, const series *s)
@@ -116,14 +150,13 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
     for (size_t i = 0, k = 0; i < e->count; i++) {
         if (!has_row(&e->rows[i], s))
             continue;
-        double v = s->value(&e->rows[i]);
         if (!k++)
             first = e->rows[i].epoch;
         last = e->rows[i].epoch;
         if (clip && (i == first_row || i == last_row))
             continue;
-        hi = fmax(hi, v);
-        lo = fmin(lo, v);
+        hi = fmax(hi, s->hi(&e->rows[i]));
+        lo = fmin(lo, s->lo(&e->rows[i]));
     }
     char b1[32], b2[32];
     fprintf(out, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
@@ -160,24 +193,26 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
                  "stroke=\"#ccc\"/><polyline fill=\"none\" stroke=\"#c0392b\" "
                  "stroke-width=\"1.5\" points=\"",
             left, top, pw, ph);
-    /* Many epochs: each bucket of epochs contributes its lowest and highest value, so that
-       spikes survive the thinning. */
+    /* Many rows: each group of rows contributes its lowest and highest value, so that spikes
+       survive the thinning. */
     size_t per = n > CHART_POINTS ? (n + CHART_POINTS - 1) / CHART_POINTS : 1, k = 0;
     double bmin = 0, bmax = 0, bx = 0;
     for (size_t i = 0; i < e->count; i++) {
         const churn_epoch_row *r = &e->rows[i];
         if (!has_row(r, s))
             continue;
-        double v = fmin(s->value(r), hi); /* only the ends can be above hi */
+        /* only the ends can be above hi */
+        double vlo = fmin(s->lo(r), hi), vhi = fmin(s->hi(r), hi);
         if (k % per == 0) {
-            bmin = bmax = v;
+            bmin = vlo;
+            bmax = vhi;
             bx = left + pw * (double)(r->epoch - first) / span;
         }
-        bmin = fmin(bmin, v);
-        bmax = fmax(bmax, v);
+        bmin = fmin(bmin, vlo);
+        bmax = fmax(bmax, vhi);
         if (++k % per == 0 || k == n) {
             fprintf(out, "%.1f,%.1f ", bx, top + ph * (1 - (bmin - lo) / (hi - lo)));
-            if (per > 1)
+            if (per > 1 || bmax > bmin)
                 fprintf(out, "%.1f,%.1f ", bx, top + ph * (1 - (bmax - lo) / (hi - lo)));
         }
     }
@@ -324,8 +359,17 @@ static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
     snprintf(b, sizeof b, "%llu", (unsigned long long)a->totals.allocs);
     card(out, b, "allocations");
     card(out, human((double)a->totals.alloc_bytes, "B", b, sizeof b), "allocated");
-    snprintf(b, sizeof b, "%llu", (unsigned long long)a->epochs.count);
-    card(out, b, "epochs");
+    const churn_epochs *e = &a->epochs;
+    if (churn_epochs_exact(e)) {
+        snprintf(b, sizeof b, "%llu", (unsigned long long)e->count);
+        card(out, b, "epochs");
+    } else {
+        snprintf(b, sizeof b, "%llu..%llu", (unsigned long long)e->rows[0].epoch,
+                 (unsigned long long)e->rows[e->count - 1].last);
+        snprintf(l, sizeof l, "epochs, charted in %zu buckets of %llu", e->count,
+                 (unsigned long long)1 << e->shift);
+        card(out, b, l);
+    }
     snprintf(l, sizeof l, "live at the end (%llu objects)", (unsigned long long)a->leaked_count);
     card(out, human((double)a->leaked_bytes, "B", b, sizeof b), l);
     if (churn_peak_known(a)) {
@@ -604,9 +648,9 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     header(out, a, o);
     summary(out, a, &t);
     static const series charts[] = {
-        {"Live bytes at the end of each epoch", "B", live_bytes, 0},
-        {"RSS at the end of each epoch", "B", rss_bytes, 0},
-        {"Epoch duration (wall)", "ms", wall_ms, 1},
+        {"Live bytes at the end of each epoch", "B", live_bytes, live_lo, live_hi, 0},
+        {"RSS at the end of each epoch", "B", rss_bytes, rss_lo, rss_hi, 0},
+        {"Epoch duration (wall)", "ms", wall_ms, wall_lo, wall_hi, 1},
     };
     fputs("<h2>Over the epochs</h2>\n<div class=\"charts\">\n", out);
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)

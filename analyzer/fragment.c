@@ -162,7 +162,7 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
     f->mapped_bytes = row->mapped_bytes;
     f->has_rss = row->rss_bytes != 0;
     f->rss_bytes = row->rss_bytes;
-    f->has_books = read_books(k, t->counters + row->counters_first, row->n_counters, f,
+    f->has_books = read_books(k, churn_epochs_counters(t, row), row->n_counters, f,
                               &f->heap_bytes, &f->free_resident_bytes);
     /* The shim says these are an earlier reading (COUNTERS_STALE: the exit path never asks
        the allocator): the heap they describe is not the epoch's end. */
@@ -445,7 +445,7 @@ int churn_untraced_at(int counter, const churn_epoch_row *row, const churn_epoch
 {
     if (counter < 0 || !row || (size_t)counter >= row->n_counters)
         return 0;
-    *bytes = t->counters[row->counters_first + (size_t)counter];
+    *bytes = churn_epochs_counters(t, row)[counter];
     return 1;
 }
 

@@ -45,6 +45,7 @@ typedef struct options {
                                     --suppressions files */
     int no_default_suppressions;
     int tree; /* --tree: every process image of the index */
+    int all_epochs; /* --all-epochs: one epoch per row, however many */
 } options;
 
 static void usage(FILE *out)
@@ -125,7 +126,7 @@ static void pinning_at_peak(churn_trace *t, churn_window window, const churn_mod
     churn_warnings warnings = {0};
     churn_analysis at_peak;
     churn_analyze_window(t, window, model, model_from_option, &warnings, sym, progress,
-                         &at_peak, NULL, NULL);
+                         &at_peak, NULL, NULL, 0);
     churn_fragment_take_peak(f, &at_peak.frag);
     churn_analysis_free(&at_peak);
     churn_warnings_free(&warnings);
@@ -277,9 +278,10 @@ static int analyze(const char *path, options *o, FILE *into, churn_proc_figures 
     churn_warnings base_warnings = {0};
     if (o->has_base)
         churn_analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym,
-                             &progress, &base, &base_ew, NULL);
+                             &progress, &base, &base_ew, NULL, 0);
     churn_analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress,
-                         &a, exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL);
+                         &a, exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL,
+                         o->all_epochs);
     if (!exporting || o->form == FORM_HTML)
         pinning_at_peak(t, o->window, &model, model_from_option, sym, &progress, &a);
     churn_progress_done(&progress);
@@ -407,7 +409,7 @@ static int set_form(options *o, output_form form, const char *metric)
 int main(int argc, char **argv)
 {
     enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL, OPT_FREED,
-           OPT_SUPPRESS, OPT_NO_DEFAULT_SUPPRESS, OPT_TREE };
+           OPT_SUPPRESS, OPT_NO_DEFAULT_SUPPRESS, OPT_TREE, OPT_ALL_EPOCHS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"folded", optional_argument, NULL, OPT_FOLDED},
@@ -415,6 +417,7 @@ int main(int argc, char **argv)
         {"html", no_argument, NULL, OPT_HTML},
         {"pprof", no_argument, NULL, OPT_PPROF},
         {"epochs", required_argument, NULL, 'e'},
+        {"all-epochs", no_argument, NULL, OPT_ALL_EPOCHS},
         {"base", required_argument, NULL, OPT_BASE},
         {"freed", required_argument, NULL, OPT_FREED},
         {"model", required_argument, NULL, OPT_MODEL},
@@ -453,6 +456,9 @@ int main(int argc, char **argv)
             if (parse_window(optarg, &o.window) != 0)
                 return usage_error("--epochs wants A:B with A <= B (either may be empty)",
                                    optarg);
+            break;
+        case OPT_ALL_EPOCHS:
+            o.all_epochs = 1;
             break;
         case OPT_BASE:
             if (parse_window(optarg, &o.base) != 0)

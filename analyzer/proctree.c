@@ -210,7 +210,7 @@ void churn_proc_measure(const char *trace, churn_proc_figures *f)
         churn_progress_init(&progress, 0);
         churn_analysis a;
         churn_window all = {0};
-        churn_analyze_window(t, all, &none, 1, &warnings, NULL, &progress, &a, NULL, NULL);
+        churn_analyze_window(t, all, &none, 1, &warnings, NULL, &progress, &a, NULL, NULL, 0);
         churn_proc_figures_of(&a, f);
         churn_analysis_free(&a);
         churn_trace_close(t);

@@ -106,7 +106,7 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     int said = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
-        const uint64_t *v = a->epochs.counters + r->counters_first;
+        const uint64_t *v = churn_epochs_counters(&a->epochs, r);
         if (!r->has_summary || warned < 0 || (size_t)warned >= r->n_counters || !v[warned])
             continue;
         said = 1;

@@ -121,18 +121,38 @@ static void counters(FILE *out, const churn_analysis *a, const churn_epoch_row *
             json_string(out, a->counter_names[k]);
         else
             fprintf(out, "\"counter%zu\"", k);
-        fprintf(out, ": %llu", (unsigned long long)a->epochs.counters[r->counters_first + k]);
+        fprintf(out, ": %llu", (unsigned long long)churn_epochs_counters(&a->epochs, r)[k]);
     }
     fputs("}", out);
 }
 
+/* The table's resolution, then its rows: one per epoch, or buckets (epochs.h), whose rows
+   also say which epochs they hold and their series' extremes. */
 static void epochs(FILE *out, const churn_analysis *a)
 {
-    fputs("\"epochs\": [", out);
+    int buckets = !churn_epochs_exact(&a->epochs);
+    fputs("\"epoch_rows\": {", out);
+    u64(out, "width", 1ull << a->epochs.shift, 1);
+    u64(out, "rows", a->epochs.count, 1);
+    fprintf(out, "\"buckets\": %s},\n\"epochs\": [", buckets ? "true" : "false");
     for (size_t i = 0; i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
         fputs(i ? ",\n  {" : "\n  {", out);
         u64(out, "epoch", r->epoch, 1);
+        if (buckets) {
+            u64(out, "last_epoch", r->last, 1);
+            u64(out, "live_epochs", r->n_live, 1);
+            i64(out, "live_bytes_min", r->live_min, 1);
+            i64(out, "live_bytes_max", r->live_max, 1);
+            fputs("\"live_bytes_mean\": ", out);
+            json_double(out, r->n_live ? r->live_sum / (double)r->n_live : 0.0);
+            fputs(", ", out);
+            u64(out, "summaries", r->n_summary, 1);
+            u64(out, "rss_bytes_min", r->rss_min, 1);
+            u64(out, "rss_bytes_max", r->rss_max, 1);
+            u64(out, "wall_ns_min", r->wall_min, 1);
+            u64(out, "wall_ns_max", r->wall_max, 1);
+        }
         u64(out, "allocs", r->allocs, 1);
         u64(out, "frees", r->frees, 1);
         u64(out, "alloc_bytes", r->alloc_bytes, 1);
@@ -595,6 +615,7 @@ static void trends(FILE *out, const churn_analysis *a)
         {"wall_ns_per_epoch", t.wall_ns_per_epoch},       {"wall_ns_r2", t.wall_ns_r2},
         {"duration_vs_live_correlation", t.duration_vs_live_correlation},
         {"duration_vs_live_rank_correlation", t.duration_vs_live_rank_correlation},
+        {"duration_vs_live_rank_rows", (double)t.rank_rows},
     };
     fputs("\"trends\": {", out);
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

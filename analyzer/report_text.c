@@ -173,13 +173,22 @@ static void epochs(FILE *out, const churn_analysis *a)
         return;
     size_t max_live = 0, max_wall = 0;
     for (size_t i = 1; i < e->count; i++) {
-        if (e->rows[i].live_bytes > e->rows[max_live].live_bytes)
+        if (e->rows[i].live_max > e->rows[max_live].live_max)
             max_live = i;
-        if (e->rows[i].wall_ns > e->rows[max_wall].wall_ns)
+        if (e->rows[i].wall_max > e->rows[max_wall].wall_max)
             max_wall = i;
     }
-    fprintf(out, "\nEpochs (%zu):\n  %8s %9s %9s %9s %9s %10s %9s %9s %10s\n", e->count, "epoch",
-            "allocs", "frees", "alloc B", "free B", "live objs", "live B", "rss", "wall ms");
+    if (churn_epochs_exact(e))
+        fprintf(out, "\nEpochs (%zu):\n", e->count);
+    else
+        fprintf(out, "\nEpochs %llu..%llu in %zu buckets of %llu (epochs.h; --all-epochs for "
+                     "one row each): each row starts at the epoch shown, sums its epochs' "
+                     "figures and wall time, and gives live objects and rss at its last epoch\n",
+                (unsigned long long)e->rows[0].epoch,
+                (unsigned long long)e->rows[e->count - 1].last, e->count,
+                (unsigned long long)1 << e->shift);
+    fprintf(out, "  %8s %9s %9s %9s %9s %10s %9s %9s %10s\n", "epoch", "allocs", "frees",
+            "alloc B", "free B", "live objs", "live B", "rss", "wall ms");
     size_t skipped = 0;
     for (size_t i = 0; i < e->count; i++) {
         int shown = e->count <= EPOCH_ROWS_ALL || i < EPOCH_ROWS_EDGE ||
@@ -189,7 +198,8 @@ static void epochs(FILE *out, const churn_analysis *a)
             continue;
         }
         if (skipped)
-            fprintf(out, "  %8s (%zu epochs not shown)\n", "...", skipped);
+            fprintf(out, "  %8s (%zu %s not shown)\n", "...", skipped,
+                    churn_epochs_exact(e) ? "epochs" : "buckets");
         skipped = 0;
         epoch_row(out, &e->rows[i]);
         if (e->count > EPOCH_ROWS_ALL && (i == max_live || i == max_wall))
@@ -474,8 +484,14 @@ static void trends(FILE *out, const churn_analysis *a)
             human(t.rss_bytes_per_epoch, b, sizeof b), t.rss_bytes_r2);
     fprintf(out, "  wall time per epoch:    %+.3f ms (r2 %.2f)\n", t.wall_ns_per_epoch / 1e6,
             t.wall_ns_r2);
-    fprintf(out, "  duration vs live bytes: correlation %.2f (rank %.2f)\n",
-            t.duration_vs_live_correlation, t.duration_vs_live_rank_correlation);
+    if (t.rank_of_buckets)
+        fprintf(out, "  duration vs live bytes: correlation %.2f (rank %.2f, over %zu buckets' "
+                     "means)\n",
+                t.duration_vs_live_correlation, t.duration_vs_live_rank_correlation,
+                t.rank_rows);
+    else
+        fprintf(out, "  duration vs live bytes: correlation %.2f (rank %.2f)\n",
+                t.duration_vs_live_correlation, t.duration_vs_live_rank_correlation);
 }
 
 static void warnings(FILE *out, const churn_warnings *w)

@@ -21,10 +21,11 @@ static void segment_edge(void *ctx, size_t i, int after)
 void churn_analyze_window(churn_trace *t, churn_window window, const churn_model *model,
                           int model_from_option, churn_warnings *warnings,
                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                          churn_export_window *ew, const churn_window *freed)
+                          churn_export_window *ew, const churn_window *freed, int all_epochs)
 {
     churn_analysis_init(a, churn_trace_info_of(t), window,
                         churn_trace_segment(t, 0)->first_epoch, warnings, sym);
+    a->epochs.keep_all = all_epochs;
     if (freed) {
         a->freed = *freed;
         a->has_freed = 1;

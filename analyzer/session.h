@@ -12,10 +12,11 @@
 #include "progress.h"
 
 /* Fills a (the caller frees it with churn_analysis_free); with ew, also what the exports
-   need from the live set before it is freed; with freed, the --freed window. */
+   need from the live set before it is freed; with freed, the --freed window; all_epochs
+   keeps one row per epoch in the epochs table (--all-epochs). */
 void churn_analyze_window(churn_trace *t, churn_window window, const churn_model *model,
                           int model_from_option, churn_warnings *warnings,
                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                          churn_export_window *ew, const churn_window *freed);
+                          churn_export_window *ew, const churn_window *freed, int all_epochs);
 
 #endif

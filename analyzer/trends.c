@@ -37,15 +37,17 @@ static void assign_ranks(pair_t *p, size_t n, int wall)
 }
 
 /* Spearman's rank correlation: a few epochs stretched by the scheduler on a busy machine move
-   Pearson's r a lot and this one hardly at all. */
-static double rank_correlation(const churn_epochs *epochs, uint64_t last_epoch)
+   Pearson's r a lot and this one hardly at all.  Over the rows: epochs while they are one
+   per row, else the buckets' means (churn_trends.rank_rows says how many). */
+static double rank_correlation(const churn_epochs *epochs, uint64_t last_epoch, size_t *rows)
 {
     pair_t *p = churn_xmalloc((epochs->count ? epochs->count : 1) * sizeof *p);
     size_t n = 0;
     for (size_t i = 0; i < epochs->count; i++) {
         const churn_epoch_row *r = &epochs->rows[i];
         if (r->epoch <= last_epoch && r->has_summary && r->has_live)
-            p[n++] = (pair_t){(double)r->wall_ns, (double)r->live_bytes, 0, 0};
+            p[n++] = (pair_t){(double)r->wall_ns / (double)r->n_summary,
+                              r->live_sum / (double)r->n_live, 0, 0};
     }
     qsort(p, n, sizeof *p, by_wall);
     assign_ranks(p, n, 1);
@@ -55,31 +57,20 @@ static double rank_correlation(const churn_epochs *epochs, uint64_t last_epoch)
     for (size_t i = 0; i < n; i++)
         churn_fit2_add(&f, p[i].wall_rank, p[i].live_rank);
     free(p);
+    *rows = n;
     return churn_fit2_correlation(&f);
 }
 
 churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t last_epoch)
 {
-    churn_fit live = {0}, rss = {0}, wall = {0};
-    churn_fit2 wall_live = {0};
-    for (size_t i = 0; i < epochs->count; i++) {
-        const churn_epoch_row *r = &epochs->rows[i];
-        if (r->epoch > last_epoch)
-            continue;
-        if (r->has_live)
-            churn_fit_add_constant(&live, r->epoch, r->epoch, (double)r->live_bytes);
-        if (!r->has_summary)
-            continue;
-        churn_fit_add_constant(&rss, r->epoch, r->epoch, (double)r->rss_bytes);
-        churn_fit_add_constant(&wall, r->epoch, r->epoch, (double)r->wall_ns);
-        if (r->has_live)
-            churn_fit2_add(&wall_live, (double)r->wall_ns, (double)r->live_bytes);
-    }
-    return (churn_trends){
-        churn_fit_slope(&live), churn_fit_r2(&live),
-        churn_fit_slope(&rss),  churn_fit_r2(&rss),
-        churn_fit_slope(&wall), churn_fit_r2(&wall),
-        churn_fit2_correlation(&wall_live),
-        rank_correlation(epochs, last_epoch),
+    const churn_epoch_fits *f = &epochs->fits;
+    churn_trends t = {
+        churn_fit_slope(&f->live), churn_fit_r2(&f->live),
+        churn_fit_slope(&f->rss),  churn_fit_r2(&f->rss),
+        churn_fit_slope(&f->wall), churn_fit_r2(&f->wall),
+        churn_fit2_correlation(&f->wall_live),
+        0, 0, !churn_epochs_exact(epochs),
     };
+    t.duration_vs_live_rank_correlation = rank_correlation(epochs, last_epoch, &t.rank_rows);
+    return t;
 }

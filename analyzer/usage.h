@@ -14,7 +14,8 @@ typedef struct churn_usage_option {
 /* The synopsis, one line per element, after "churn-analyze ". */
 static const char *const churn_analyze_synopsis[] = {
     "[--json | --folded[=METRIC] | --svg[=METRIC] | --html | --pprof]",
-    "[--epochs A:B] [--base A:B] [--freed A:B] [--model NAME] [--top N]",
+    "[--epochs A:B] [--all-epochs] [--base A:B] [--freed A:B] [--model NAME]",
+    "[--top N]",
     "[--suppressions FILE]... [--no-default-suppressions] [-o FILE]",
     "[--tree] TRACE | -",
 };
@@ -26,6 +27,8 @@ static const churn_usage_option churn_analyze_options[] = {
     {"--html", "a self-contained review page: summary, charts, flame graphs"},
     {"--pprof", "a gzipped pprof profile (allocations, bytes, live bytes)"},
     {"--epochs A:B", "only epochs A..B inclusive; either end may be left empty"},
+    {"--all-epochs", "one row per epoch in the epochs table, however many (more than\n"
+                     "4096 epochs are otherwise merged into buckets: docs/analyzer.md)"},
     {"--base A:B", "with --folded or --svg: compare with window A:B (differential)"},
     {"--freed A:B", "rank functions and callsites by what was freed in epochs A..B\n"
                     "(a collection, a flush), with the epochs it was allocated in"},

@@ -47,12 +47,13 @@ body += bytes([0x20, 0, 32, 0, 0, 0]) * 999_999
 write("frees.trace", bytes(body))
 
 # 200 k epochs counting down, one free each (each row inserted in front of the others, they
-# cost their square)
+# cost their square), read with one row per epoch (--all-epochs) and merged into buckets
 body = bytearray([0x04, 1, 0x05]) + varint(200_000) + bytes([0x20])
 body += varint(zigzag(0x7000000)) + bytes([32, 0, 0, 0])
 for e in range(199_999, 0, -1):
     body += bytes([0x05]) + varint(e) + bytes([0x20, 0, 32, 0, 0, 0])
 write("epochs.trace", bytes(body))
+write("epochs_merged.trace", bytes(body))
 
 # 60 k segment headers 64 bytes apart after a good segment, each claiming a payload that
 # runs to the end of the file (each payload checksummed, they cost the file's size squared)
@@ -130,7 +131,8 @@ MEMORY_KB=1000000 bounded 60 stacks.trace
 grep -q "^Warnings" "$T/stacks.trace.out" || fail "stacks.trace: no report"
 bounded 20 modules.trace --json
 bounded 20 frees.trace --json
-bounded 20 epochs.trace --json
+bounded 20 epochs.trace --json --all-epochs
+bounded 20 epochs_merged.trace --json
 bounded 20 headers.trace --json
 bounded 20 spilled.trace --json
 bounded 20 maps.trace --json
@@ -170,6 +172,15 @@ if epochs != list(range(1, 200_001)):
     sys.exit("FAIL: epochs.trace: %d epoch rows, not 1..200000 in order" % len(epochs))
 if d["totals"]["frees"] != 200_000:
     sys.exit("FAIL: epochs.trace: %d frees, want 200000" % d["totals"]["frees"])
+d = json.load(open(T + "/epochs_merged.trace.out"))
+rows = d["epochs"]
+if (len(rows) > 4096 or rows[0]["epoch"] != 1 or rows[-1]["last_epoch"] != 200_000 or
+        any(a["last_epoch"] >= b["epoch"] for a, b in zip(rows, rows[1:])) or
+        sum(r["frees"] for r in rows) != 200_000):
+    sys.exit("FAIL: epochs_merged.trace: %d rows, epochs %d..%d, %d frees: want at most 4096 "
+             "buckets in order over 1..200000 holding the 200000 frees"
+             % (len(rows), rows[0]["epoch"], rows[-1].get("last_epoch", -1),
+                sum(r["frees"] for r in rows)))
 d = json.load(open(T + "/headers.trace.out"))
 m = d["metadata"]
 if (m["segments_used"], m["segments_damaged"]) != (1, 60_000):
