@@ -276,6 +276,11 @@ churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch)
     return r;
 }
 
+const churn_epoch_row *churn_epochs_containing(const churn_epochs *t, uint64_t epoch)
+{
+    return find(t, epoch);
+}
+
 const churn_epoch_row *churn_epochs_lookup(const churn_epochs *t, uint64_t epoch)
 {
     const churn_epoch_row *r = find(t, epoch);

@@ -100,6 +100,9 @@ churn_epoch_row *churn_epochs_row(churn_epochs *t, uint64_t epoch);
    epoch is its newest summary's), else a kept copy of it, else NULL.  Inserts nothing. */
 const churn_epoch_row *churn_epochs_lookup(const churn_epochs *t, uint64_t epoch);
 
+/* The row holding an epoch, merged or not, or NULL.  Inserts nothing. */
+const churn_epoch_row *churn_epochs_containing(const churn_epochs *t, uint64_t epoch);
+
 /* The counters of a row from churn_epochs_row or churn_epochs_lookup. */
 const uint64_t *churn_epochs_counters(const churn_epochs *t, const churn_epoch_row *r);
 

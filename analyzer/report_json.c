@@ -482,15 +482,22 @@ static void opt_i64(FILE *out, const char *key, int known, long long v)
         fprintf(out, "\"%s\": null, ", key);
 }
 
+/* A row per epoch of the window; when the epochs table is in buckets, the first and the last
+   epoch's and each bucket's last epoch's, whose RSS and books the table keeps. */
 static void fragmentation_rows(FILE *out, const churn_analysis *a)
 {
     const churn_fragmentation *f = &a->frag;
     fputs("\"fragmentation\": [", out);
-    for (size_t i = 0; i < f->nrows; i++) {
+    for (size_t i = 0, shown = 0; i < f->nrows; i++) {
+        if (!churn_epochs_exact(&a->epochs) && i && i + 1 < f->nrows) {
+            const churn_epoch_row *b = churn_epochs_containing(&a->epochs, f->snaps[i].epoch);
+            if (b && b->last != f->snaps[i].epoch)
+                continue;
+        }
         churn_frag_row row;
         churn_frag_row_at(f, i, &row);
         const churn_frag_row *r = &row;
-        fputs(i ? ",\n  {" : "\n  {", out);
+        fputs(shown++ ? ",\n  {" : "\n  {", out);
         u64(out, "epoch", r->epoch, 1);
         u64(out, "live_count", r->live_count, 1);
         u64(out, "live_bytes", r->live_bytes, 1);

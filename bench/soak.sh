@@ -9,8 +9,12 @@
 # the demo is single-threaded and never maps memory itself) plus the writer thread's stack.
 # Checked: the workload succeeds, the ring file never passes its bound, the analyzer reads
 # the retained window.  Printed: start/middle/end memory, the largest file size seen, and
-# the analyzer's wall time and peak RSS.  SOAK_NOEVENTS_EPOCHS / SOAK_EVENTS_EPOCHS change
-# the lengths.  Figures are in docs/benchmarks.md (soak section).
+# the analyzer's wall time, peak RSS and --json size.  Then the analyzer's bars (issue 20,
+# docs/benchmarks.md), each with its figure, PASS or MISS: the 5,000,000-epoch trace in at
+# most 256 MiB and 10 s with a default --json of at most 20 MB, and the 20,000-subrequest
+# workerd trace (test/workerd/, traced as t_workerd does; SOAK_WORKERD=0 leaves it out) in at
+# most 128 MiB.  SOAK_NOEVENTS_EPOCHS / SOAK_EVENTS_EPOCHS change the lengths (the bars
+# are for the defaults).  Figures are in docs/benchmarks.md (soak section).
 set -eu
 cd "$(dirname "$0")/.."
 OUT=build/soak
@@ -63,20 +67,59 @@ soak() {
         row "$samples" "$r"
     done
     echo "   trace file: largest $(awk -v b="$max_file" 'BEGIN { printf "%.1f", b / 1048576 }') MiB of the $RING_MB MiB bound"
-    /usr/bin/time -f '%e %M' -o "$OUT/$name.time" build/churn-analyze --json "$trace" \
-        >"$OUT/$name.json" || fail "$name: churn-analyze failed on the soak trace"
-    read -r a_wall a_rss <"$OUT/$name.time"
-    python3 - "$OUT/$name.json" "$a_wall" "$a_rss" <<'PY'
+    analyzer "$name" "$trace"
+    python3 - "$OUT/$name.json" "$a_wall" "$a_rss" "$a_json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-m = r["metadata"]
-print("   analyzer: %s s, peak RSS %.0f MiB; window epochs %s-%s, %d segments read, %d overwritten, exit %s"
-      % (sys.argv[2], int(sys.argv[3]) / 1024, m["first_epoch"], m["last_epoch"],
-         m["segments_used"], m["segments_dropped"], m["exit"]["how"]))
+m, e = r["metadata"], r["epoch_rows"]
+print("   analyzer: %s s, peak RSS %.0f MiB, --json %.1f MB; window epochs %s-%s in %d rows of %d, "
+      "%d segments read, %d overwritten, exit %s"
+      % (sys.argv[2], int(sys.argv[3]) / 1024, int(sys.argv[4]) / 1e6, m["first_epoch"],
+         m["last_epoch"], e["rows"], e["width"], m["segments_used"], m["segments_dropped"],
+         m["exit"]["how"]))
 PY
+}
+
+# analyzer NAME TRACE: churn-analyze --json under /usr/bin/time; sets a_wall (s), a_rss (KiB)
+# and a_json (bytes of the report).
+analyzer() {
+    /usr/bin/time -f '%e %M' -o "$OUT/$1.time" build/churn-analyze --json "$2" \
+        >"$OUT/$1.json" || fail "$1: churn-analyze failed on the trace"
+    read -r a_wall a_rss <"$OUT/$1.time"
+    a_json=$(stat -c %s "$OUT/$1.json")
+}
+
+BARS=$OUT/bars
+: >"$BARS"
+# bar WHAT FIGURE LIMIT UNIT: one line, PASS when FIGURE <= LIMIT.
+bar() {
+    awk -v what="$1" -v v="$2" -v lim="$3" -v unit="$4" 'BEGIN {
+        printf "   %-52s %10.1f %-4s (bar <= %s %s)  %s\n", what, v, unit, lim, unit,
+               v <= lim ? "PASS" : "MISS" }' >>"$BARS"
 }
 
 make -s all build/demo-workload
 soak noevents "${SOAK_NOEVENTS_EPOCHS:-5000000}" 0
+bar "analyzer on the ${SOAK_NOEVENTS_EPOCHS:-5000000}-epoch trace: wall" "$a_wall" 10 s
+bar "analyzer on the ${SOAK_NOEVENTS_EPOCHS:-5000000}-epoch trace: peak RSS" \
+    "$(awk -v k="$a_rss" 'BEGIN { print k / 1024 }')" 256 MiB
+bar "analyzer on the ${SOAK_NOEVENTS_EPOCHS:-5000000}-epoch trace: --json size" \
+    "$(awk -v b="$a_json" 'BEGIN { print b / 1e6 }')" 20 MB
 soak events "${SOAK_EVENTS_EPOCHS:-1000000}" 1
 soak leaking "${SOAK_EVENTS_EPOCHS:-1000000}" 1 ""
+
+if [ "${SOAK_WORKERD:-1}" != 0 ]; then
+    workerd=$(test/workerd/install.sh) || fail "cannot install workerd (SOAK_WORKERD=0 skips it)"
+    rm -f "$OUT/workerd.zst"
+    python3 test/workerd/drive.py --workerd "$workerd" --subrequests 20000 --per-request 100 \
+        --log "$OUT/workerd.log" --env "LD_PRELOAD=$PWD/build/libchurn.so" \
+        --env "CHURN_OUT=$PWD/$OUT/workerd.zst" --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext" \
+        >"$OUT/workerd.drive.json" || fail "workerd failed under the shim: $(tail -n 1 "$OUT/workerd.log")"
+    analyzer workerd "$OUT/workerd.zst"
+    echo "== workerd, 20,000 subrequests: trace $(stat -c %s "$OUT/workerd.zst") bytes; analyzer $a_wall s, peak RSS $((a_rss / 1024)) MiB"
+    bar "analyzer on the 20,000-subrequest workerd trace: peak RSS" \
+        "$(awk -v k="$a_rss" 'BEGIN { print k / 1024 }')" 128 MiB
+fi
+
+echo "== bars (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
+cat "$BARS"
