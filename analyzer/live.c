@@ -81,7 +81,7 @@ void churn_live_insert(churn_live *l, const churn_object *o)
     uint64_t *known = churn_live_vacant(l, o->addr);
     if (*known == o->addr)
         *known = 0;
-    if ((l->count + 1) * 4 > l->mask + 1) {
+    if ((l->count + 1) * 8 > (l->mask + 1) * 5) {
         churn_need_memory((uint64_t)(l->mask + 1) * 2 * sizeof *l->slots, l->count,
                           "live objects");
         rehash(l, (l->mask + 1) * 2);

@@ -50,6 +50,13 @@ static void torn_mark(churn_live_pass *p, uint64_t epoch)
 {
     churn_object *t = p->torn_prev;
     size_t cap = p->torn_prev_cap;
+    /* the buffer of two epochs ago is reused, unless a burst of frees made it large: then
+       one teardown-sized epoch does not keep two such buffers for the rest of the pass */
+    if (cap > 65536) {
+        free(t);
+        t = NULL;
+        cap = 0;
+    }
     p->torn_prev = p->torn;
     p->torn_prev_cap = p->torn_cap;
     p->ntorn_prev = p->ntorn;

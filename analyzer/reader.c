@@ -323,6 +323,13 @@ int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap,
     }
     memset(*buf + got, 0, CHURN_RECORDS_PADDING);
     *len = got;
+    /* A pass reads each payload once: its whole pages leave the process's RSS (the mapping is
+       the file's, read-only, so a later pass reads them again from the page cache). */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)payload + page - 1) & ~(page - 1);
+    uintptr_t to = ((uintptr_t)payload + s->zstd_bytes) & ~(page - 1);
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
     return 0;
 }
 
