@@ -181,9 +181,9 @@ static void epochs(FILE *out, const churn_analysis *a)
     if (churn_epochs_exact(e))
         fprintf(out, "\nEpochs (%zu):\n", e->count);
     else
-        fprintf(out, "\nEpochs %llu..%llu in %zu buckets of %llu (epochs.h; --all-epochs for "
-                     "one row each): each row starts at the epoch shown, sums its epochs' "
-                     "figures and wall time, and gives live objects and rss at its last epoch\n",
+        fprintf(out, "\nEpochs %llu..%llu in %zu buckets of %llu (--all-epochs for one row "
+                     "each):\n  a row starts at the epoch shown and sums its epochs' figures "
+                     "and wall time; live and rss are at its last epoch\n",
                 (unsigned long long)e->rows[0].epoch,
                 (unsigned long long)e->rows[e->count - 1].last, e->count,
                 (unsigned long long)1 << e->shift);

@@ -65,10 +65,14 @@ check_traced() {
             fail "the culprit line does not name V8 in workerd: $(grep 'culprit' "$WORK/traced.log")"
     fi
     analyze "$WORK/traced.zst" "$WORK/traced.report.json"
-    check "$WORK/traced.json" "$WORK/traced.report.json" "$WORK/traced.log" <<'PY'
+    # every epoch in its own row, for the per-epoch checks (more epochs than the default
+    # table's 4096 rows: docs/analyzer.md, Epoch buckets)
+    "$ANALYZE" --all-epochs --json "$WORK/traced.zst" >"$WORK/traced.all.json" ||
+        fail "churn-analyze --all-epochs failed on the workerd trace"
+    check "$WORK/traced.json" "$WORK/traced.report.json" "$WORK/traced.log" "$WORK/traced.all.json" <<'PY'
 import sys
 from churncheck import *
-summary, report = load(sys.argv[1]), load(sys.argv[2])
+summary, report, per_epoch = load(sys.argv[1]), load(sys.argv[2]), load(sys.argv[4])
 blind = [w for w in field(report, "warnings") if "RSS growth" in w]
 warned = "anonymous memory grew" in open(sys.argv[3]).read()
 if warned and not blind:
@@ -94,10 +98,15 @@ if not totals["map_calls"] > 0:
 # One IoContext per top-level request and per subrequest, plus the readiness probes
 # (GET /?n=0, at least one): the epochs that ended must match within 1 %.
 served = subrequests + requests + 1
-ended = len([e for e in field(report, "epochs") if e.get("summary")]) - 1
+ended = len([e for e in field(per_epoch, "epochs") if e.get("summary")]) - 1
 if abs(ended - served) > 0.01 * served:
     fail("%d epochs ended for %d requests served (subrequests + requests + probe)" % (ended, served))
-epochs = field(report, "epochs")
+buckets = field(report, "epochs")
+in_buckets = sum(e.get("summaries", 1) for e in buckets if e.get("summary")) - 1
+if len(buckets) > 4096 or in_buckets != ended:
+    fail("the default table: %d rows holding %d ended epochs, want at most 4096 holding %d"
+         % (len(buckets), in_buckets, ended))
+epochs = field(per_epoch, "epochs")
 mid = epochs[len(epochs) // 2]
 if not mid["rss_bytes"] > 0 or not field(mid, "counters").get("generic.current_allocated_bytes"):
     fail("epoch %d lacks RSS or tcmalloc counters: %s" % (mid["epoch"], mid))
@@ -134,7 +143,7 @@ expect("fragmentation model", (model["model"], model["source"], model["books"]),
        ("tcmalloc", "trace", "tcmalloc"))
 if not any(size == 48 and span == 8192 for size, span in model["recorded_classes"]):
     fail("tcmalloc's size classes were not recorded: %s" % model["recorded_classes"][:5])
-rows = field(report, "fragmentation")
+rows = field(per_epoch, "fragmentation")
 for r in rows:
     if r["rss_bytes"] is None:
         continue
