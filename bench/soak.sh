@@ -68,24 +68,26 @@ soak() {
     done
     echo "   trace file: largest $(awk -v b="$max_file" 'BEGIN { printf "%.1f", b / 1048576 }') MiB of the $RING_MB MiB bound"
     analyzer "$name" "$trace"
-    python3 - "$OUT/$name.json" "$a_wall" "$a_rss" "$a_json" <<'PY'
+    python3 - "$OUT/$name.json" "$a_wall" "$a_rss" "$a_json" "$a_cpu" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 m, e = r["metadata"], r["epoch_rows"]
-print("   analyzer: %s s, peak RSS %.0f MiB, --json %.1f MB; window epochs %s-%s in %d rows of %d, "
-      "%d segments read, %d overwritten, exit %s"
-      % (sys.argv[2], int(sys.argv[3]) / 1024, int(sys.argv[4]) / 1e6, m["first_epoch"],
-         m["last_epoch"], e["rows"], e["width"], m["segments_used"], m["segments_dropped"],
-         m["exit"]["how"]))
+print("   analyzer: %s s (%s s CPU), peak RSS %.0f MiB, --json %.1f MB; window epochs %s-%s in "
+      "%d rows of %d, %d segments read, %d overwritten, exit %s"
+      % (sys.argv[2], sys.argv[5], int(sys.argv[3]) / 1024, int(sys.argv[4]) / 1e6,
+         m["first_epoch"], m["last_epoch"], e["rows"], e["width"], m["segments_used"],
+         m["segments_dropped"], m["exit"]["how"]))
 PY
 }
 
-# analyzer NAME TRACE: churn-analyze --json under /usr/bin/time; sets a_wall (s), a_rss (KiB)
-# and a_json (bytes of the report).
+# analyzer NAME TRACE: churn-analyze --json under /usr/bin/time; sets a_wall (s), a_cpu (user
+# + system s: the wall time on a shared machine is loose), a_rss (KiB) and a_json (bytes of
+# the report).
 analyzer() {
-    /usr/bin/time -f '%e %M' -o "$OUT/$1.time" build/churn-analyze --json "$2" \
+    /usr/bin/time -f '%e %M %U %S' -o "$OUT/$1.time" build/churn-analyze --json "$2" \
         >"$OUT/$1.json" || fail "$1: churn-analyze failed on the trace"
-    read -r a_wall a_rss <"$OUT/$1.time"
+    read -r a_wall a_rss a_user a_sys <"$OUT/$1.time"
+    a_cpu=$(awk -v u="$a_user" -v s="$a_sys" 'BEGIN { printf "%.2f", u + s }')
     a_json=$(stat -c %s "$OUT/$1.json")
 }
 
@@ -116,7 +118,7 @@ if [ "${SOAK_WORKERD:-1}" != 0 ]; then
         --env "CHURN_OUT=$PWD/$OUT/workerd.zst" --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext" \
         >"$OUT/workerd.drive.json" || fail "workerd failed under the shim: $(tail -n 1 "$OUT/workerd.log")"
     analyzer workerd "$OUT/workerd.zst"
-    echo "== workerd, 20,000 subrequests: trace $(stat -c %s "$OUT/workerd.zst") bytes; analyzer $a_wall s, peak RSS $((a_rss / 1024)) MiB"
+    echo "== workerd, 20,000 subrequests: trace $(stat -c %s "$OUT/workerd.zst") bytes; analyzer $a_wall s ($a_cpu s CPU), peak RSS $((a_rss / 1024)) MiB"
     bar "analyzer on the 20,000-subrequest workerd trace: peak RSS" \
         "$(awk -v k="$a_rss" 'BEGIN { print k / 1024 }')" 128 MiB
 fi

@@ -35,8 +35,8 @@ def peak_kib(trace):
     return int(subprocess.check_output([sys.executable, "-c", code, A, trace]))
 
 # The trace is mapped and read through, so its pages count in RSS: what is left is the
-# analyzer's own memory.  A row per epoch costs about 300 bytes: 150,000 more epochs would be
-# 45 MB.
+# analyzer's own memory.  A row per epoch costs about 450 bytes: 150,000 more epochs would be
+# 65 MB.
 def own_kib(name):
     return peak_kib("%s/%s.zst" % (W, name)) - os.path.getsize("%s/%s.zst" % (W, name)) // 1024
 small, large = own_kib("sum50000"), own_kib("sum200000")
