@@ -16,6 +16,7 @@ for t in sum200000 events; do
     "$ANALYZE" --all-epochs --json "$WORK/$t.zst" >"$WORK/$t.all.json" ||
         fail "churn-analyze --all-epochs --json $t failed"
     "$ANALYZE" "$WORK/$t.zst" >"$WORK/$t.txt" || fail "churn-analyze $t failed"
+    "$ANALYZE" --html -o "$WORK/$t.html" "$WORK/$t.zst" || fail "churn-analyze --html $t failed"
 done
 
 check "$ANALYZE" "$WORK" <<'PY'
@@ -111,5 +112,9 @@ for name, epochs in (("sum200000", 200000), ("events", 20000)):
     line = "Epochs 0..%d in %d buckets of %d" % (epochs, len(rows), width)
     if line not in text:
         fail("%s: the text report does not say its resolution (%r)" % (name, line))
+    page = open("%s/%s.html" % (W, name)).read()
+    card = "epochs, charted in %d buckets of %d" % (len(rows), width)
+    if card not in page or page.count("<polyline") < 3:
+        fail("%s: the page does not say its resolution (%r) or lacks its three charts" % (name, card))
 PY
 echo "PASS: t_epoch_buckets"
