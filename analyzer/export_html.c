@@ -47,6 +47,13 @@ static const char *human(double v, const char *unit, char *buf, size_t len)
     return buf;
 }
 
+/* An objects-per-epoch slope, as the text report prints it (2000, not 2e+03). */
+static const char *count_rate(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, v > -1000 && v < 1000 ? "%+.3g" : "%+.0f", v);
+    return buf;
+}
+
 static const char style[] =
     "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px 40px;"
     "color:#1d1d1f;background:#fafaf7}\n"
@@ -443,14 +450,15 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
           "<th>stacks</th><th>retention</th><th class=\"stack\">function (module)</th></tr>\n",
           out);
-    char b1[32], b2[32], b3[32], name[512];
+    char b1[32], b2[32], b3[32], rate[32], name[512];
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
-        fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%+.3g</td><td>%.2f</td>"
+        fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%s</td><td>%.2f</td>"
                      "<td>%lld (%s)</td><td>%llu</td><td>%llu</td><td>%zu</td>",
                 i + 1, human(churn_fit_slope(&s->bytes_fit), "B", b1, sizeof b1),
-                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                count_rate(churn_fit_slope(&s->count_fit), rate, sizeof rate),
+                churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks);
         churn_retained r = churn_report_retention(a, &a->functions.growth, s);
@@ -490,13 +498,14 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
     fputs("<h2>Top callsites by retained growth</h2>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
           "<th class=\"stack\">lifetimes, stack (innermost first)</th></tr>\n", out);
-    char b1[32], b2[32], label[32];
+    char b1[32], b2[32], rate[32], label[32];
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = sites[i];
-        fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%+.3g</td><td>%.2f</td>"
+        fprintf(out, "<tr><td>%zu</td><td>%s</td><td>%s</td><td>%.2f</td>"
                      "<td>%lld (%s)</td><td>%llu</td><td>%llu</td><td class=\"stack\">",
                 i + 1, human(churn_fit_slope(&s->bytes_fit), "B", b1, sizeof b1),
-                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                count_rate(churn_fit_slope(&s->count_fit), rate, sizeof rate),
+                churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
                 (unsigned long long)s->allocs, (unsigned long long)s->frees);
         fputs("<i>", out);

@@ -29,6 +29,14 @@ static const char *human(double v, char *buf, size_t len)
     return buf;
 }
 
+/* An objects-per-epoch slope: three significant digits below 1000, whole numbers above, so that
+   2000 objects an epoch reads 2000, not %g's 2e+03. */
+static const char *count_rate(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, v > -1000 && v < 1000 ? "%+.3g" : "%+.0f", v);
+    return buf;
+}
+
 static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)
 {
     fprintf(out, "churn-analyze %s: %s", CHURN_VERSION, o->trace_path);
@@ -249,16 +257,17 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
-        char b1[32], b2[32];
+        char b1[32], b2[32], rate[32];
         if (fn->name)
             fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, fn->module ? fn->module : "?");
         else
             fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
                     (unsigned long long)fn->offset);
-        fprintf(out, ": %sB/epoch (%+.3g objects/epoch, r2 %.2f), live %lld objects (%sB), "
+        fprintf(out, ": %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects (%sB), "
                      "%llu allocs, %llu frees, %zu stack%s, ",
                 human(churn_fit_slope(&s->bytes_fit), b1, sizeof b1),
-                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                count_rate(churn_fit_slope(&s->count_fit), rate, sizeof rate),
+                churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks,
                 fn->stacks == 1 ? "" : "s");
@@ -290,11 +299,12 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
         fputs("  (none)\n", out);
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = sites[i];
-        char b1[32], b2[32];
-        fprintf(out, "  #%zu %sB/epoch (%+.3g objects/epoch, r2 %.2f), live %lld objects "
+        char b1[32], b2[32], rate[32];
+        fprintf(out, "  #%zu %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects "
                      "(%sB), %llu allocs, %llu frees\n",
                 i + 1, human(churn_fit_slope(&s->bytes_fit), b1, sizeof b1),
-                churn_fit_slope(&s->count_fit), churn_fit_r2(&s->bytes_fit),
+                count_rate(churn_fit_slope(&s->count_fit), rate, sizeof rate),
+                churn_fit_r2(&s->bytes_fit),
                 (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
                 (unsigned long long)s->allocs, (unsigned long long)s->frees);
         fputs("      ", out);

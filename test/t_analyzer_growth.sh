@@ -111,4 +111,28 @@ PY
 grep -q "^  #1 48B/epoch (+1 objects/epoch, r2 1.00)" "$WORK/out.txt" || fail "text report lacks the leak line"
 grep -q "(30 epochs not shown)" "$WORK/out.txt" || fail "50 epochs should be elided to 20 rows"
 [ ! -s "$WORK/err" ] || fail "text report wrote to stderr: $(head -1 "$WORK/err")"
+
+# A slope of a thousand objects an epoch or more is printed whole (a server's 2000 SETs an
+# epoch), not rounded to one digit by %g ("+1e+03").
+python3 - "$WORK/many" <<'PY'
+import sys
+sys.path.insert(0, "test/tools")
+import mktrace
+recs = mktrace.prelude(0, 0, modules=[[1, 0, 0x400000, 0x500000, "", "/nonexistent/leaky"]])
+recs += [["stack", 7, [0x401000]], ["thread", 100]]
+for e in range(6):
+    recs.append(["epoch", e])
+    for i in range(1234):
+        recs.append(["alloc", 0, 0x1000000 + (e * 1234 + i) * 16, 16, 0, 7])
+recs.append(["exit", 1, 0])
+desc = {"segments": [{"seq": 0, "first_epoch": 0, "last_epoch": 5, "records": recs}]}
+open(sys.argv[1], "wb").write(mktrace.build(desc))
+PY
+"$ANALYZE" "$WORK/many" >"$WORK/many.txt" 2>"$WORK/err" || fail "text report of 1234 a epoch failed"
+grep -q "^  #1 19.3KiB/epoch (+1234 objects/epoch, r2 1.00)" "$WORK/many.txt" ||
+    fail "callsite of 1234 objects an epoch: $(grep -m1 '^  #1 .*objects/epoch' "$WORK/many.txt")"
+grep -q "^  #1 leaky+0x401000: 19.3KiB/epoch (+1234 objects/epoch" "$WORK/many.txt" ||
+    fail "function of 1234 objects an epoch: $(grep -m1 '^  #1 .*objects/epoch' "$WORK/many.txt")"
+"$ANALYZE" --html "$WORK/many" -o "$WORK/many.html" 2>"$WORK/err" || fail "html of 1234 a epoch failed"
+[ "$(grep -c '<td>+1234</td>' "$WORK/many.html")" = 2 ] || fail "html objects/epoch: $(grep -o '<td>+1[^<]*</td>' "$WORK/many.html" | head -2)"
 exit 0
