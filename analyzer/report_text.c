@@ -397,7 +397,10 @@ static const char *signed_human(int known, double v, char *buf, size_t len)
     return known ? human(v, buf, len) : "-";
 }
 
-static void frag_row(FILE *out, const char *label, const churn_frag_row *r)
+/* books: the trace names an allocator whose counters the writer reads.  An epoch that the
+   exit closed carries no reading of its own (COUNTERS_STALE), so its free-resident figure is
+   missing, and a run shorter than the writer's first pass has no reading at all. */
+static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int books)
 {
     char b[8][32];
     fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s%s\n", label,
@@ -407,8 +410,10 @@ static void frag_row(FILE *out, const char *label, const churn_frag_row *r)
             signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
             signed_human(r->has_rss && !r->rss_stale, (double)r->outside_heap_bytes, b[5], 32),
             signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
-            r->books_stale ? "  books stale (see warnings)"
-                           : r->rss_stale ? "  rss stale (see warnings)" : "");
+            r->books_stale                      ? "  books stale (see warnings)"
+            : r->rss_stale                      ? "  rss stale (see warnings)"
+            : books && r->row && r->row->counters_stale ? "  books not read (closed at the exit)"
+                                                        : "");
 }
 
 static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o,
@@ -455,9 +460,10 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
             peak = r;
     }
     churn_frag_row_at(f, f->nrows - 1, &last);
-    frag_row(out, "first", &first);
-    frag_row(out, "peak", &peak);
-    frag_row(out, "last", &last);
+    int read = f->books != CHURN_BOOKS_NONE;
+    frag_row(out, "first", &first, read);
+    frag_row(out, "peak", &peak, read);
+    frag_row(out, "last", &last, read);
     if (first.has_untraced || last.has_untraced) {
         char b1[32], b2[32], b3[32];
         fprintf(out, "  of outside, not traced (the shim's estimate of memory no traced allocator "

@@ -62,3 +62,9 @@ if leaked["count"] < requests or leaked["bytes"] < 48 * requests:
     fail("leaked_at_exit %r misses the %d sessions" % (leaked, requests))
 print("leak on top: %r per epoch, r2 %.4f" % (top["bytes_per_epoch"], top["r2"]))
 PY
+
+# The text report's live-vs-fragmented rows: the last epoch, which the exit closes, carries no
+# reading of the allocator's books of its own, and its missing free-resident figure says why.
+"$ANALYZE" "$WORK/trace.zst" >"$WORK/report.txt" 2>"$WORK/report.err" || fail "text report failed"
+grep -Eq '^  last +200 .* -  .* books not read \(closed at the exit\)$' "$WORK/report.txt" ||
+    fail "the last row does not say its books were not read: $(grep '^  last ' "$WORK/report.txt")"
