@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -466,7 +467,13 @@ static int run(int argc, char **argv)
         }
     child = 0; /* its pid may be reused now */
     if (got == (ssize_t)sizeof err) {
-        fprintf(stderr, "churn: cannot run %s: %s\n", program[0], strerror(err));
+        struct stat st;
+        /* execve says EACCES of a directory; the shell's word for it is the clearer one */
+        if (err == EACCES && strchr(program[0], '/') && stat(program[0], &st) == 0 &&
+            S_ISDIR(st.st_mode))
+            fprintf(stderr, "churn: cannot run %s: Is a directory\n", program[0]);
+        else
+            fprintf(stderr, "churn: cannot run %s: %s\n", program[0], strerror(err));
         return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
     }
     if (!out && asprintf(&out, "churn-%d.zst", (int)pid) >= 0) {

@@ -40,6 +40,12 @@ status=0
 status=0
 "$CHURN" run "$WORK/no-such-program" 2>"$WORK/nf.err" || status=$?
 [ "$status" -eq 127 ] || fail "churn run of a missing program: status $status, expected 127"
+[ "$(cat "$WORK/nf.err")" = "churn: cannot run $WORK/no-such-program: No such file or directory" ] ||
+    fail "churn run of a missing program said: $(cat "$WORK/nf.err")"
+status=0
+"$CHURN" run "$WORK/" 2>"$WORK/dir.err" || status=$?
+[ "$status" -eq 126 ] && [ "$(cat "$WORK/dir.err")" = "churn: cannot run $WORK/: Is a directory" ] ||
+    fail "churn run of a directory: status $status, said: $(cat "$WORK/dir.err")"
 
 # ---- from another working directory, an installed layout reached through a symlink ----
 mkdir -p "$WORK/prefix/bin" "$WORK/prefix/lib" "$WORK/elsewhere/sub" "$WORK/links"
