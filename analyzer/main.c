@@ -73,10 +73,11 @@ static void usage(FILE *out)
     fprintf(out, "%s\n", m);
 }
 
+/* One line, as every bad input gets; the option list is --help's, not the error's. */
 static int usage_error(const char *msg, const char *arg)
 {
-    fprintf(stderr, "churn-analyze: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    usage(stderr);
+    fprintf(stderr, "churn-analyze: %s%s%s (churn-analyze --help lists the options)\n", msg,
+            arg ? ": " : "", arg ? arg : "");
     return 2;
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Bad input: unusable files end with exit 1 and exactly one line "churn-analyze: FILE: reason";
-# partly damaged files give warnings and a report from the good segments; usage errors exit 2.
+# partly damaged files give warnings and a report from the good segments; usage errors exit 2
+# with one line too.
 # decoders: fast and slow
 LIB_ANALYZER_ONLY=1
 . test/lib.sh
@@ -145,6 +146,8 @@ for args in "" "--bogus $WORK/good" "--epochs 5:3 $WORK/good" "--epochs x $WORK/
     rc=$?
     set -e
     [ "$rc" = 2 ] || fail "'$args': exit $rc, want 2"
-    grep -q "^churn-analyze: " "$WORK/stderr" || fail "'$args': no message"
+    grep -q "^churn-analyze: .* (churn-analyze --help lists the options)$" "$WORK/stderr" ||
+        fail "'$args': no message: $(head -1 "$WORK/stderr")"
+    [ "$(wc -l <"$WORK/stderr")" = 1 ] || fail "'$args': stderr is not one line: $(cat "$WORK/stderr")"
 done
 exit 0
