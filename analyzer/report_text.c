@@ -60,10 +60,16 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
         fprintf(out, "  stacks sampled: one allocation in %llu (CHURN_STACK_SAMPLE); callsite "
                      "figures are estimates, %llu x what the sampled allocations did\n",
                 (unsigned long long)a->stack_sample, (unsigned long long)a->stack_sample);
-    if (a->window.has_first || a->window.has_last)
-        fprintf(out, "  window: epochs %llu..%llu\n",
-                (unsigned long long)(a->window.has_first ? a->window.first : a->first_epoch),
-                (unsigned long long)(a->window.has_last ? a->window.last : a->last_epoch));
+    if (a->window.has_first || a->window.has_last) {
+        uint64_t first = a->window.has_first ? a->window.first : a->first_epoch;
+        uint64_t last = a->window.has_last ? a->window.last : a->last_epoch;
+        fprintf(out, "  window: epochs %llu..%llu", (unsigned long long)first,
+                (unsigned long long)last);
+        if (first > a->last_epoch || last < a->first_epoch)
+            fprintf(out, " (none of them in the trace, whose epochs are %llu-%llu)",
+                    (unsigned long long)a->first_epoch, (unsigned long long)a->last_epoch);
+        fputc('\n', out);
+    }
 }
 
 static void totals(FILE *out, churn_analysis *a)
@@ -75,16 +81,25 @@ static void totals(FILE *out, churn_analysis *a)
             (unsigned long long)t->allocs, human((double)t->alloc_bytes, b1, sizeof b1),
             (unsigned long long)t->frees, human((double)t->free_bytes, b2, sizeof b2),
             (unsigned long long)t->unknown_frees, (unsigned long long)t->reallocs);
-    fprintf(out, "Live at end: %llu objects (%sB)\n", (unsigned long long)a->leaked_count,
-            human((double)a->leaked_bytes, b3, sizeof b3));
+    /* A window that begins at A counts what it allocated (docs/analyzer.md, Window): the
+       rows below count every live object, so the label says which this is. */
+    fprintf(out, "%s: %llu objects (%sB)\n",
+            a->window.has_first  ? "Live at the window's end, of what the window allocated"
+            : a->window.has_last ? "Live at the window's end"
+                                 : "Live at end",
+            (unsigned long long)a->leaked_count, human((double)a->leaked_bytes, b3, sizeof b3));
     if (!churn_peak_known(a)) {
         fputs("Peak and temporary allocations: not known (CHURN_EVENTS=0 keeps epoch sums only, "
               "not what happened between epoch ends)\n", out);
         return;
     }
-    fprintf(out, "Peak: %sB requested live in %lld objects, in epoch %llu\n",
-            human((double)a->peak.peak_bytes, b3, sizeof b3), (long long)a->peak.peak_count,
-            (unsigned long long)(a->peak.has_peak ? a->peak.peak_epoch : a->first_epoch));
+    if (a->peak.has_peak)
+        fprintf(out, "Peak: %sB requested live in %lld objects, in epoch %llu\n",
+                human((double)a->peak.peak_bytes, b3, sizeof b3), (long long)a->peak.peak_count,
+                (unsigned long long)a->peak.peak_epoch);
+    else
+        fprintf(out, "Peak: none, no allocation or free in the %s\n",
+                a->window.has_first || a->window.has_last ? "window" : "trace");
     int64_t lower, upper;
     churn_peak_bounds(&a->peak, &lower, &upper);
     if (lower != upper) {

@@ -59,4 +59,19 @@ window : 0 49
 
 "$ANALYZE" --epochs 10:19 "$WORK/trace" >"$WORK/out.txt"
 grep -q "window: epochs 10..19" "$WORK/out.txt" || fail "text report does not show the window"
+# The window counts what it allocated, the function rows every live object: the label says so.
+grep -q "^Live at the window's end, of what the window allocated: 10 objects (480B)$" "$WORK/out.txt" ||
+    fail "live at the window's end: $(grep '^Live' "$WORK/out.txt")"
+grep -q "^Peak: 1.0KiB requested live in 21 objects, in epoch 19$" "$WORK/out.txt" ||
+    fail "peak of the window: $(grep '^Peak' "$WORK/out.txt")"
+"$ANALYZE" --epochs :19 "$WORK/trace" >"$WORK/open.txt"
+grep -q "^Live at the window's end: 20 objects (960B)$" "$WORK/open.txt" ||
+    fail "live at the end of an open window: $(grep '^Live' "$WORK/open.txt")"
+# A window past the trace's last epoch: said in the header, and no peak in an epoch outside it.
+"$ANALYZE" --epochs 100:200 "$WORK/trace" >"$WORK/past.txt"
+grep -q "^  window: epochs 100..200 (none of them in the trace, whose epochs are 0-49)$" "$WORK/past.txt" ||
+    fail "a window past the trace: $(grep 'window' "$WORK/past.txt")"
+grep -q "^Peak: none, no allocation or free in the window$" "$WORK/past.txt" ||
+    fail "peak of an empty window: $(grep '^Peak' "$WORK/past.txt")"
+"$ANALYZE" "$WORK/trace" | grep -q "^Live at end: 50 objects (2.3KiB)$" || fail "live at end without a window"
 exit 0
