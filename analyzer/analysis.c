@@ -96,61 +96,80 @@ static int past_window(const churn_analysis *a, uint64_t epoch)
 }
 
 /* Events of one epoch and allocation info, counted by the decoder (records.h): the same
-   sums as event by event, since nothing in between reads what they change. */
+   sums as event by event, since nothing in between reads what they change.  In a sampled
+   trace each object stands for its weight (churn_object_weight) everywhere, except in the
+   counts of allocations, frees and bytes allocated, which EPOCH_END has exactly. */
 static void on_counts(churn_analysis *a, const churn_record *r)
 {
     uint64_t size = r->u.counts.size, usable = size + r->u.counts.slack;
     uint64_t allocs = r->u.counts.allocs, frees = r->u.counts.frees;
+    int sampled = a->sample_bytes != 0;
     a->allocs_seen += allocs;
     if (past_window(a, r->epoch))
         return;
     advance_clock(a, r->epoch);
-    a->live_count = churn_wrap_sub(churn_wrap_add(a->live_count, allocs), frees);
-    a->live_bytes = churn_wrap_sub(churn_wrap_add(a->live_bytes, allocs * size), frees * size);
-    a->live_usable =
-        churn_wrap_sub(churn_wrap_add(a->live_usable, allocs * usable), frees * usable);
-    uint64_t w = churn_site_weight(a, r->u.counts.stack);
-    churn_callsite *site = w ? churn_growth_site(&a->growth, r->u.counts.stack) : NULL;
+    double ow = churn_object_weight(a, size), sw = churn_site_weightf(a, r->u.counts.stack, size);
+    uint64_t o_allocs = churn_scale(ow, allocs), o_frees = churn_scale(ow, frees);
+    uint64_t o_alloc_bytes = churn_scale(ow, allocs * size), o_free_bytes = churn_scale(ow, frees * size);
+    a->trace_live_count = churn_wrap_sub(churn_wrap_add(a->trace_live_count, allocs), frees);
+    a->trace_live_bytes =
+        churn_wrap_sub(churn_wrap_add(a->trace_live_bytes, allocs * size), frees * size);
+    a->live_count = churn_wrap_sub(churn_wrap_add(a->live_count, o_allocs), o_frees);
+    a->live_bytes = churn_wrap_sub(churn_wrap_add(a->live_bytes, o_alloc_bytes), o_free_bytes);
+    a->live_usable = churn_wrap_sub(churn_wrap_add(a->live_usable, churn_scale(ow, allocs * usable)),
+                                    churn_scale(ow, frees * usable));
+    churn_callsite *site = sw != 0 ? churn_growth_site(&a->growth, r->u.counts.stack) : NULL;
+    uint64_t s_allocs = churn_scale(sw, allocs), s_frees = churn_scale(sw, frees);
+    uint64_t s_alloc_bytes = churn_scale(sw, allocs * size), s_free_bytes = churn_scale(sw, frees * size);
     if (site && allocs)
-        churn_growth_change(&a->growth, site, a->clock, 0, allocs * w, allocs * size * w);
+        churn_growth_change(&a->growth, site, a->clock, 0, s_allocs, s_alloc_bytes);
     if (site && frees)
-        churn_growth_change(&a->growth, site, a->clock, 1, frees * w, frees * size * w);
+        churn_growth_change(&a->growth, site, a->clock, 1, s_frees, s_free_bytes);
+    if (site && sampled)
+        churn_growth_samples(&a->growth, site, (int64_t)(allocs - frees), 0);
     if (site && frees && a->has_freed && churn_in_window(&a->freed, r->epoch))
-        churn_growth_freed(&a->growth, site, r->epoch, 0, frees * w, frees * size * w);
+        churn_growth_freed(&a->growth, site, r->epoch, 0, s_frees, s_free_bytes);
     /* the frees are of objects allocated in this very epoch: lifetime "same" */
     if (!churn_in_window(&a->window, r->epoch))
         return;
-    a->lifetime[0] += frees;
-    a->totals.temporary += r->u.counts.temporary;
+    a->lifetime[0] += o_frees;
+    /* "freed before any other heap event" cannot be told from a sample of the events */
+    uint64_t temporary = sampled ? 0 : r->u.counts.temporary;
+    a->totals.temporary += temporary;
     if (site) {
-        site->temporary += r->u.counts.temporary * w;
-        site->lifetime[0] += frees * w;
-        site->allocs += allocs * w;
-        site->alloc_bytes += allocs * size * w;
-        site->frees += frees * w;
-        site->free_bytes += frees * size * w;
+        site->temporary += churn_scale(sw, temporary);
+        site->lifetime[0] += s_frees;
+        site->allocs += s_allocs;
+        site->alloc_bytes += s_alloc_bytes;
+        site->frees += s_frees;
+        site->free_bytes += s_free_bytes;
+        if (sampled)
+            churn_growth_samples(&a->growth, site, 0, allocs);
     }
-    a->totals.allocs += allocs;
-    a->totals.alloc_bytes += allocs * size;
-    a->totals.reallocs += r->u.counts.reallocs;
-    a->totals.frees += frees;
-    a->totals.free_bytes += frees * size;
+    a->totals.reallocs += churn_scale(ow, r->u.counts.reallocs);
+    a->totals.free_bytes += o_free_bytes;
     churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
-    row->allocs += allocs;
-    row->alloc_bytes += allocs * size;
-    row->frees += frees;
-    row->free_bytes += frees * size;
+    row->free_bytes += o_free_bytes;
+    if (!sampled) {
+        a->totals.allocs += allocs;
+        a->totals.alloc_bytes += allocs * size;
+        a->totals.frees += frees;
+        row->allocs += allocs;
+        row->alloc_bytes += allocs * size;
+        row->frees += frees;
+    }
     churn_class_stats *c = &a->classes[churn_size_class(size)];
-    c->allocs += allocs;
-    c->alloc_bytes += allocs * size;
-    c->frees += frees;
-    c->free_bytes += frees * size;
+    c->allocs += o_allocs;
+    c->alloc_bytes += o_alloc_bytes;
+    c->frees += o_frees;
+    c->free_bytes += o_free_bytes;
 }
 
 static void on_free(churn_analysis *a, const churn_record *r)
 {
     uint64_t size = r->u.free.size, stack = r->u.free.stack;
     uint64_t age = r->u.free.age;
+    int sampled = a->sample_bytes != 0;
     if (past_window(a, r->epoch))
         return;
     advance_clock(a, r->epoch);
@@ -164,38 +183,46 @@ static void on_free(churn_analysis *a, const churn_record *r)
     }
     /* Which object this frees is the live pass's business (livepass.h). */
     uint64_t alloc_epoch = r->epoch - age;
-    a->live_count = churn_wrap_sub(a->live_count, 1);
-    a->live_bytes = churn_wrap_sub(a->live_bytes, size);
-    a->live_usable = churn_wrap_sub(a->live_usable, size + r->u.free.slack);
-    uint64_t w = churn_site_weight(a, stack);
-    churn_callsite *site = w ? churn_growth_site(&a->growth, stack) : NULL;
+    double ow = churn_object_weight(a, size), sw = churn_site_weightf(a, stack, size);
+    uint64_t o_count = churn_scale(ow, 1), o_bytes = churn_scale(ow, size);
+    uint64_t s_count = churn_scale(sw, 1), s_bytes = churn_scale(sw, size);
+    a->trace_live_count = churn_wrap_sub(a->trace_live_count, 1);
+    a->trace_live_bytes = churn_wrap_sub(a->trace_live_bytes, size);
+    a->live_count = churn_wrap_sub(a->live_count, o_count);
+    a->live_bytes = churn_wrap_sub(a->live_bytes, o_bytes);
+    a->live_usable = churn_wrap_sub(a->live_usable, churn_scale(ow, size + r->u.free.slack));
+    churn_callsite *site = sw != 0 ? churn_growth_site(&a->growth, stack) : NULL;
     if (site)
-        churn_growth_change(&a->growth, site, a->clock, 1, w, size * w);
+        churn_growth_change(&a->growth, site, a->clock, 1, s_count, s_bytes);
+    if (site && sampled)
+        churn_growth_samples(&a->growth, site, -1, 0);
     if (site && a->has_freed && churn_in_window(&a->freed, r->epoch))
         churn_growth_freed(&a->growth, site, alloc_epoch,
-                           a->freed.has_first && alloc_epoch < a->freed.first, w, size * w);
+                           a->freed.has_first && alloc_epoch < a->freed.first, s_count, s_bytes);
     if (churn_in_window(&a->window, alloc_epoch)) {
         unsigned b = churn_lifetime_bucket(age);
-        a->lifetime[b]++;
+        a->lifetime[b] += o_count;
         if (site)
-            site->lifetime[b] += w;
+            site->lifetime[b] += s_count;
     }
     if (!churn_in_window(&a->window, r->epoch))
         return;
     if (site) {
-        site->frees += w;
-        site->free_bytes += size * w;
-        site->temporary += (uint64_t)r->u.free.temporary * w;
+        site->frees += s_count;
+        site->free_bytes += s_bytes;
+        site->temporary += (uint64_t)(!sampled && r->u.free.temporary) * s_count;
     }
-    a->totals.temporary += (uint64_t)r->u.free.temporary;
-    a->totals.frees++;
-    a->totals.free_bytes += size;
+    a->totals.temporary += (uint64_t)(!sampled && r->u.free.temporary);
+    a->totals.free_bytes += o_bytes;
     churn_epoch_row *row = churn_epochs_row(&a->epochs, r->epoch);
-    row->frees++;
-    row->free_bytes += size;
+    row->free_bytes += o_bytes;
+    if (!sampled) {
+        a->totals.frees++;
+        row->frees++;
+    }
     churn_class_stats *c = &a->classes[churn_size_class(size)];
-    c->frees++;
-    c->free_bytes += size;
+    c->frees += o_count;
+    c->free_bytes += o_bytes;
 }
 
 /* Mappings are state, followed through every epoch: a window starts with what was mapped. */
@@ -239,18 +266,31 @@ static void on_other_event(churn_analysis *a, const churn_record *r)
 static void on_carry(churn_analysis *a, const churn_record *r)
 {
     if (!a->in_first_segment) {
-        if (!a->window.has_last && (a->live_count != (int64_t)r->u.carry.live_count ||
-                                    a->live_bytes != (int64_t)r->u.carry.live_bytes)) {
+        if (!a->window.has_last && (a->trace_live_count != (int64_t)r->u.carry.live_count ||
+                                    a->trace_live_bytes != (int64_t)r->u.carry.live_bytes)) {
             if (!a->carry_mismatches++) {
                 a->carry_mismatch_seq = a->segment_seq;
                 a->carry_expected_count = r->u.carry.live_count;
-                a->carry_seen_count = (uint64_t)a->live_count;
+                a->carry_seen_count = (uint64_t)a->trace_live_count;
             }
         }
         return;
     }
-    a->live_count = a->carried_count = a->start_live_count = (int64_t)r->u.carry.live_count;
-    a->live_bytes = a->carried_bytes = a->start_live_bytes = (int64_t)r->u.carry.live_bytes;
+    a->trace_live_count = (int64_t)r->u.carry.live_count;
+    a->trace_live_bytes = (int64_t)r->u.carry.live_bytes;
+    int64_t count = a->trace_live_count, bytes = a->trace_live_bytes;
+    if (a->sample_bytes) { /* each carried sample as of its callsite's mean size */
+        count = bytes = 0;
+        for (size_t i = 0; i < r->u.carry.n; i++) {
+            const churn_carry_entry *e = &r->u.carry.entries[i];
+            double w = churn_sample_weight(a->sample_bytes,
+                                           e->live_count ? e->live_bytes / e->live_count : 0);
+            count = churn_wrap_add(count, churn_scale(w, e->live_count));
+            bytes = churn_wrap_add(bytes, churn_scale(w, e->live_bytes));
+        }
+    }
+    a->live_count = a->carried_count = a->start_live_count = count;
+    a->live_bytes = a->carried_bytes = a->start_live_bytes = bytes;
     /* the peak tracker starts from the same state, which comes before any event */
     a->peak.bytes = a->live_bytes;
     a->peak.count = a->live_count;
@@ -262,10 +302,16 @@ static void on_carry(churn_analysis *a, const churn_record *r)
     }
     for (size_t i = 0; i < r->u.carry.n; i++) {
         const churn_carry_entry *e = &r->u.carry.entries[i];
-        uint64_t w = churn_site_weight(a, e->stack);
-        if (w)
-            churn_growth_change(&a->growth, churn_growth_site(&a->growth, e->stack),
-                                a->first_epoch, 0, e->live_count * w, e->live_bytes * w);
+        /* a sampled callsite's objects carried in are weighted as of their mean size */
+        double w = churn_site_weightf(a, e->stack,
+                                      e->live_count ? e->live_bytes / e->live_count : 0);
+        if (w == 0)
+            continue;
+        churn_callsite *site = churn_growth_site(&a->growth, e->stack);
+        churn_growth_change(&a->growth, site, a->first_epoch, 0, churn_scale(w, e->live_count),
+                            churn_scale(w, e->live_bytes));
+        if (a->sample_bytes)
+            churn_growth_samples(&a->growth, site, (int64_t)e->live_count, 0);
     }
 }
 
@@ -284,6 +330,15 @@ static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
     if (a->events) {
         if (row->summary_epoch == s->epoch)
             row->mapped_bytes = a->regions.bytes;
+        if (a->sample_bytes) {
+            /* the counts of every allocation and free, the events being a sample */
+            row->allocs += s->allocs;
+            row->frees += s->frees;
+            row->alloc_bytes += s->alloc_bytes;
+            a->totals.allocs += s->allocs;
+            a->totals.frees += s->frees;
+            a->totals.alloc_bytes += s->alloc_bytes;
+        }
         return;
     }
     /* Without events the summaries are the only source of every figure. */
@@ -420,6 +475,11 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         if (a->stack_sample == 1)
             a->stack_sample = r->u.stack_sample.n;
         break;
+    case CHURN_REC_SAMPLE_BYTES:
+        a->sample_bytes_changed |= a->sample_bytes && a->sample_bytes != r->u.sample_bytes.n;
+        if (!a->sample_bytes)
+            a->sample_bytes = r->u.sample_bytes.n;
+        break;
     case CHURN_REC_SHORT_STACKS:
         if (r->u.short_stacks.n > a->totals.short_stacks)
             a->totals.short_stacks = r->u.short_stacks.n;
@@ -473,12 +533,13 @@ static void count_leak(void *ctx, const churn_object *o)
     churn_analysis *a = ctx;
     if (!churn_in_window(&a->window, o->epoch))
         return;
-    a->leaked_count++;
-    a->leaked_bytes += o->size;
-    a->lifetime[CHURN_LIFETIME_NEVER]++;
-    uint64_t w = churn_site_weight(a, o->stack);
-    if (w)
-        churn_growth_site(&a->growth, o->stack)->lifetime[CHURN_LIFETIME_NEVER] += w;
+    double ow = churn_object_weight(a, o->size), sw = churn_site_weightf(a, o->stack, o->size);
+    a->leaked_count += churn_scale(ow, 1);
+    a->leaked_bytes += churn_scale(ow, o->size);
+    a->lifetime[CHURN_LIFETIME_NEVER] += churn_scale(ow, 1);
+    if (sw != 0)
+        churn_growth_site(&a->growth, o->stack)->lifetime[CHURN_LIFETIME_NEVER] +=
+            churn_scale(sw, 1);
 }
 
 /* Epochs that no event closed (no events at all, or only a summary) take the live value

@@ -10,6 +10,7 @@
 #ifndef CHURN_ANALYSIS_H
 #define CHURN_ANALYSIS_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "churn/format.h"
@@ -73,6 +74,8 @@ typedef struct churn_analysis {
     int64_t live_count, live_bytes;
     int64_t live_usable; /* usable bytes of the live objects allocated inside the trace */
     int64_t start_live_count, start_live_bytes; /* carried in by the first segment */
+    /* the same as the trace's objects count, unweighted: what CARRY records must agree with */
+    int64_t trace_live_count, trace_live_bytes;
     int64_t carried_count, carried_bytes; /* what is left of the carried-in state */
     uint64_t clock;        /* newest epoch among the events applied so far */
     int clock_started;
@@ -102,6 +105,10 @@ typedef struct churn_analysis {
     int allocator_changed, stack_sample_changed;
     /* CHURN_STACK_SAMPLE of the trace (1: every allocation has its stack) */
     uint64_t stack_sample;
+    /* CHURN_SAMPLE_BYTES of the trace (0: every allocation is in it), and a change of it
+       between segments */
+    uint64_t sample_bytes;
+    int sample_bytes_changed;
 } churn_analysis;
 
 /* first_epoch is the epoch current when the trace's first used segment was opened.  sym
@@ -132,7 +139,7 @@ typedef struct churn_peak_row {
    live figures at epoch ends are not the high-water mark between them). */
 static inline int churn_peak_known(const churn_analysis *a)
 {
-    return a->events;
+    return a->events && !a->sample_bytes;
 }
 
 /* The callsites with bytes live at the peak, most bytes first; at most top (0 = all).  The
@@ -146,6 +153,35 @@ churn_peak_row *churn_peak_rows(const churn_analysis *a, size_t top, size_t *n);
 static inline uint64_t churn_site_weight(const churn_analysis *a, uint64_t stack)
 {
     return a->stack_sample <= 1 ? 1 : stack ? a->stack_sample : 0;
+}
+
+/* Under CHURN_SAMPLE_BYTES=n an allocation of size bytes was sampled with probability
+   p = 1 - exp(-size/n): a sampled object stands for 1/p objects (docs/analyzer.md). */
+static inline double churn_sample_weight(uint64_t n, uint64_t size)
+{
+    return size ? -1.0 / expm1(-(double)size / (double)n) : 1.0;
+}
+
+/* How many objects an object of the trace stands for in process-wide figures: one, or its
+   sample weight in a sampled trace. */
+static inline double churn_object_weight(const churn_analysis *a, uint64_t size)
+{
+    return a->sample_bytes ? churn_sample_weight(a->sample_bytes, size) : 1.0;
+}
+
+/* The same in callsite figures (churn_site_weight; 0: it belongs to no callsite). */
+static inline double churn_site_weightf(const churn_analysis *a, uint64_t stack, uint64_t size)
+{
+    return a->sample_bytes ? churn_sample_weight(a->sample_bytes, size)
+                           : (double)churn_site_weight(a, stack);
+}
+
+/* v objects (or bytes) times a weight, to the nearest integer; exact for whole weights. */
+static inline uint64_t churn_scale(double w, uint64_t v)
+{
+    if (w == (double)(uint64_t)w)
+        return v * (uint64_t)w;
+    return (uint64_t)llround(w * (double)v);
 }
 
 static inline int churn_in_window(const churn_window *w, uint64_t epoch)

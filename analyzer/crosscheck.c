@@ -151,7 +151,10 @@ void churn_crosscheck(churn_analysis *a)
 {
     churn_warnings *w = a->warn;
     if (a->events) {
-        check_summaries(a);
+        /* A sampled trace's summaries count every allocation, its events a sample of them
+           (weighted into the rows): the carries check its events instead. */
+        if (!a->sample_bytes)
+            check_summaries(a);
         event_oddities(a);
     } else if (a->first_seq > 0) {
         churn_warn(w, "the trace starts at segment %llu: older segments are gone (overwritten "
@@ -167,6 +170,9 @@ void churn_crosscheck(churn_analysis *a)
                    (unsigned long long)a->duplicate_summaries);
     if (a->allocator_changed)
         churn_warn(w, "the allocator description changes between segments; the first kept");
+    if (a->sample_bytes_changed)
+        churn_warn(w, "the byte sampling rate (CHURN_SAMPLE_BYTES) changes between segments; "
+                      "the first kept");
     if (a->stack_sample_changed)
         churn_warn(w, "the stack sampling rate changes between segments; the first kept");
     const churn_totals *t = &a->totals;

@@ -12,14 +12,14 @@ static void add_leak(void *ctx, const churn_object *o)
     churn_analysis *a = w->a;
     if (!churn_in_window(&a->window, o->epoch))
         return;
-    uint64_t weight = churn_site_weight(a, o->stack);
-    if (!weight)
+    double weight = churn_site_weightf(a, o->stack, o->size);
+    if (weight == 0)
         return;
     /* The analysis already created the callsite of every object it counted as leaked. */
     churn_callsite *s = churn_growth_site(&a->growth, o->stack);
     size_t i = (size_t)(s - a->growth.sites);
-    w->leaked_bytes[i] = churn_wrap_add(w->leaked_bytes[i], o->size * weight);
-    w->leaked_count[i] = churn_wrap_add(w->leaked_count[i], weight);
+    w->leaked_bytes[i] = churn_wrap_add(w->leaked_bytes[i], churn_scale(weight, o->size));
+    w->leaked_count[i] = churn_wrap_add(w->leaked_count[i], churn_scale(weight, 1));
 }
 
 void churn_export_window_init(churn_export_window *w, churn_analysis *a,

@@ -241,23 +241,24 @@ typedef struct survivors {
     parts sites, classes;
 } survivors;
 
-/* w: how many objects this one stands for (churn_site_weight) */
-static void add_part(churn_frag_part *p, const churn_object *o, double share, uint64_t w)
+/* w: how many objects this one stands for (churn_site_weightf) */
+static void add_part(churn_frag_part *p, const churn_object *o, double share, double w)
 {
-    p->count += w;
-    p->live_bytes += o->size * w;
-    p->usable_bytes += (o->size + o->slack) * w;
-    p->span_share += share * (double)w;
+    p->count += churn_scale(w, 1);
+    p->live_bytes += churn_scale(w, o->size);
+    p->usable_bytes += churn_scale(w, o->size + o->slack);
+    p->span_share += share * w;
 }
 
 static void survivor(void *ctx, const churn_object *o)
 {
     survivors *s = ctx;
     double share = churn_spans_share(s->spans, o);
-    uint64_t w = churn_site_weight(s->a, o->stack);
-    if (w)
+    double w = churn_site_weightf(s->a, o->stack, o->size);
+    if (w != 0)
         add_part(part_of(&s->sites, o->stack), o, share, w);
-    add_part(part_of(&s->classes, o->size + o->slack), o, share, 1);
+    add_part(part_of(&s->classes, o->size + o->slack), o, share,
+             churn_object_weight(s->a, o->size));
 }
 
 static int by_pinned(const void *x, const void *y)

@@ -39,6 +39,10 @@ typedef struct churn_callsite {
        temporaries) */
     uint64_t freed_count, freed_bytes, freed_from, freed_to;
     uint64_t freed_old_count, freed_old_bytes;
+    /* A sampled trace (CHURN_SAMPLE_BYTES): the sampled allocations inside the window, and
+       the sampled objects live now, that the estimates rest on (their error bounds). */
+    uint64_t samples;
+    int64_t live_samples;
 } churn_callsite;
 
 typedef struct churn_growth {
@@ -93,6 +97,20 @@ static inline void churn_growth_change(churn_growth *g, churn_callsite *s, uint6
     } else {
         s->live_count = churn_wrap_add(s->live_count, count);
         s->live_bytes = churn_wrap_add(s->live_bytes, bytes);
+    }
+}
+
+/* Counts samples of a sampled trace, in the callsite and its parents. */
+static inline void churn_growth_samples(churn_growth *g, churn_callsite *s, int64_t live,
+                                        uint64_t allocated)
+{
+    for (;;) {
+        s->live_samples += live;
+        s->samples += allocated;
+        if (!s->parent)
+            return;
+        s = &g->parents->sites[s->parent - 1];
+        g = g->parents;
     }
 }
 

@@ -809,6 +809,10 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.stack_sample.n = get_v(c);
         ok = c->ok && d->version >= 3 && r->u.stack_sample.n >= 2;
         break;
+    case CHURN_REC_SAMPLE_BYTES:
+        r->u.sample_bytes.n = get_v(c);
+        ok = c->ok && kind == 0 && r->u.sample_bytes.n >= 1;
+        break;
     case CHURN_REC_SHORT_STACKS:
         r->u.short_stacks.n = get_v(c);
         ok = c->ok && r->u.short_stacks.n >= 1;

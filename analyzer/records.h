@@ -82,6 +82,7 @@ typedef struct churn_record {
         struct { uint64_t count, reason; } dropped;
         struct { uint64_t count; } unordered;
         struct { uint64_t n; } stack_sample;
+        struct { uint64_t n; } sample_bytes;
         struct { uint64_t n; } short_stacks;
         struct { uint64_t epoch, age_ns; } counters_stale;
         struct { uint64_t how, detail; } exit;

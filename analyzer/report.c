@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "churn/engines.h"
@@ -81,6 +82,39 @@ void churn_report_types(churn_analysis *a)
     churn_functions_pinned(&a->functions, &a->growth, f->has_before ? f->before_sites : f->sites,
                            f->has_before ? f->nbefore : f->nsites);
     a->types_done = 1;
+}
+
+/* A sample of a small object stands for about N bytes (s / p(s) = N + s/2 + ...), and the
+   samples of a callsite come as a Poisson process: a figure of B bytes resting on k samples
+   varies by about N sqrt(k) = B / sqrt(k).  The growth per epoch g is a least-squares slope
+   over the E epochs of the window of a live value that gained k = |g| E / w samples (w the
+   bytes a sample of the row stands for, its allocated bytes per sample): the slope of such
+   a counting process varies by w sqrt(6 k / 5) / E; one sample more keeps the bound of a
+   row that did not grow from 0.  Larger objects are sampled more surely than that, so for
+   them both bounds are on the safe side. */
+double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
+                              const churn_callsite *s, uint64_t alloc_bytes)
+{
+    if (!a->sample_bytes)
+        return 0;
+    double w = s->samples ? (double)alloc_bytes / (double)s->samples
+             : s->live_samples > 0 ? (double)s->live_bytes / (double)s->live_samples
+                                   : (double)a->sample_bytes;
+    if (w < 1)
+        w = 1;
+    double epochs = g->window_last >= g->window_first
+                        ? (double)(g->window_last - g->window_first + 1) : 1;
+    double k = fabs(churn_fit_slope(&s->bytes_fit)) * epochs / w;
+    return w * sqrt(1.2 * (k + 1)) / epochs;
+}
+
+double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k)
+{
+    if (!a->sample_bytes)
+        return 0;
+    if (k <= 0) /* no sample: nothing seen, less than about a sample's worth there */
+        return (double)a->sample_bytes;
+    return fabs(bytes) / sqrt((double)k);
 }
 
 int churn_report_single_epoch(const churn_analysis *a)

@@ -56,6 +56,14 @@ int churn_report_single_epoch(const churn_analysis *a);
     "(a timer), CHURN_EPOCH_SIGNAL=USR2 (then kill -USR2 <pid>) or churn_epoch_begin() "     \
     "from include/churn.h"
 
+/* A sampled trace's error bounds (CHURN_SAMPLE_BYTES; docs/analyzer.md, "Sampled traces"),
+   as standard errors: of a row's estimated growth per epoch (alloc_bytes: the row's
+   estimated bytes allocated in the window), and of a bytes figure that
+   rests on k samples.  Both 0 when the trace is not sampled. */
+double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
+                              const churn_callsite *s, uint64_t alloc_bytes);
+double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k);
+
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);
 /* When the shim's blind-spot detector warned (its counters, shim/blind.c): the warning's

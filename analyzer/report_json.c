@@ -62,6 +62,12 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
     u64(out, "file_bytes", in->file_bytes, 1);
     u64(out, "page_size", in->page_size, 1);
     u64(out, "stack_sample", a->stack_sample, 1);
+    /* CHURN_SAMPLE_BYTES: which figures are exact and which estimates (docs/analyzer.md) */
+    u64(out, "sample_bytes", a->sample_bytes, 1);
+    fprintf(out, "\"exact\": %s, ",
+            a->sample_bytes ? "[\"totals.allocs\", \"totals.frees\", \"totals.alloc_bytes\", "
+                              "\"epochs.allocs\", \"epochs.frees\", \"epochs.alloc_bytes\"]"
+                            : "\"all\"");
     u64(out, "start_realtime_ns", in->start_realtime_ns, 1);
     u64(out, "segments_used", a->segments_used, 1);
     u64(out, "segments_dropped", churn_report_segments_dropped(a), 1);
@@ -221,7 +227,8 @@ static void frame_json(void *ctx, const char *frame)
 }
 
 /* A growth row's fits and live value (callsites and functions alike). */
-static void fit_fields(FILE *out, const churn_callsite *s)
+static void fit_fields(FILE *out, const churn_analysis *a, const churn_growth *g,
+                       const churn_callsite *s, uint64_t alloc_bytes)
 {
     fputs("\"count_per_epoch\": ", out);
     json_double(out, churn_fit_slope(&s->count_fit));
@@ -233,7 +240,21 @@ static void fit_fields(FILE *out, const churn_callsite *s)
     json_double(out, churn_fit_r2(&s->count_fit));
     fputs(", ", out);
     i64(out, "live_count", s->live_count, 1);
-    i64(out, "live_bytes", s->live_bytes, 1);
+    i64(out, "live_bytes", s->live_bytes, 1);    /* a sampled trace's figures are estimates: their standard errors */
+    if (!a->sample_bytes) {
+        fputs("\"estimate\": null, ", out);
+        return;
+    }
+    fputs("\"estimate\": {", out);
+    u64(out, "samples", s->samples, 1);
+    i64(out, "live_samples", s->live_samples, 1);
+    fputs("\"bytes_per_epoch_se\": ", out);
+    json_double(out, churn_report_growth_se(a, g, s, alloc_bytes));
+    fputs(", \"alloc_bytes_se\": ", out);
+    json_double(out, churn_report_bytes_se(a, (double)alloc_bytes, (int64_t)s->samples));
+    fputs(", \"live_bytes_se\": ", out);
+    json_double(out, churn_report_bytes_se(a, (double)s->live_bytes, s->live_samples));
+    fputs("}, ", out);
 }
 
 /* "key": "value", or "key": null. */
@@ -289,7 +310,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
         frame_list l = {out, 1};
         churn_frames_each(&src, s->stack, 0, frame_json, &l);
         fputs("], ", out);
-        fit_fields(out, s);
+        fit_fields(out, a, &a->growth, s, s->alloc_bytes);
         u64(out, "allocs", s->allocs, 1);
         u64(out, "frees", s->frees, 1);
         u64(out, "alloc_bytes", s->alloc_bytes, 1);
@@ -338,7 +359,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
         function_head(out, fn, i);
-        fit_fields(out, s);
+        fit_fields(out, a, &a->functions.growth, s, fn->alloc_bytes);
         u64(out, "allocs", fn->allocs, 1);
         u64(out, "frees", fn->frees, 1);
         u64(out, "alloc_bytes", fn->alloc_bytes, 1);

@@ -60,6 +60,15 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
         fprintf(out, "  stacks sampled: one allocation in %llu (CHURN_STACK_SAMPLE); callsite "
                      "figures are estimates, %llu x what the sampled allocations did\n",
                 (unsigned long long)a->stack_sample, (unsigned long long)a->stack_sample);
+    if (a->sample_bytes)
+        fprintf(out, "  allocations sampled: one sample per %llu bytes allocated on average "
+                     "(CHURN_SAMPLE_BYTES), each sampled object weighted by 1/p, p = 1 - "
+                     "exp(-size/%llu); the counts of allocations and frees and the bytes "
+                     "allocated are exact, every other figure (bytes freed, live, epochs' live "
+                     "values, size classes, lifetimes, callsites, functions, types) is an "
+                     "estimate, given with its standard error (+-) where it is ranked "
+                     "(docs/analyzer.md)\n",
+                (unsigned long long)a->sample_bytes, (unsigned long long)a->sample_bytes);
     if (a->window.has_first || a->window.has_last) {
         uint64_t first = a->window.has_first ? a->window.first : a->first_epoch;
         uint64_t last = a->window.has_last ? a->window.last : a->last_epoch;
@@ -76,6 +85,18 @@ static void totals(FILE *out, churn_analysis *a)
 {
     char b1[32], b2[32], b3[32];
     const churn_totals *t = &a->totals;
+    if (a->sample_bytes) {
+        fprintf(out, "\nTotals (exact): %llu allocs (%sB), %llu frees; estimates: %sB freed, "
+                     "%llu reallocs\n",
+                (unsigned long long)t->allocs, human((double)t->alloc_bytes, b1, sizeof b1),
+                (unsigned long long)t->frees, human((double)t->free_bytes, b2, sizeof b2),
+                (unsigned long long)t->reallocs);
+        fprintf(out, "Live at end (estimate): %llu objects (%sB)\n",
+                (unsigned long long)a->leaked_count, human((double)a->leaked_bytes, b3, sizeof b3));
+        fputs("Peak and temporary allocations: not known (a sampled trace has the events of "
+              "the sampled allocations only)\n", out);
+        return;
+    }
     fprintf(out, "\nTotals: %llu allocs (%sB), %llu frees (%sB), %llu unknown frees, "
                  "%llu reallocs\n",
             (unsigned long long)t->allocs, human((double)t->alloc_bytes, b1, sizeof b1),
@@ -262,6 +283,18 @@ static void retention_text(FILE *out, const churn_analysis *a, const churn_growt
                 (unsigned long long)r.reclaimed_epoch);
 }
 
+/* A sampled trace's row: its growth's standard error and the samples it rests on. */
+static void estimate_text(FILE *out, const churn_analysis *a, const churn_growth *g,
+                          const churn_callsite *s, uint64_t alloc_bytes)
+{
+    if (!a->sample_bytes)
+        return;
+    char b[32];
+    fprintf(out, ", estimate +-%sB/epoch from %llu sample(s)",
+            human(churn_report_growth_se(a, g, s, alloc_bytes), b, sizeof b),
+            (unsigned long long)s->samples);
+}
+
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -295,6 +328,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             char b3[32];
             fprintf(out, ", pins %sB", human(fn->pinned_bytes, b3, sizeof b3));
         }
+        estimate_text(out, a, &a->functions.growth, s, fn->alloc_bytes);
         fputs("\n", out);
     }
     free(rows);
@@ -327,6 +361,7 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
         const char *type = churn_report_type(a, s);
         if (type)
             fprintf(out, ", type %s", type);
+        estimate_text(out, a, &a->growth, s, s->alloc_bytes);
         fputs("\n      lifetimes:", out);
         lifetime_line(out, s->lifetime);
         size_t total = churn_frames_each(&src, s->stack, TEXT_FRAMES, frame_text, out);

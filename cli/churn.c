@@ -361,6 +361,7 @@ static int run(int argc, char **argv)
         {"epoch-ms", required_argument, NULL, OPT_FLAG},
         {"epoch-signal", required_argument, NULL, OPT_FLAG},
         {"sample-stacks", required_argument, NULL, OPT_FLAG},
+        {"sample-bytes", required_argument, NULL, OPT_FLAG},
         {"events", required_argument, NULL, OPT_FLAG},
         {NULL, 0, NULL, 0},
     };

@@ -162,6 +162,14 @@ void churn_emit_stack_sample(uint32_t every)
     }
 }
 
+void churn_emit_sample_bytes(uint64_t mean)
+{
+    if (room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_SAMPLE_BYTES);
+        put_u(mean);
+    }
+}
+
 void churn_emit_size_classes(int final_path)
 {
     if (final_path && !enc->classes_in)

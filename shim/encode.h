@@ -56,6 +56,7 @@ void churn_enc_segment_begin(void);
 int churn_emit_segment_start(uint64_t seq, uint64_t first_epoch, uint64_t open_ns);
 void churn_emit_allocator(void);
 void churn_emit_stack_sample(uint32_t every);
+void churn_emit_sample_bytes(uint64_t mean); /* CHURN_REC_SAMPLE_BYTES */
 /* Sent as soon as the allocator can be asked (never asked yet on the final path: asking
    would call the allocator), and again in every later segment. */
 void churn_emit_size_classes(int final_path);

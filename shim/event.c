@@ -62,11 +62,6 @@ static size_t usable_at_free(void *p, const churn_live *live)
     return usable_size(p, live->size);
 }
 
-void churn_record_alloc(void *p, size_t size, int kind)
-{
-    if (p)
-        churn_record_alloc_usable(p, size, usable_size(p, size), kind);
-}
 
 /* A thread without a ring (libchurn's memory ran out when it needed one) loses its events;
    the trace says how many. */
@@ -78,7 +73,7 @@ static int no_ring(churn_thread *t, void *p)
     return 1;
 }
 
-void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
+static void record_alloc(void *p, size_t size, size_t usable, int kind)
 {
     churn_thread *t = churn_thread_self();
     if (no_ring(t, p))
@@ -100,6 +95,20 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
     if (room)
         churn_thread_push(t, ev, 0);
     churn_livemap_unlock(op.shard);
+}
+
+/* Under CHURN_SAMPLE_BYTES only the sampled allocations, and the frees of sampled objects,
+   go on from here (sample.c); the others are counted there. */
+void churn_record_alloc(void *p, size_t size, int kind)
+{
+    if (p && (!churn_opt.sample_bytes || churn_sample_alloc(p, size)))
+        record_alloc(p, size, usable_size(p, size), kind);
+}
+
+void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
+{
+    if (!churn_opt.sample_bytes || (p && churn_sample_alloc(p, size)))
+        record_alloc(p, size, usable, kind);
 }
 
 /* The free's event from what the live map had (live NULL: nothing). */
@@ -147,12 +156,14 @@ static void record_free(void *p, int kind, size_t usable)
 
 void churn_record_free(void *p, int kind)
 {
-    record_free(p, kind, FROM_MAP);
+    if (!churn_opt.sample_bytes || (p && churn_sample_free(p)))
+        record_free(p, kind, FROM_MAP);
 }
 
 void churn_record_free_usable(void *p, size_t usable, int kind)
 {
-    record_free(p, kind, usable);
+    if (!churn_opt.sample_bytes || (p && churn_sample_free(p)))
+        record_free(p, kind, usable);
 }
 
 /* The old block leaves the live map before the real realloc can free it (another thread may
@@ -165,6 +176,9 @@ int churn_realloc_begin(void *p, churn_realloc_old *o)
     o->t = churn_thread_self();
     if (!p || !o->t)
         return 0;
+    o->recorded = !churn_opt.sample_bytes || churn_sample_take(p);
+    if (!o->recorded)
+        return 1;
     churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &o->live, &o->known, 1);
     churn_livemap_unlock(op.shard);
     o->epoch = op.epoch;
@@ -176,7 +190,19 @@ int churn_realloc_begin(void *p, churn_realloc_old *o)
 void churn_realloc_end(void *p, const churn_realloc_old *o, void *q, size_t size, size_t usable,
                        int freed_on_failure)
 {
-    if (!q && size && !freed_on_failure) {
+    int failed = !q && size && !freed_on_failure;
+    if (churn_opt.sample_bytes) {
+        if (!failed)
+            churn_sample_count_free();
+        else if (o->recorded) /* back where it was: the set has room, p just left it */
+            churn_sample_insert((uintptr_t)p);
+        if (!o->recorded) {
+            if (q)
+                churn_record_alloc_usable(q, size, usable, CHURN_ALLOC_REALLOC);
+            return;
+        }
+    }
+    if (failed) {
         if (o->known)
             churn_livemap_insert((uintptr_t)p, o->live.size, o->live.slack, o->live.stack,
                                  o->live.epoch);

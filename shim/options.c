@@ -60,6 +60,14 @@ static const opt_row table[] = {
      "walk the stack of one allocation in N, at random (1 = every one); all allocations are "
      "still traced and counted, the others without a callsite, and `churn-analyze` scales "
      "callsite figures by N (estimates; see docs/analyzer.md)", "--sample-stacks N"},
+    {"CHURN_SAMPLE_BYTES", OPT_UINT, "0", 0, 1ull << 40,
+     "record only sampled allocations and their frees: a Poisson process over the bytes "
+     "allocated, one sample every N bytes on average, so an allocation of s bytes is sampled "
+     "with probability 1 - exp(-s/N) (0 = every allocation); every allocation and free is "
+     "still counted, so totals of allocations, frees and bytes allocated stay exact, and "
+     "`churn-analyze` weights each sample by its probability's inverse: callsite, function "
+     "and type figures are estimates with their standard error (docs/analyzer.md); needs "
+     "`CHURN_EVENTS=1`, and `CHURN_STACK_SAMPLE` is ignored under it", "--sample-bytes N"},
     {"CHURN_UNWIND", OPT_UNWIND, "cfi", 0, 0,
      "`cfi` (cached DWARF CFI, libunwind where it cannot go on), `libunwind`, `fp` (frame "
      "pointers: needs them), `verify` (test mode: cfi and libunwind on every stack, abort if "
@@ -222,6 +230,8 @@ static int apply(const opt_row *row, const char *value)
         churn_opt.stack_depth = (unsigned)v;
     else if (!strcmp(n, "CHURN_STACK_SAMPLE"))
         churn_opt.stack_sample = (uint32_t)v;
+    else if (!strcmp(n, "CHURN_SAMPLE_BYTES"))
+        churn_opt.sample_bytes = v;
     else if (!strcmp(n, "CHURN_SEGMENT_KB"))
         churn_opt.segment_bytes = v << 10;
     else if (!strcmp(n, "CHURN_FLUSH_MS"))
@@ -254,6 +264,10 @@ int churn_options_load(void)
             return -1;
         }
     }
+    if (!churn_opt.events)
+        churn_opt.sample_bytes = 0; /* histograms only: there is nothing to sample */
+    if (churn_opt.sample_bytes)
+        churn_opt.stack_sample = 1; /* every sampled allocation has its stack */
     return bad ? -1 : 0;
 }
 

@@ -37,6 +37,7 @@ typedef struct churn_options {
     char epoch_at[4096];     /* CHURN_EPOCH_AT, "" = none */
     unsigned stack_depth;    /* CHURN_STACK_DEPTH */
     uint32_t stack_sample;   /* CHURN_STACK_SAMPLE */
+    uint64_t sample_bytes;   /* CHURN_SAMPLE_BYTES, 0 = every allocation */
     int unwind;              /* CHURN_UNWIND, an enum churn_unwind_mode */
     int fork_follow;         /* CHURN_FORK=follow (1) or stop (0) */
     uint64_t segment_bytes;  /* CHURN_SEGMENT_KB */
@@ -464,11 +465,107 @@ typedef struct churn_realloc_old {
     int known;
     size_t usable;
     uint32_t epoch, seq; /* the free's place in the address's order (livemap.c) */
+    int recorded;        /* the old block is in the trace (CHURN_SAMPLE_BYTES: it was sampled) */
 } churn_realloc_old;
 int churn_realloc_begin(void *p, churn_realloc_old *o);
 void churn_realloc_end(void *p, const churn_realloc_old *o, void *q, size_t size, size_t usable,
                        int freed_on_failure);
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
+
+/* ---- sample.c: CHURN_SAMPLE_BYTES, a Poisson process over the bytes allocated ---- */
+enum { CHURN_SAMPLE_ALLOCS, CHURN_SAMPLE_ALLOC_BYTES, CHURN_SAMPLE_FREES, CHURN_SAMPLE_COUNTERS };
+/* One thread's running totals of every allocation and free, sampled or not.  The owner
+   adds with plain stores; the writer reads them (and epoch, start under seq) without a
+   lock and keeps what it has counted in credited. */
+typedef struct churn_sample_counts {
+    _Atomic uint64_t total[CHURN_SAMPLE_COUNTERS];
+    _Atomic uint64_t epoch;                        /* the epoch the owner counts in */
+    _Atomic uint64_t start[CHURN_SAMPLE_COUNTERS]; /* total when that epoch began for it */
+    _Atomic uint32_t seq;                          /* odd while epoch and start change */
+    _Atomic int in_use;
+    uint64_t credited[CHURN_SAMPLE_COUNTERS];      /* writer only */
+    struct churn_sample_counts *next;
+    char pad[64];                                  /* owners' lines apart */
+} churn_sample_counts;
+typedef struct churn_sample_thread {
+    uint64_t left;                /* bytes until the next sample point */
+    uint64_t rng;                 /* 0 until the thread's first allocation */
+    churn_sample_counts *counts;
+} churn_sample_thread;
+extern __thread churn_sample_thread churn_sample_self;
+churn_sample_counts *churn_sample_counts_slow(void);
+void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch);
+int churn_sample_alloc_slow(uintptr_t p, uint64_t size);
+int churn_sample_take_slow(uintptr_t p);
+int churn_sample_insert(uintptr_t p);
+/* Writer: the allocations, bytes and frees counted since its previous call, of epochs up to
+   epoch (closing it). */
+void churn_sample_collect(uint64_t epoch, uint64_t *allocs, uint64_t *alloc_bytes,
+                          uint64_t *frees);
+void churn_sample_lock(void);   /* fork */
+void churn_sample_unlock(void);
+void churn_sample_after_fork_child(void);
+
+#define CHURN_SAMPLE_FILTER_BITS 14
+#define CHURN_SAMPLE_FILTER (1u << CHURN_SAMPLE_FILTER_BITS)
+extern _Atomic uint8_t churn_sample_filter[CHURN_SAMPLE_FILTER];
+static inline unsigned churn_sample_bucket(uintptr_t p)
+{
+    return (unsigned)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - CHURN_SAMPLE_FILTER_BITS));
+}
+
+static inline churn_sample_counts *churn_sample_counts_now(void)
+{
+    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+    churn_sample_counts *b = churn_sample_self.counts;
+    if (CHURN_UNLIKELY(!b))
+        b = churn_sample_counts_slow();
+    if (CHURN_UNLIKELY(atomic_load_explicit(&b->epoch, memory_order_relaxed) != epoch))
+        churn_sample_new_epoch(b, epoch);
+    return b;
+}
+
+static inline void churn_sample_add(churn_sample_counts *b, int i, uint64_t v)
+{
+    atomic_store_explicit(&b->total[i], atomic_load_explicit(&b->total[i], memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+/* Counts an allocation; 1 when it is sampled (then its address is in the set and it is to
+   be recorded). */
+static inline int churn_sample_alloc(void *p, size_t size)
+{
+    churn_sample_counts *b = churn_sample_counts_now();
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+    churn_sample_thread *t = &churn_sample_self;
+    if (CHURN_LIKELY(size < t->left)) {
+        t->left -= size;
+        return 0;
+    }
+    return churn_sample_alloc_slow((uintptr_t)p, size);
+}
+
+/* 1 when p was sampled: it is taken out of the set, and its free is to be recorded. */
+static inline int churn_sample_take(void *p)
+{
+    if (CHURN_LIKELY(!atomic_load_explicit(&churn_sample_filter[churn_sample_bucket((uintptr_t)p)],
+                                           memory_order_relaxed)))
+        return 0;
+    return churn_sample_take_slow((uintptr_t)p);
+}
+
+static inline void churn_sample_count_free(void)
+{
+    churn_sample_add(churn_sample_counts_now(), CHURN_SAMPLE_FREES, 1);
+}
+
+/* Counts a free; 1 when it is to be recorded. */
+static inline int churn_sample_free(void *p)
+{
+    churn_sample_count_free();
+    return churn_sample_take(p);
+}
 
 /* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that
    skipped libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */

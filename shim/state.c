@@ -184,6 +184,7 @@ static void before_fork(void)
     churn_writer_before_fork();
     churn_stacks_lock();
     churn_livemap_lock_all();
+    churn_sample_lock();
     churn_threads_lock();
 }
 
@@ -192,6 +193,7 @@ static void after_fork_parent(void)
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
     churn_threads_unlock();
+    churn_sample_unlock();
     churn_livemap_unlock_all();
     churn_stacks_unlock();
     churn_writer_after_fork_parent();
@@ -203,6 +205,8 @@ static void after_fork_child(void)
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
     churn_threads_after_fork_child();
+    churn_sample_unlock();
+    churn_sample_after_fork_child();
     churn_livemap_unlock_all();
     churn_stacks_unlock();
     churn_outfile_close();

@@ -234,6 +234,8 @@ static void segment_open(void)
     churn_emit_allocator();
     if (churn_opt.stack_sample > 1)
         churn_emit_stack_sample(churn_opt.stack_sample);
+    if (churn_opt.sample_bytes)
+        churn_emit_sample_bytes(churn_opt.sample_bytes);
     churn_emit_size_classes(w.final_path);
     churn_emit_modules();
     churn_emit_carry(w.sites, w.nsites, w.live_count, w.live_bytes);
@@ -427,6 +429,11 @@ static void close_epoch(const churn_tick *t, int tick_lost)
         uint64_t read_at = w.counters_ns ? w.counters_ns : churn_start_ns; /* never: zeros */
         churn_emit_counters_stale(w.open_epoch, end_ns > read_at ? end_ns - read_at : 0);
     }
+    /* Sampled: the events are a sample, the counts of every allocation and free are the
+       threads' (format.h, CHURN_REC_SAMPLE_BYTES). */
+    if (churn_opt.sample_bytes)
+        churn_sample_collect(w.open_epoch, &w.epoch_totals.allocs, &w.epoch_totals.alloc_bytes,
+                             &w.epoch_totals.frees);
     churn_emit_epoch_end(&(churn_epoch_end){
         .epoch = w.open_epoch,
         .start_ns = start,

@@ -156,6 +156,16 @@ enum churn_record_tag {
        come before ones that happened earlier. */
     CHURN_REC_UNORDERED = 0x0f,
 
+    /* V n >= 1: allocations are sampled (CHURN_SAMPLE_BYTES), a Poisson process over the
+       bytes allocated with a mean of n bytes between samples: an allocation of s bytes is
+       in the trace with probability p(s) = 1 - exp(-s/n), with its free, and the other
+       allocations and frees are not (no FREE_UNKNOWN either).  EPOCH_END's allocs, frees
+       and alloc bytes count every allocation and free all the same; its free bytes, live
+       count, live bytes, size classes and callsites, and CARRY, are the sampled objects'
+       alone.  A sampled object of s bytes stands for 1/p(s) objects.  In every segment
+       after CHURN_REC_ALLOCATOR; absent: every allocation is in the trace. */
+    CHURN_REC_SAMPLE_BYTES = 0x70,
+
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */
     CHURN_REC_ALLOC_INFO = 0x0a,

@@ -1,0 +1,327 @@
+/*
+ * CHURN_SAMPLE_BYTES=N: allocations are sampled as a Poisson process over the bytes
+ * allocated, with a mean of N bytes between two samples.  Each thread counts down the bytes
+ * until its next sample point, drawn from an exponential distribution of mean N, so an
+ * allocation of s bytes is sampled with probability p(s) = 1 - exp(-s/N), independently of
+ * every other allocation; the analyzer weights each sampled object by 1/p(s), which makes
+ * its callsite figures unbiased estimates (docs/analyzer.md, "Sampled traces").  Only sampled
+ * allocations are walked and recorded (event.c), and only their frees: a free looks its
+ * address up in the set of sampled live addresses below, which for the common free of an
+ * unsampled object is one byte read.  Every allocation and free is still counted, per
+ * thread, and the writer sums the counts into each epoch's EPOCH_END.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "shim.h"
+
+__thread churn_sample_thread churn_sample_self;
+
+/* ---- the gap to the next sample ---- */
+
+/* xorshift64*: a few instructions, and only on sampled allocations. */
+static uint64_t next_random(churn_sample_thread *t)
+{
+    uint64_t x = t->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    t->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* ln(x) for x in (0, 1]: x = m 2^e with m in [1, 2), ln m = 2 atanh((m - 1) / (m + 1)) from
+   its series (|t| <= 1/3, five terms: a relative error below 1e-6, far below what the
+   sampling itself varies by).  libm is not a dependency of the shim. */
+static double log_unit(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    bits = (bits & ((1ull << 52) - 1)) | (1023ull << 52);
+    double m;
+    memcpy(&m, &bits, sizeof m);
+    double t = (m - 1.0) / (m + 1.0), t2 = t * t;
+    double s = t * (1.0 + t2 * (1.0 / 3 + t2 * (1.0 / 5 + t2 * (1.0 / 7 + t2 * (1.0 / 9)))));
+    return (double)e * 0.69314718055994530942 + 2.0 * s;
+}
+
+/* Bytes until the next sample point: exponential with mean N, at least 1. */
+static uint64_t draw_gap(churn_sample_thread *t)
+{
+    /* 53 random bits as a uniform in (0, 1]: never 0, whose logarithm is not finite */
+    double u = (double)((next_random(t) >> 11) + 1) * (1.0 / 9007199254740992.0);
+    double gap = -log_unit(u) * (double)churn_opt.sample_bytes;
+    return gap < 1.0 ? 1 : gap > 1e18 ? (uint64_t)1e18 : (uint64_t)gap;
+}
+
+/* ---- per-thread counts, summed by the writer ---- */
+
+/* Blocks are never unmapped: the writer reads them without a lock.  A thread claims a free
+   one on its first allocation and gives it back at its exit; the counts stay in it, as they
+   are running totals the writer takes differences of. */
+#define BLOCKS_PER_MAP 256
+static churn_sample_counts *_Atomic all_blocks;
+static churn_spinlock blocks_lock;
+static pthread_key_t release_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+/* The counts of a thread that could not get a block (libchurn's memory ran out). */
+static churn_sample_counts shared_block;
+
+static void release_block(void *arg)
+{
+    churn_sample_counts *b = arg;
+    churn_sample_self.counts = NULL; /* a later TLS destructor's free claims one again */
+    atomic_store_explicit(&b->in_use, 0, memory_order_release);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&release_key, release_block);
+}
+
+static churn_sample_counts *claim_block(void)
+{
+    churn_sample_counts *b = NULL;
+    churn_spin_lock(&blocks_lock);
+    for (churn_sample_counts *c = atomic_load(&all_blocks); c; c = c->next)
+        if (!atomic_load_explicit(&c->in_use, memory_order_acquire)) {
+            b = c;
+            break;
+        }
+    if (!b) {
+        churn_sample_counts *m = churn_os_map(BLOCKS_PER_MAP * sizeof *m);
+        if (m) {
+            for (int i = BLOCKS_PER_MAP - 1; i >= 0; i--) {
+                m[i].next = atomic_load(&all_blocks);
+                atomic_store(&all_blocks, &m[i]);
+            }
+            b = m;
+        }
+    }
+    if (b)
+        atomic_store(&b->in_use, 1);
+    churn_spin_unlock(&blocks_lock);
+    return b;
+}
+
+churn_sample_counts *churn_sample_counts_slow(void)
+{
+    churn_sample_thread *t = &churn_sample_self;
+    if (!t->rng) {
+        t->rng = ((uint64_t)churn_gettid() * 0x9e3779b97f4a7c15ull) ^ churn_now_ns() ^
+                 (uint64_t)(uintptr_t)t;
+        t->rng |= !t->rng;
+        t->left = draw_gap(t);
+    }
+    churn_sample_counts *b = claim_block();
+    if (!b)
+        return &shared_block; /* counted, if racily among such threads */
+    pthread_once(&key_once, make_key);
+    pthread_setspecific(release_key, b);
+    t->counts = b;
+    return b;
+}
+
+void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch)
+{
+    /* A seqlock for the writer (churn_sample_collect): epoch and start change together. */
+    uint32_t s = atomic_load_explicit(&b->seq, memory_order_relaxed);
+    atomic_store_explicit(&b->seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+        atomic_store_explicit(&b->start[i], atomic_load_explicit(&b->total[i],
+                                                                 memory_order_relaxed),
+                              memory_order_relaxed);
+    atomic_store_explicit(&b->epoch, epoch, memory_order_relaxed);
+    atomic_store_explicit(&b->seq, s + 2, memory_order_release);
+}
+
+/* What a block holds of epochs up to `epoch`: everything when its thread still counts in
+   one of them, else what it had counted when its newest epoch began.  The counts of a thread
+   that moved two epochs ahead between two of the writer's passes all go to the older one,
+   as late events do (writer.c). */
+static void block_upto(churn_sample_counts *b, uint64_t epoch, uint64_t *out)
+{
+    for (int tries = 0;; tries++) {
+        uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
+        uint64_t e = atomic_load_explicit(&b->epoch, memory_order_relaxed);
+        uint64_t start[CHURN_SAMPLE_COUNTERS];
+        for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+            start[i] = atomic_load_explicit(&b->start[i], memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        uint32_t s2 = atomic_load_explicit(&b->seq, memory_order_relaxed);
+        if ((s1 == s2 && !(s1 & 1)) || tries > 1000) {
+            for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+                out[i] = e <= epoch ? atomic_load_explicit(&b->total[i], memory_order_relaxed)
+                                    : start[i];
+            return;
+        }
+    }
+}
+
+static void credit(churn_sample_counts *b, uint64_t epoch, uint64_t *sum)
+{
+    uint64_t now[CHURN_SAMPLE_COUNTERS];
+    block_upto(b, epoch, now);
+    for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++) {
+        /* running totals only grow; a racy read of the shared block may not */
+        if (now[i] > b->credited[i]) {
+            sum[i] += now[i] - b->credited[i];
+            b->credited[i] = now[i];
+        }
+    }
+}
+
+void churn_sample_collect(uint64_t epoch, uint64_t *allocs, uint64_t *alloc_bytes,
+                          uint64_t *frees)
+{
+    uint64_t sum[CHURN_SAMPLE_COUNTERS] = {0};
+    for (churn_sample_counts *b = atomic_load(&all_blocks); b; b = b->next)
+        credit(b, epoch, sum);
+    credit(&shared_block, epoch, sum);
+    *allocs = sum[CHURN_SAMPLE_ALLOCS];
+    *alloc_bytes = sum[CHURN_SAMPLE_ALLOC_BYTES];
+    *frees = sum[CHURN_SAMPLE_FREES];
+}
+
+/* ---- the set of sampled live addresses ----
+
+   A table of addresses under a spinlock, with a filter in front of it that the free path
+   reads without the lock: one counter per bucket of addresses, the number of sampled live
+   addresses in it (saturating).  A free whose bucket counts 0 is of an unsampled object; the
+   count was raised before the allocation returned the address, so whatever handed the
+   object to the freeing thread made it visible there. */
+#define TABLE_MIN 4096u
+
+static churn_spinlock set_lock;
+static uintptr_t *table;   /* 0: empty slot */
+static size_t table_cap, table_count;
+_Atomic uint8_t churn_sample_filter[CHURN_SAMPLE_FILTER];
+
+static size_t home(uintptr_t p, size_t cap)
+{
+    return (size_t)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static int table_grow(void)
+{
+    size_t cap = table_cap ? table_cap * 2 : TABLE_MIN;
+    uintptr_t *t = churn_os_map(cap * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < table_cap; i++)
+        if (table[i]) {
+            size_t j = home(table[i], cap);
+            while (t[j])
+                j = (j + 1) & (cap - 1);
+            t[j] = table[i];
+        }
+    if (table)
+        churn_os_unmap(table, table_cap * sizeof *table);
+    table = t;
+    table_cap = cap;
+    return 0;
+}
+
+static void filter_add(uintptr_t p)
+{
+    _Atomic uint8_t *f = &churn_sample_filter[churn_sample_bucket(p)];
+    uint8_t v = atomic_load_explicit(f, memory_order_relaxed);
+    if (v < 255)
+        atomic_store_explicit(f, (uint8_t)(v + 1), memory_order_relaxed);
+}
+
+static void filter_remove(uintptr_t p)
+{
+    _Atomic uint8_t *f = &churn_sample_filter[churn_sample_bucket(p)];
+    uint8_t v = atomic_load_explicit(f, memory_order_relaxed);
+    if (v < 255) /* a saturated bucket stays so: it no longer knows its count */
+        atomic_store_explicit(f, (uint8_t)(v - 1), memory_order_relaxed);
+}
+
+int churn_sample_insert(uintptr_t p)
+{
+    int ok = 0;
+    churn_spin_lock(&set_lock);
+    if ((table_count + 1) * 2 <= table_cap || !table_grow()) {
+        size_t i = home(p, table_cap);
+        while (table[i] && table[i] != p)
+            i = (i + 1) & (table_cap - 1);
+        if (!table[i]) {
+            table[i] = p;
+            table_count++;
+            filter_add(p);
+        }
+        ok = 1;
+    }
+    churn_spin_unlock(&set_lock);
+    return ok;
+}
+
+int churn_sample_take_slow(uintptr_t p)
+{
+    int found = 0;
+    churn_spin_lock(&set_lock);
+    if (table_count) {
+        size_t mask = table_cap - 1, i = home(p, table_cap);
+        while (table[i] && table[i] != p)
+            i = (i + 1) & mask;
+        if (table[i]) {
+            found = 1;
+            table_count--;
+            filter_remove(p);
+            /* backward-shift deletion: no tombstones, lookups stop at the first empty slot */
+            for (size_t j = i;;) {
+                j = (j + 1) & mask;
+                if (!table[j])
+                    break;
+                size_t h = home(table[j], table_cap);
+                if (((j - h) & mask) >= ((j - i) & mask)) {
+                    table[i] = table[j];
+                    i = j;
+                }
+            }
+            table[i] = 0;
+        }
+    }
+    churn_spin_unlock(&set_lock);
+    return found;
+}
+
+int churn_sample_alloc_slow(uintptr_t p, uint64_t size)
+{
+    (void)size; /* sampled once whatever its size: p(s) is the chance of one point or more */
+    churn_sample_thread *t = &churn_sample_self;
+    t->left = draw_gap(t);
+    /* An address the set cannot hold (libchurn's memory ran out) is not sampled: its free
+       could not be told from an unsampled one. */
+    return churn_sample_insert(p);
+}
+
+void churn_sample_lock(void)
+{
+    churn_spin_lock(&set_lock);
+    churn_spin_lock(&blocks_lock);
+}
+
+void churn_sample_unlock(void)
+{
+    churn_spin_unlock(&blocks_lock);
+    churn_spin_unlock(&set_lock);
+}
+
+/* The child's trace starts at the fork: the counts so far are the parent's, and the blocks
+   of the threads that did not come along are free. */
+void churn_sample_after_fork_child(void)
+{
+    churn_sample_counts *mine = churn_sample_self.counts;
+    for (churn_sample_counts *b = atomic_load(&all_blocks); b; b = b->next) {
+        for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+            b->credited[i] = atomic_load_explicit(&b->total[i], memory_order_relaxed);
+        if (b != mine)
+            atomic_store(&b->in_use, 0);
+    }
+    for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+        shared_block.credited[i] = atomic_load(&shared_block.total[i]);
+}
