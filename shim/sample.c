@@ -123,41 +123,72 @@ churn_sample_counts *churn_sample_counts_slow(void)
     return b;
 }
 
-void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch)
+/* How long a thread whose history is full waits for the writer before it overwrites the
+   oldest entry (its counts then go to a later epoch): the writer is stuck, and the program
+   must not be.  The same bound as a full ring's (thread.c). */
+#define FULL_WAIT_NS 2000000000u
+
+/* The history is full: waits for the writer to take entries, as a full ring does (the ways
+   in call this where they may wait for the writer's room, event.c). */
+static void wait_for_writer(churn_sample_counts *b, uint64_t head)
 {
-    /* A seqlock for the writer (churn_sample_collect): epoch and start change together. */
-    uint32_t s = atomic_load_explicit(&b->seq, memory_order_relaxed);
-    atomic_store_explicit(&b->seq, s + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
-        atomic_store_explicit(&b->start[i], atomic_load_explicit(&b->total[i],
-                                                                 memory_order_relaxed),
-                              memory_order_relaxed);
-    atomic_store_explicit(&b->epoch, epoch, memory_order_relaxed);
-    atomic_store_explicit(&b->seq, s + 2, memory_order_release);
+    static _Atomic uint32_t never;
+    uint64_t deadline = churn_now_ns() + FULL_WAIT_NS;
+    while (head - atomic_load_explicit(&b->read, memory_order_acquire) >= CHURN_SAMPLE_HISTORY &&
+           churn_now_ns() < deadline) {
+        churn_writer_poke();
+        churn_futex_wait(&never, 0, 200000u);
+    }
 }
 
-/* What a block holds of epochs up to `epoch`: everything when its thread still counts in
-   one of them, else what it had counted when its newest epoch began.  The counts of a thread
-   that moved two epochs ahead between two of the writer's passes all go to the older one,
-   as late events do (writer.c). */
+void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch)
+{
+    uint64_t i = atomic_load_explicit(&b->hist_head, memory_order_relaxed);
+    if (CHURN_UNLIKELY(i - atomic_load_explicit(&b->read, memory_order_acquire) >=
+                       CHURN_SAMPLE_HISTORY) && churn_writer_running())
+        wait_for_writer(b, i);
+    __typeof__(b->hist[0]) *h = &b->hist[i % CHURN_SAMPLE_HISTORY];
+    atomic_store_explicit(&h->epoch, epoch, memory_order_relaxed);
+    for (int k = 0; k < CHURN_SAMPLE_COUNTERS; k++)
+        atomic_store_explicit(&h->start[k],
+                              atomic_load_explicit(&b->total[k], memory_order_relaxed),
+                              memory_order_relaxed);
+    atomic_store_explicit(&b->hist_head, i + 1, memory_order_release);
+    b->epoch = epoch;
+    /* Epochs come faster than the writer's passes (thousands a second): a quarter of the
+       history filled asks for a pass, as a ring half full does (thread.c). */
+    if (i + 1 - atomic_load_explicit(&b->read, memory_order_relaxed) == CHURN_SAMPLE_HISTORY / 4)
+        churn_writer_poke();
+}
+
+/* What a block holds of epochs up to `epoch`: the totals where its first epoch after that
+   one began, or all of them when it has not counted in a later one.  A thread whose
+   history the writer fell more than CHURN_SAMPLE_HISTORY epochs behind on gives its counts
+   to the oldest epoch it still has, as late events go to the open epoch (writer.c). */
 static void block_upto(churn_sample_counts *b, uint64_t epoch, uint64_t *out)
 {
-    for (int tries = 0;; tries++) {
-        uint32_t s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
-        uint64_t e = atomic_load_explicit(&b->epoch, memory_order_relaxed);
-        uint64_t start[CHURN_SAMPLE_COUNTERS];
-        for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
-            start[i] = atomic_load_explicit(&b->start[i], memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&b->hist_head, memory_order_acquire);
+    uint64_t read = atomic_load_explicit(&b->read, memory_order_relaxed);
+    if (head - read > CHURN_SAMPLE_HISTORY)
+        read = head - CHURN_SAMPLE_HISTORY;
+    int found = 0;
+    for (; read < head; read++) {
+        __typeof__(b->hist[0]) *h = &b->hist[read % CHURN_SAMPLE_HISTORY];
+        if (atomic_load_explicit(&h->epoch, memory_order_relaxed) <= epoch)
+            continue; /* that epoch is closing or closed: its counts are taken below */
+        for (int k = 0; k < CHURN_SAMPLE_COUNTERS; k++)
+            out[k] = atomic_load_explicit(&h->start[k], memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
-        uint32_t s2 = atomic_load_explicit(&b->seq, memory_order_relaxed);
-        if ((s1 == s2 && !(s1 & 1)) || tries > 1000) {
-            for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
-                out[i] = e <= epoch ? atomic_load_explicit(&b->total[i], memory_order_relaxed)
-                                    : start[i];
-            return;
-        }
+        /* overwritten while read: the owner is far ahead, everything so far is old */
+        found = atomic_load_explicit(&b->hist_head, memory_order_relaxed) - read <=
+                CHURN_SAMPLE_HISTORY;
+        break;
     }
+    atomic_store_explicit(&b->read, read, memory_order_release);
+    if (found)
+        return;
+    for (int k = 0; k < CHURN_SAMPLE_COUNTERS; k++)
+        out[k] = atomic_load_explicit(&b->total[k], memory_order_relaxed);
 }
 
 static void credit(churn_sample_counts *b, uint64_t epoch, uint64_t *sum)
@@ -319,9 +350,11 @@ void churn_sample_after_fork_child(void)
     for (churn_sample_counts *b = atomic_load(&all_blocks); b; b = b->next) {
         for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
             b->credited[i] = atomic_load_explicit(&b->total[i], memory_order_relaxed);
+        b->read = atomic_load(&b->hist_head);
         if (b != mine)
             atomic_store(&b->in_use, 0);
     }
     for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
         shared_block.credited[i] = atomic_load(&shared_block.total[i]);
+    shared_block.read = atomic_load(&shared_block.hist_head);
 }

@@ -474,16 +474,22 @@ void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b);
 
 /* ---- sample.c: CHURN_SAMPLE_BYTES, a Poisson process over the bytes allocated ---- */
 enum { CHURN_SAMPLE_ALLOCS, CHURN_SAMPLE_ALLOC_BYTES, CHURN_SAMPLE_FREES, CHURN_SAMPLE_COUNTERS };
-/* One thread's running totals of every allocation and free, sampled or not.  The owner
-   adds with plain stores; the writer reads them (and epoch, start under seq) without a
-   lock and keeps what it has counted in credited. */
+/* One thread's running totals of every allocation and free, sampled or not, and where each
+   of its epochs began in them: the owner adds with plain stores and appends to hist when it
+   counts in a new epoch; the writer reads both without a lock (churn_sample_collect) and
+   keeps what it has counted in credited, and how far it read hist in read. */
+#define CHURN_SAMPLE_HISTORY 512u
 typedef struct churn_sample_counts {
     _Atomic uint64_t total[CHURN_SAMPLE_COUNTERS];
-    _Atomic uint64_t epoch;                        /* the epoch the owner counts in */
-    _Atomic uint64_t start[CHURN_SAMPLE_COUNTERS]; /* total when that epoch began for it */
-    _Atomic uint32_t seq;                          /* odd while epoch and start change */
+    uint64_t epoch;                                /* owner only: the epoch it counts in */
+    _Atomic uint64_t hist_head;                    /* entries appended to hist so far */
+    struct {
+        _Atomic uint64_t epoch;                    /* from total = start on, this epoch */
+        _Atomic uint64_t start[CHURN_SAMPLE_COUNTERS];
+    } hist[CHURN_SAMPLE_HISTORY];
     _Atomic int in_use;
     uint64_t credited[CHURN_SAMPLE_COUNTERS];      /* writer only */
+    _Atomic uint64_t read;                         /* hist entries the writer is done with */
     struct churn_sample_counts *next;
     char pad[64];                                  /* owners' lines apart */
 } churn_sample_counts;
@@ -520,7 +526,7 @@ static inline churn_sample_counts *churn_sample_counts_now(void)
     churn_sample_counts *b = churn_sample_self.counts;
     if (CHURN_UNLIKELY(!b))
         b = churn_sample_counts_slow();
-    if (CHURN_UNLIKELY(atomic_load_explicit(&b->epoch, memory_order_relaxed) != epoch))
+    if (CHURN_UNLIKELY(b->epoch != epoch))
         churn_sample_new_epoch(b, epoch);
     return b;
 }
