@@ -4,7 +4,7 @@
 Run by bench/run.sh (`make bench`), which builds the helpers this script expects in
 build/bench/.  For every round, for every workload, it runs the five modes one after the other
 (native, libchurn, libchurn with CHURN_STACK_SAMPLE=64, libchurn with CHURN_EVENTS=0,
-heaptrack), so that drift in the machine's speed hits every mode alike, and then times both
+libchurn with CHURN_SAMPLE_BYTES=524288, heaptrack), so that drift in the machine's speed hits every mode alike, and then times both
 analyzers on that round's traces.
 
 Each run is started with posix_spawn (through build/bench/detach, so that its peak RSS does
@@ -46,8 +46,12 @@ THREADS = os.path.join(BUILD, "bench", "threads")
 DETACH = os.path.join(BUILD, "bench", "detach")
 PR_SET_CHILD_SUBREAPER = 36
 
-MODES = ("native", "libchurn", "libchurn-sampled", "libchurn-noevents", "heaptrack")
+MODES = ("native", "libchurn", "libchurn-sampled", "libchurn-noevents", "libchurn-sample512k",
+         "heaptrack")
 SAMPLE = "64"  # CHURN_STACK_SAMPLE of the libchurn-sampled mode
+SAMPLE_BYTES = "524288"  # CHURN_SAMPLE_BYTES of the libchurn-sample512k mode
+# The sampled mode's bar (issue 20): python3 at most this many times native wall time.
+SAMPLE_BAR = 1.05
 
 
 def fail(msg):
@@ -150,6 +154,8 @@ def run_mode(wl, mode, rnd):
             env["CHURN_EVENTS"] = "0"
         if mode == "libchurn-sampled":
             env["CHURN_STACK_SAMPLE"] = SAMPLE
+        if mode == "libchurn-sample512k":
+            env["CHURN_SAMPLE_BYTES"] = SAMPLE_BYTES
         trace_pattern = trace
     elif mode == "heaptrack":
         prefix = os.path.join(WORK, tag + ".heaptrack")
@@ -263,8 +269,9 @@ def report(facts, runs, quick, wls, data, analyzer, events):
                "machine shows up as wall time well above CPU time in native runs)"
                % (facts["load_start"], facts["load_end"]))
     out.append("- runs per mode: %d%s, alternating native / libchurn / libchurn-sampled "
-               "(CHURN_STACK_SAMPLE=%s) / libchurn-noevents / heaptrack within each round; "
-               "figures are medians" % (runs, " (BENCH_QUICK)" if quick else "", SAMPLE))
+               "(CHURN_STACK_SAMPLE=%s) / libchurn-noevents / libchurn-sample512k "
+               "(CHURN_SAMPLE_BYTES=%s) / heaptrack within each round; figures are medians"
+               % (runs, " (BENCH_QUICK)" if quick else "", SAMPLE, SAMPLE_BYTES))
     out.append("- sizes: " + ", ".join("%s %s" % (w["name"], w["size"]) for w in wls))
     out.append("")
     out.append("## Cost of tracing")
@@ -293,6 +300,12 @@ def report(facts, runs, quick, wls, data, analyzer, events):
                 fmt(None if trace_bytes is None else trace_bytes / 1024, ".0f"),
                 fmt(bpe, ".3f"),
                 fmt(None if helper is None else helper / 1024, ".1f")))
+    out.append("")
+    py, pn = data["python"]["libchurn-sample512k"], data["python"]["native"]
+    ratio = med([r["wall"] / n["wall"] for r, n in zip(py, pn)])
+    out.append("Bar: python under CHURN_SAMPLE_BYTES=%s at most %.2fx native wall: %sx, %s"
+               % (SAMPLE_BYTES, SAMPLE_BAR, fmt(ratio, ".3f"),
+                  "met" if ratio is not None and ratio <= SAMPLE_BAR else "NOT met"))
     out.append("")
     out.append("## Allocation + free events per run (median)")
     out.append("")

@@ -1,8 +1,10 @@
 #!/bin/sh
 # workerd under libchurn against workerd alone: the seed's case (test/workerd/, 20,000
-# subrequests a run by default), native and under LD_PRELOAD=build/libchurn.so in alternation so
-# that drift of the shared machine hits both alike.  Prints subrequests/s of every run, the
-# medians and the ratio libchurn/native (the median of each round's own ratio).  BENCH_ROUNDS
+# subrequests a run by default), native, under LD_PRELOAD=build/libchurn.so and under it with
+# CHURN_SAMPLE_BYTES=524288 (libchurn-sample512k) in alternation so that drift of the shared
+# machine hits all alike.  Prints subrequests/s of every run, the medians and the ratios
+# libchurn/native and libchurn-sample512k/native (the median of each round's own ratio),
+# the latter against its bar (0.95).  BENCH_ROUNDS
 # (3) and BENCH_SUBREQUESTS (20000) change the size; CHURN_* variables in the environment reach
 # the traced runs.
 set -eu
@@ -25,6 +27,7 @@ run() {
     else
         set -- --env "LD_PRELOAD=$PWD/build/libchurn.so" --env "CHURN_OUT=$PWD/$base.zst" \
             --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext"
+        [ "$mode" = libchurn-sample512k ] && set -- "$@" --env "CHURN_SAMPLE_BYTES=524288"
     fi
     if ! python3 test/workerd/drive.py --workerd "$WORKERD" --subrequests "$SUBREQUESTS" \
         --log "$base.log" "$@" >"$base.json"; then
@@ -40,7 +43,9 @@ while [ "$i" -le "$ROUNDS" ]; do
     if [ $((i % 2)) -eq 1 ]; then
         run native "$i"
         run libchurn "$i"
+        run libchurn-sample512k "$i"
     else
+        run libchurn-sample512k "$i"
         run libchurn "$i"
         run native "$i"
     fi
@@ -51,26 +56,30 @@ python3 - "$OUT" "$ROUNDS" <<'PY'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 rows = {}
-for mode in ("native", "libchurn"):
+for mode in ("native", "libchurn", "libchurn-sample512k"):
     runs = [json.load(open("%s/%s.%d.json" % (out, mode, i))) for i in range(1, rounds + 1)]
     rows[mode] = runs
     rates = [r["subrequests_per_s"] for r in runs]
     # workerd's own CPU time per subrequest: steadier than wall time on a shared machine.
     cpu_us = [1e6 * r["workerd_cpu_s"] / r["subrequests"] for r in runs]
     growth = [r["rss_growth_bytes_per_subrequest"] for r in runs]
-    print("%-8s subrequests/s %s  median %.0f;  workerd CPU us/subrequest median %.1f;"
+    print("%-19s subrequests/s %s  median %.0f;  workerd CPU us/subrequest median %.1f;"
           "  RSS start %.0f kB, growth B/subrequest median %.0f"
           % (mode, " ".join("%.0f" % x for x in rates), statistics.median(rates),
              statistics.median(cpu_us), statistics.median(r["rss_start_kb"] for r in runs),
              statistics.median(growth)))
 
 
-def paired(key):
-    """Median over rounds of libchurn's figure against native's in the same round: the two
-    runs of a round are back to back, so a slow period of the machine falls on both."""
-    return statistics.median(t[key] / n[key] for t, n in zip(rows["libchurn"], rows["native"]))
+def paired(key, mode="libchurn"):
+    """Median over rounds of a traced mode's figure against native's in the same round: the
+    runs of a round are back to back, so a slow period of the machine falls on all."""
+    return statistics.median(t[key] / n[key] for t, n in zip(rows[mode], rows["native"]))
 
 
 print("ratio libchurn/native: subrequests/s %.3f, workerd CPU time %.3f (medians of the rounds' "
       "own ratios)" % (paired("subrequests_per_s"), paired("workerd_cpu_s")))
+sampled = paired("subrequests_per_s", "libchurn-sample512k")
+print("ratio libchurn-sample512k/native: subrequests/s %.3f, workerd CPU time %.3f; bar >= 0.95 "
+      "of native throughput: %s" % (sampled, paired("workerd_cpu_s", "libchurn-sample512k"),
+                                    "met" if sampled >= 0.95 else "NOT met"))
 PY

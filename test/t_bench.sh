@@ -14,7 +14,8 @@ import re, sys
 from churncheck import *
 text = open(sys.argv[1]).read()
 for workload in ("python", "threads-1", "threads-2", "sqlite", "node"):
-    for mode in ("native", "libchurn", "libchurn-sampled", "libchurn-noevents", "heaptrack"):
+    for mode in ("native", "libchurn", "libchurn-sampled", "libchurn-noevents",
+                 "libchurn-sample512k", "heaptrack"):
         if not re.search(r"^\| %s \| %s \|" % (re.escape(workload), re.escape(mode)), text, re.M):
             fail("no row for %s under %s" % (workload, mode))
 # allocation + free events: libchurn against heaptrack, within 0.5 % (start-up differs)
@@ -26,6 +27,11 @@ for m in counts:
         fail("%s: libchurn counted %d events, heaptrack %d" % (name, ours, theirs))
 if not re.search(r"ratio libchurn/native: subrequests/s [\d.]+", text):
     fail("no workerd ratio in the results")
+if not re.search(r"ratio libchurn-sample512k/native: subrequests/s [\d.]+.*bar >= 0.95", text):
+    fail("no workerd ratio of the sampled mode against its bar in the results")
+if not re.search(r"^Bar: python under CHURN_SAMPLE_BYTES=524288 at most 1.05x native wall: "
+                 r"[\d.]+x, (met|NOT met)$", text, re.M):
+    fail("no python bar of the sampled mode in the results")
 for what in (r"1 thread\(s\): [\d.]+ ns per free\+malloc pair, [\d.]+ with the map",
              r"^\s+64\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x$"):
     if not re.search(what, text, re.M):
