@@ -105,10 +105,12 @@ void churn_record_alloc(void *p, size_t size, int kind)
         record_alloc(p, size, usable_size(p, size), kind);
 }
 
+/* usable ASK_USABLE: the allocator is asked, once the allocation is known to be recorded. */
+#define ASK_USABLE SIZE_MAX
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
 {
     if (!churn_opt.sample_bytes || (p && churn_sample_alloc(p, size)))
-        record_alloc(p, size, usable, kind);
+        record_alloc(p, size, usable == ASK_USABLE ? usable_size(p, size) : usable, kind);
 }
 
 /* The free's event from what the live map had (live NULL: nothing). */
@@ -227,7 +229,8 @@ void *churn_record_realloc(void *p, size_t size)
         return q;
     }
     void *q = churn_next.realloc(p, size);
-    churn_realloc_end(p, &o, q, size, q ? usable_size(q, size) : 0, 0);
+    churn_realloc_end(p, &o, q, size,
+                      !q ? 0 : churn_opt.sample_bytes ? ASK_USABLE : usable_size(q, size), 0);
     return q;
 }
 

@@ -23,7 +23,7 @@ static void guard_release(int *g) { churn_in_shim = *g; }
 #define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
 
 /* Calls that arrive before start-up, during it, inside libchurn, or after the trace closed. */
-static int ready_to_trace(void)
+static inline __attribute__((always_inline)) int ready_to_trace(void)
 {
     if (churn_in_shim)
         return 0;
