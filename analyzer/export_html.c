@@ -387,7 +387,10 @@ static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
         snprintf(b, sizeof b, "%llu", (unsigned long long)a->totals.temporary);
         card(out, b, "temporary allocations");
     } else {
-        card(out, "not known", "peak live and temporary allocations (CHURN_EVENTS=0)");
+        card(out, "not known", a->sample_bytes ? "peak live and temporary allocations (a "
+                                                 "sampled trace)"
+                                               : "peak live and temporary allocations "
+                                                 "(CHURN_EVENTS=0)");
     }
     snprintf(l, sizeof l, "live bytes per epoch (r2 %.2f)", t->live_bytes_r2);
     card(out, human(t->live_bytes_per_epoch, "B", b, sizeof b), l);
@@ -396,6 +399,12 @@ static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
     snprintf(b, sizeof b, "%.2f", t->duration_vs_live_correlation);
     card(out, b, "epoch duration vs live bytes (r)");
     fputs("</div>\n", out);
+    char note[256];
+    if (churn_report_estimate_note(a, note, sizeof note)) {
+        fputs("<p class=\"warn\">Sampled trace: ", out);
+        text(out, note);
+        fputs(" (docs/analyzer.md, Sampled traces).</p>\n", out);
+    }
     if (churn_report_single_epoch(a)) {
         fputs("<p class=\"warn\">One epoch only: nothing marked units of work, so nothing can "
               "grow per epoch. Mark them with ", out);

@@ -7,6 +7,7 @@
 
 #include "export_protobuf.h"
 #include "hash.h"
+#include "report.h"
 #include "util.h"
 
 #define INLINE_MAX 16
@@ -318,6 +319,9 @@ int churn_export_pprof(FILE *out, const churn_export_window *w)
              (unsigned long long)(w->a->window.has_first ? w->a->window.first : w->a->first_epoch),
              (unsigned long long)(w->a->window.has_last ? w->a->window.last : w->a->last_epoch));
     churn_pb_uint(&bd.profile, PROFILE_COMMENT, str(&bd, comment));
+    char note[256];
+    if (churn_report_estimate_note(w->a, note, sizeof note))
+        churn_pb_uint(&bd.profile, PROFILE_COMMENT, str(&bd, note));
     churn_pb_uint(&bd.profile, PROFILE_DEFAULT_SAMPLE_TYPE, str(&bd, "inuse_space"));
     /* The string table goes last: every string is known by now. */
     for (size_t i = 0; i < bd.strings.count; i++)

@@ -1,6 +1,9 @@
 #include "export_svg.h"
 
+#include <string.h>
+
 #include "export_flame.h"
+#include "report.h"
 
 void churn_window_label(const churn_analysis *a, char *buf, size_t len)
 {
@@ -11,7 +14,7 @@ void churn_window_label(const churn_analysis *a, char *buf, size_t len)
 
 void churn_export_svg(FILE *out, const churn_tree *t, const churn_svg_view *v)
 {
-    char title[256], subtitle[256], now[64], then[64];
+    char title[256], subtitle[640], now[64], then[64];
     churn_window_label(v->a, now, sizeof now);
     const char *titles[2] = {v->metric->title, v->metric->title};
     const char *units[2] = {v->metric->unit, v->metric->unit};
@@ -25,6 +28,11 @@ void churn_export_svg(FILE *out, const churn_tree *t, const churn_svg_view *v)
         snprintf(title, sizeof title, "Flame graph: %s", v->metric->name);
         snprintf(subtitle, sizeof subtitle, "%s, %s, pid %llu (colour: module)",
                  v->metric->title, now, (unsigned long long)v->a->info->pid);
+    }
+    char note[256];
+    if (churn_report_estimate_note(v->a, note, sizeof note)) {
+        size_t at = strlen(subtitle);
+        snprintf(subtitle + at, sizeof subtitle - at, "; %s", note);
     }
     churn_flame_desc d = {title, subtitle, titles, units, 0, v->base ? 1 : -1};
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"

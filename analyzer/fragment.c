@@ -397,7 +397,8 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     f->from_option = from_option;
     f->untraced_counter = -1;
     churn_model_set_classes(&f->model, a->class_sizes, a->class_spans, a->n_classes);
-    if (!spans)
+    /* a sample of the live objects says nothing of how the others share pages */
+    if (!spans || a->sample_bytes)
         return;
     books k = find_books(a->counter_names, a->n_counter_names);
     f->untraced_counter = counter_index(a->counter_names, a->n_counter_names,

@@ -144,6 +144,9 @@ static void flame(FILE *out, const options *o, churn_export_window *w, churn_exp
     churn_tree_finish(&tree);
     if (o->form == FORM_FOLDED) {
         static const unsigned one[] = {0}, diff[] = {1, 0};
+        char note[256]; /* the format has no room for it: said beside it */
+        if (churn_report_estimate_note(w->a, note, sizeof note))
+            fprintf(stderr, "churn-analyze: note: the folded figures are %s\n", note);
         churn_export_folded(out, &tree, base ? diff : one, base ? 2 : 1);
     } else {
         churn_svg_view view = {o->metric, w->a, base ? base->a : NULL};

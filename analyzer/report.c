@@ -117,6 +117,18 @@ double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k)
     return fabs(bytes) / sqrt((double)k);
 }
 
+int churn_report_estimate_note(const churn_analysis *a, char *buf, size_t len)
+{
+    if (!a->sample_bytes)
+        return 0;
+    snprintf(buf, len, "estimates from a sample of the allocations, one per %llu bytes "
+                       "allocated (CHURN_SAMPLE_BYTES): a figure of B bytes from k samples is "
+                       "within about B/sqrt(k) (one standard error); the counts of allocations "
+                       "and frees and the bytes allocated are exact",
+             (unsigned long long)a->sample_bytes);
+    return 1;
+}
+
 int churn_report_single_epoch(const churn_analysis *a)
 {
     return a->first_epoch == a->last_epoch && !a->window.has_first && !a->window.has_last;

@@ -64,6 +64,10 @@ double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
                               const churn_callsite *s, uint64_t alloc_bytes);
 double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k);
 
+/* A sampled trace: one line that says its figures are estimates and how close, in buf;
+   returns 1 (0 for a trace that is not sampled). */
+int churn_report_estimate_note(const churn_analysis *a, char *buf, size_t len);
+
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);
 /* When the shim's blind-spot detector warned (its counters, shim/blind.c): the warning's

@@ -66,7 +66,8 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
                      "exp(-size/%llu); the counts of allocations and frees and the bytes "
                      "allocated are exact, every other figure (bytes freed, live, epochs' live "
                      "values, size classes, lifetimes, callsites, functions, types) is an "
-                     "estimate, given with its standard error (+-) where it is ranked "
+                     "estimate, given with its standard error (+-) where it is ranked; the "
+                     "peak, temporary allocations and fragmentation are not known "
                      "(docs/analyzer.md)\n",
                 (unsigned long long)a->sample_bytes, (unsigned long long)a->sample_bytes);
     if (a->window.has_first || a->window.has_last) {

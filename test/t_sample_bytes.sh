@@ -87,6 +87,22 @@ for n in ("0004096", "0524288"):
 PY
 done
 
+# Every page and export of a sampled trace says that its figures are estimates.
+Z=$WORK/request_loop.0004096.zst
+"$ANALYZE" --html "$Z" -o "$WORK/page.html" >/dev/null 2>&1 || fail "--html of a sampled trace failed"
+"$ANALYZE" --svg "$Z" >"$WORK/flame.svg" 2>/dev/null || fail "--svg of a sampled trace failed"
+"$ANALYZE" --folded "$Z" >"$WORK/folded" 2>"$WORK/folded.err" || fail "--folded of a sampled trace failed"
+"$ANALYZE" --pprof "$Z" -o "$WORK/profile.pb.gz" >/dev/null 2>&1 || fail "--pprof of a sampled trace failed"
+grep -q "Sampled trace: estimates from a sample of the allocations, one per 4096 bytes" "$WORK/page.html" ||
+    fail "the page of a sampled trace does not say its figures are estimates"
+grep -q "estimates from a sample of the allocations" "$WORK/flame.svg" ||
+    fail "the flame graph of a sampled trace does not say its figures are estimates"
+grep -q "note: the folded figures are estimates" "$WORK/folded.err" ||
+    fail "--folded of a sampled trace does not say its figures are estimates"
+[ -s "$WORK/folded" ] || fail "--folded of a sampled trace is empty"
+gzip -dc "$WORK/profile.pb.gz" | grep -aq "estimates from a sample of the allocations" ||
+    fail "the pprof profile of a sampled trace does not say its figures are estimates"
+
 # Exit paths, sampled: the counts of the work epoch are exact and the trace ends as the
 # process did.
 build_c endings test/programs/endings.c
