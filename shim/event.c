@@ -113,6 +113,11 @@ void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
         record_alloc(p, size, usable == ASK_USABLE ? usable_size(p, size) : usable, kind);
 }
 
+void churn_record_sampled_alloc(void *p, size_t size, int kind)
+{
+    record_alloc(p, size, usable_size(p, size), kind);
+}
+
 /* The free's event from what the live map had (live NULL: nothing). */
 static churn_event free_event(void *p, int kind, const churn_live *live, size_t usable,
                               uint32_t epoch, uint32_t seq)
@@ -160,6 +165,11 @@ void churn_record_free(void *p, int kind)
 {
     if (!churn_opt.sample_bytes || (p && churn_sample_free(p)))
         record_free(p, kind, FROM_MAP);
+}
+
+void churn_record_sampled_free(void *p, int kind)
+{
+    record_free(p, kind, FROM_MAP);
 }
 
 void churn_record_free_usable(void *p, size_t usable, int kind)

@@ -52,7 +52,12 @@ CHURN_API void *malloc(size_t size)
         return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
     GUARD();
     void *p = churn_next.malloc(size);
-    churn_record_alloc(p, size, CHURN_ALLOC_MALLOC);
+    if (churn_opt.sample_bytes) {
+        if (p && churn_sample_alloc(p, size))
+            churn_record_sampled_alloc(p, size, CHURN_ALLOC_MALLOC);
+    } else {
+        churn_record_alloc(p, size, CHURN_ALLOC_MALLOC);
+    }
     return p;
 }
 
@@ -66,7 +71,12 @@ CHURN_API void free(void *p)
         return;
     }
     GUARD();
-    churn_record_free(p, CHURN_FREE_FREE);
+    if (churn_opt.sample_bytes) {
+        if (churn_sample_free(p))
+            churn_record_sampled_free(p, CHURN_FREE_FREE);
+    } else {
+        churn_record_free(p, CHURN_FREE_FREE);
+    }
     churn_next.free(p);
 }
 

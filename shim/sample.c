@@ -72,6 +72,7 @@ static void release_block(void *arg)
 {
     churn_sample_counts *b = arg;
     churn_sample_self.counts = NULL; /* a later TLS destructor's free claims one again */
+    churn_sample_self.epoch = UINT64_MAX; /* and starts its history there */
     atomic_store_explicit(&b->in_use, 0, memory_order_release);
 }
 
@@ -115,8 +116,10 @@ churn_sample_counts *churn_sample_counts_slow(void)
         t->left = draw_gap(t);
     }
     churn_sample_counts *b = claim_block();
-    if (!b)
-        return &shared_block; /* counted, if racily among such threads */
+    if (!b) {
+        t->counts = &shared_block; /* counted, if racily among such threads */
+        return t->counts;
+    }
     pthread_once(&key_once, make_key);
     pthread_setspecific(release_key, b);
     t->counts = b;
@@ -141,8 +144,13 @@ static void wait_for_writer(churn_sample_counts *b, uint64_t head)
     }
 }
 
-void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch)
+void churn_sample_new_epoch(uint64_t epoch)
 {
+    churn_sample_thread *t = &churn_sample_self;
+    churn_sample_counts *b = t->counts ? t->counts : churn_sample_counts_slow();
+    t->epoch = epoch;
+    if (b == &shared_block)
+        return; /* counted without a history: the epoch the writer closes next takes it */
     uint64_t i = atomic_load_explicit(&b->hist_head, memory_order_relaxed);
     if (CHURN_UNLIKELY(i - atomic_load_explicit(&b->read, memory_order_acquire) >=
                        CHURN_SAMPLE_HISTORY) && churn_writer_running())
@@ -154,7 +162,6 @@ void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch)
                               atomic_load_explicit(&b->total[k], memory_order_relaxed),
                               memory_order_relaxed);
     atomic_store_explicit(&b->hist_head, i + 1, memory_order_release);
-    b->epoch = epoch;
     /* Epochs come faster than the writer's passes (thousands a second): a quarter of the
        history filled asks for a pass, as a ring half full does (thread.c). */
     if (i + 1 - atomic_load_explicit(&b->read, memory_order_relaxed) == CHURN_SAMPLE_HISTORY / 4)
@@ -219,16 +226,17 @@ void churn_sample_collect(uint64_t epoch, uint64_t *allocs, uint64_t *alloc_byte
 /* ---- the set of sampled live addresses ----
 
    A table of addresses under a spinlock, with a filter in front of it that the free path
-   reads without the lock: one counter per bucket of addresses, the number of sampled live
-   addresses in it (saturating).  A free whose bucket counts 0 is of an unsampled object; the
-   count was raised before the allocation returned the address, so whatever handed the
-   object to the freeing thread made it visible there. */
+   reads without the lock: a bit per bucket of addresses, set while the bucket holds a
+   sampled live address (how many it holds is counted under the lock).  A free whose bit is
+   clear is of an unsampled object; the bit was set before the allocation returned the
+   address, so whatever handed the object to the freeing thread made it visible there. */
 #define TABLE_MIN 4096u
 
 static churn_spinlock set_lock;
 static uintptr_t *table;   /* 0: empty slot */
 static size_t table_cap, table_count;
-_Atomic uint8_t churn_sample_filter[CHURN_SAMPLE_FILTER];
+_Atomic uint64_t churn_sample_filter[CHURN_SAMPLE_FILTER / 64];
+static uint32_t bucket_count[CHURN_SAMPLE_FILTER]; /* under set_lock */
 
 static size_t home(uintptr_t p, size_t cap)
 {
@@ -255,20 +263,26 @@ static int table_grow(void)
     return 0;
 }
 
+/* Under set_lock, which every writer of the filter holds: plain stores of its words. */
 static void filter_add(uintptr_t p)
 {
-    _Atomic uint8_t *f = &churn_sample_filter[churn_sample_bucket(p)];
-    uint8_t v = atomic_load_explicit(f, memory_order_relaxed);
-    if (v < 255)
-        atomic_store_explicit(f, (uint8_t)(v + 1), memory_order_relaxed);
+    unsigned b = churn_sample_bucket(p);
+    if (bucket_count[b]++)
+        return;
+    _Atomic uint64_t *word = &churn_sample_filter[b / 64];
+    atomic_store_explicit(word, atomic_load_explicit(word, memory_order_relaxed) | 1ull << (b % 64),
+                          memory_order_relaxed);
 }
 
 static void filter_remove(uintptr_t p)
 {
-    _Atomic uint8_t *f = &churn_sample_filter[churn_sample_bucket(p)];
-    uint8_t v = atomic_load_explicit(f, memory_order_relaxed);
-    if (v < 255) /* a saturated bucket stays so: it no longer knows its count */
-        atomic_store_explicit(f, (uint8_t)(v - 1), memory_order_relaxed);
+    unsigned b = churn_sample_bucket(p);
+    if (--bucket_count[b])
+        return;
+    _Atomic uint64_t *word = &churn_sample_filter[b / 64];
+    atomic_store_explicit(word,
+                          atomic_load_explicit(word, memory_order_relaxed) & ~(1ull << (b % 64)),
+                          memory_order_relaxed);
 }
 
 int churn_sample_insert(uintptr_t p)

@@ -455,6 +455,11 @@ void churn_record_alloc(void *p, size_t size, int kind);
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind);
 void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
+/* The same for an allocation or free that CHURN_SAMPLE_BYTES's hook (churn_sample_alloc,
+   churn_sample_free) already counted and found sampled: malloc and free take the hook
+   inline (interpose.c), the other ways in through the calls above. */
+void churn_record_sampled_alloc(void *p, size_t size, int kind);
+void churn_record_sampled_free(void *p, int kind);
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
 /* The same around a realloc of another shape (realloc_end after the call): begin returns 0
    when there is nothing to take out (p NULL, or no ring), and the call is then recorded, if
@@ -481,7 +486,6 @@ enum { CHURN_SAMPLE_ALLOCS, CHURN_SAMPLE_ALLOC_BYTES, CHURN_SAMPLE_FREES, CHURN_
 #define CHURN_SAMPLE_HISTORY 512u
 typedef struct churn_sample_counts {
     _Atomic uint64_t total[CHURN_SAMPLE_COUNTERS];
-    uint64_t epoch;                                /* owner only: the epoch it counts in */
     _Atomic uint64_t hist_head;                    /* entries appended to hist so far */
     struct {
         _Atomic uint64_t epoch;                    /* from total = start on, this epoch */
@@ -497,10 +501,11 @@ typedef struct churn_sample_thread {
     uint64_t left;                /* bytes until the next sample point */
     uint64_t rng;                 /* 0 until the thread's first allocation */
     churn_sample_counts *counts;
+    uint64_t epoch;               /* the epoch counts counts in (UINT64_MAX: none yet) */
 } churn_sample_thread;
 extern __thread churn_sample_thread churn_sample_self;
 churn_sample_counts *churn_sample_counts_slow(void);
-void churn_sample_new_epoch(churn_sample_counts *b, uint64_t epoch);
+void churn_sample_new_epoch(uint64_t epoch);
 int churn_sample_alloc_slow(uintptr_t p, uint64_t size);
 int churn_sample_take_slow(uintptr_t p);
 int churn_sample_insert(uintptr_t p);
@@ -512,23 +517,26 @@ void churn_sample_lock(void);   /* fork */
 void churn_sample_unlock(void);
 void churn_sample_after_fork_child(void);
 
+/* The filter in front of the set of sampled addresses (sample.c): one bit per bucket of
+   addresses, set while a sampled address of the bucket is live.  2 KiB, so that the free
+   path's one read of it stays in the first-level cache. */
 #define CHURN_SAMPLE_FILTER_BITS 14
 #define CHURN_SAMPLE_FILTER (1u << CHURN_SAMPLE_FILTER_BITS)
-extern _Atomic uint8_t churn_sample_filter[CHURN_SAMPLE_FILTER];
+extern _Atomic uint64_t churn_sample_filter[CHURN_SAMPLE_FILTER / 64];
 static inline unsigned churn_sample_bucket(uintptr_t p)
 {
     return (unsigned)(((uint64_t)(p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - CHURN_SAMPLE_FILTER_BITS));
 }
 
+/* The thread's counts, in the current epoch.  The epoch is compared with the thread's own
+   copy, not the block's: one load fewer in the chain on every call. */
 static inline churn_sample_counts *churn_sample_counts_now(void)
 {
     uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
-    churn_sample_counts *b = churn_sample_self.counts;
-    if (CHURN_UNLIKELY(!b))
-        b = churn_sample_counts_slow();
-    if (CHURN_UNLIKELY(b->epoch != epoch))
-        churn_sample_new_epoch(b, epoch);
-    return b;
+    churn_sample_thread *t = &churn_sample_self;
+    if (CHURN_UNLIKELY(t->epoch != epoch || !t->counts))
+        churn_sample_new_epoch(epoch);
+    return t->counts;
 }
 
 static inline void churn_sample_add(churn_sample_counts *b, int i, uint64_t v)
@@ -555,8 +563,9 @@ static inline int churn_sample_alloc(void *p, size_t size)
 /* 1 when p was sampled: it is taken out of the set, and its free is to be recorded. */
 static inline int churn_sample_take(void *p)
 {
-    if (CHURN_LIKELY(!atomic_load_explicit(&churn_sample_filter[churn_sample_bucket((uintptr_t)p)],
-                                           memory_order_relaxed)))
+    unsigned bucket = churn_sample_bucket((uintptr_t)p);
+    if (CHURN_LIKELY(!((atomic_load_explicit(&churn_sample_filter[bucket / 64],
+                                             memory_order_relaxed) >> (bucket % 64)) & 1)))
         return 0;
     return churn_sample_take_slow((uintptr_t)p);
 }
