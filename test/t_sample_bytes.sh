@@ -74,7 +74,7 @@ for n in ("0004096", "0524288"):
     samples = sum(g["estimate"]["samples"] for g in field(s, "growth"))
     if not samples < st["allocs"] / (2 if n == "0004096" else 20) or (prog == "request_loop" and not samples):
         fail("%s: %d sampled allocations of %d" % (label, samples, st["allocs"]))
-    if not os.path.getsize("%s.%s.zst" % (base, n)) < os.path.getsize(base + ".0000000.zst"):
+    if n == "0524288" and not os.path.getsize("%s.%s.zst" % (base, n)) < os.path.getsize(base + ".0000000.zst"):
         fail("%s: the sampled trace is not smaller than the full one" % label)
     text = open("%s.%s.txt" % (base, n)).read()
     for phrase in ("allocations sampled: one sample per %d bytes" % int(n), "Totals (exact):",
