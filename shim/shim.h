@@ -485,17 +485,20 @@ enum { CHURN_SAMPLE_ALLOCS, CHURN_SAMPLE_ALLOC_BYTES, CHURN_SAMPLE_FREES, CHURN_
    keeps what it has counted in credited, and how far it read hist in read. */
 #define CHURN_SAMPLE_HISTORY 512u
 typedef struct churn_sample_counts {
+    /* the owner's line */
     _Atomic uint64_t total[CHURN_SAMPLE_COUNTERS];
     _Atomic uint64_t hist_head;                    /* entries appended to hist so far */
+    char pad0[32];
+    /* the writer's and the registry's */
+    _Atomic int in_use;
+    struct churn_sample_counts *next;
+    uint64_t credited[CHURN_SAMPLE_COUNTERS];      /* writer only */
+    _Atomic uint64_t read;                         /* hist entries the writer is done with */
+    char pad1[16];
     struct {
         _Atomic uint64_t epoch;                    /* from total = start on, this epoch */
         _Atomic uint64_t start[CHURN_SAMPLE_COUNTERS];
     } hist[CHURN_SAMPLE_HISTORY];
-    _Atomic int in_use;
-    uint64_t credited[CHURN_SAMPLE_COUNTERS];      /* writer only */
-    _Atomic uint64_t read;                         /* hist entries the writer is done with */
-    struct churn_sample_counts *next;
-    char pad[64];                                  /* owners' lines apart */
 } churn_sample_counts;
 typedef struct churn_sample_thread {
     uint64_t left;                /* bytes until the next sample point */
