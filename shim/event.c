@@ -62,7 +62,6 @@ static size_t usable_at_free(void *p, const churn_live *live)
     return usable_size(p, live->size);
 }
 
-
 /* A thread without a ring (libchurn's memory ran out when it needed one) loses its events;
    the trace says how many. */
 static int no_ring(churn_thread *t, void *p)

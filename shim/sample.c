@@ -59,9 +59,12 @@ static uint64_t draw_gap(churn_sample_thread *t)
 
 /* Blocks are never unmapped: the writer reads them without a lock.  A thread claims a free
    one on its first allocation and gives it back at its exit; the counts stay in it, as they
-   are running totals the writer takes differences of. */
-#define BLOCKS_PER_MAP 256
+   are running totals the writer takes differences of.  The writer reads the blocks ever
+   claimed (all_blocks), once an epoch: blocks not claimed yet wait apart (fresh). */
+#define BLOCKS_PER_MAP 64
 static churn_sample_counts *_Atomic all_blocks;
+static churn_sample_counts *fresh;      /* under blocks_lock */
+static size_t fresh_left;
 static churn_spinlock blocks_lock;
 static pthread_key_t release_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -91,13 +94,13 @@ static churn_sample_counts *claim_block(void)
             break;
         }
     if (!b) {
-        churn_sample_counts *m = churn_os_map(BLOCKS_PER_MAP * sizeof *m);
-        if (m) {
-            for (int i = BLOCKS_PER_MAP - 1; i >= 0; i--) {
-                m[i].next = atomic_load(&all_blocks);
-                atomic_store(&all_blocks, &m[i]);
-            }
-            b = m;
+        if (!fresh_left && (fresh = churn_os_map(BLOCKS_PER_MAP * sizeof *fresh)))
+            fresh_left = BLOCKS_PER_MAP;
+        if (fresh_left) {
+            b = fresh++;
+            fresh_left--;
+            b->next = atomic_load(&all_blocks);
+            atomic_store_explicit(&all_blocks, b, memory_order_release);
         }
     }
     if (b)
