@@ -6,9 +6,9 @@
 # function's estimated growth per epoch is within 4 of its stated standard errors of the
 # full trace's (a callsite without samples estimates 0); only sampled allocations are in the
 # trace, and no free of an unsampled object (it would be an unknown free); the reports
-# say which figures are estimates.  Then the exit paths of t_exit_paths: exit, _exit, a
-# fatal SIGSEGV and thread-specific-data destructors, each with its work epoch's counts
-# exact and its exit record.  (Every run's environment holds a CHURN_SAMPLE_BYTES value of
+# say which figures are estimates, and so do the page and the exports.  Then the exit paths
+# of t_exit_paths (exit, _exit, a fatal SIGSEGV, thread-specific-data destructors) and a
+# fork, each with its epochs' counts exact and its exit record.  (Every run's environment holds a CHURN_SAMPLE_BYTES value of
 # the same length, so the programs' own allocations are the same in all three.)
 . test/lib.sh
 
@@ -129,6 +129,27 @@ expect("sampled %s: exit detail" % mode, field(report, "metadata", "exit", "deta
 print("sampled %s: work epoch exact, trace ends with %s %d" % (mode, how, detail))
 PY
 done
+
+# fork: the parent's and each child's trace count what each process did, as in full.
+build_c fork test/programs/fork.c
+for n in 0000000 0004096; do
+    mkdir -p "$WORK/fork.$n"
+    CHURN_SAMPLE_BYTES=$n traced "$WORK/fork.$n/t.zst" "$WORK/fork.$n.out" "$WORK/fork" "$WORK/fork.$n"
+    for f in "$WORK/fork.$n"/*.zst; do
+        analyze "$f" "$f.json"
+    done
+done
+check "$WORK/fork.0000000" "$WORK/fork.0004096" <<'PY'
+import glob, sys
+from churncheck import *
+def counts(d):
+    return sorted([(e["epoch"], e["allocs"], e["frees"], e["alloc_bytes"]) for e in field(load(f), "epochs")]
+                  for f in glob.glob(d + "/*.zst.json"))
+full, sampled = counts(sys.argv[1]), counts(sys.argv[2])
+expect("traces of the forked tree", len(sampled), 3)
+expect("sampled fork: every process's epochs (allocs, frees, bytes)", sampled, full)
+print("sampled fork: parent and children count exactly what they did")
+PY
 
 build_c tls_dtor test/programs/tls_dtor.c -pthread
 CHURN_SAMPLE_BYTES=4096 traced "$WORK/tls.zst" "$WORK/tls.out" "$WORK/tls_dtor"
