@@ -184,12 +184,15 @@ void churn_record_free_usable(void *p, size_t usable, int kind)
    SKIP. */
 int churn_realloc_begin(void *p, churn_realloc_old *o)
 {
-    o->t = churn_thread_self();
-    if (!p || !o->t)
+    if (!p)
         return 0;
+    /* an unsampled block (CHURN_SAMPLE_BYTES) is only counted, by churn_realloc_end */
     o->recorded = !churn_opt.sample_bytes || churn_sample_take(p);
     if (!o->recorded)
         return 1;
+    o->t = churn_thread_self();
+    if (!o->t)
+        return 0;
     churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &o->live, &o->known, 1);
     churn_livemap_unlock(op.shard);
     o->epoch = op.epoch;
