@@ -232,6 +232,8 @@ static void epochs(FILE *out, const churn_analysis *a)
                 (unsigned long long)e->rows[0].epoch,
                 (unsigned long long)e->rows[e->count - 1].last, e->count,
                 (unsigned long long)1 << e->shift);
+    if (a->sample_bytes)
+        fputs("  free B, live objs and live B are estimates (a sampled trace)\n", out);
     fprintf(out, "  %8s %9s %9s %9s %9s %10s %9s %9s %10s\n", "epoch", "allocs", "frees",
             "alloc B", "free B", "live objs", "live B", "rss", "wall ms");
     size_t skipped = 0;
