@@ -5,6 +5,9 @@
  *                          ->  writer.c (own thread): histograms, ring file
  *                              encode.c: the records (decoded by analyzer/records.c)
  *
+ * Under CHURN_SAMPLE_BYTES, sample.c sits at event.c's entry: it counts every allocation
+ * and free and lets only the sampled ones, and their frees, go on.
+ *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  */
 #ifndef CHURN_SHIM_H
