@@ -19,7 +19,7 @@
 static churn_module modules[MAX_MODULES];
 static _Atomic size_t nmodules;      /* entries below it are complete */
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
-/* The writer scans at each pass and dlclose (dlclose.c) before a library goes: one at a time,
+/* The writer scans at each pass and dlclose (unwind.c) before a library goes: one at a time,
    and modules found by either are news for the writer's next look. */
 static churn_spinlock scan_lock;
 static _Atomic int unseen;
