@@ -258,6 +258,8 @@ static void mappings(builder *bd)
     const churn_module_map *mods = &bd->w->a->modules;
     for (size_t i = 0; i < mods->count; i++) {
         const churn_module_range *m = &mods->items[i];
+        if (m->start >= m->end)
+            continue; /* an unload's own id (format.h, MODULE): no location is in it */
         churn_pb_clear(&bd->msg);
         churn_pb_uint(&bd->msg, MAPPING_ID, i + 1);
         churn_pb_uint(&bd->msg, MAPPING_START, m->start);
