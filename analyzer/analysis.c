@@ -29,8 +29,8 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
 
 void churn_analysis_free(churn_analysis *a)
 {
-    churn_stacks_free(&a->stacks);
-    churn_modules_free(&a->modules);
+    churn_stack_defs_free(&a->stacks);
+    churn_module_map_free(&a->modules);
     churn_growth_free(&a->growth);
     churn_functions_free(&a->functions);
     churn_cxx_types_free(a->types);
@@ -412,8 +412,8 @@ static void on_size_classes(churn_analysis *a, const churn_record *r)
 
 static void on_module(churn_analysis *a, const churn_record *r)
 {
-    churn_modules_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
-                      r->u.module.end, r->u.module.path);
+    churn_module_map_add(&a->modules, r->u.module.id, r->u.module.bias, r->u.module.start,
+                         r->u.module.end, r->u.module.path);
     /* every time: a module's record comes again when it is unloaded */
     if (a->sym)
             churn_symbolizer_add_module(a->sym, r->u.module.id, r->u.module.path,
@@ -426,18 +426,18 @@ static void on_module(churn_analysis *a, const churn_record *r)
    of its frames, and reading debug info takes long. */
 static void on_stack(churn_analysis *a, const churn_record *r)
 {
-    int defined = churn_stacks_define(&a->stacks, r->u.stack.id, r->u.stack.ips,
-                                      r->u.stack.depth, r->u.stack.generation,
-                                      r->u.stack.ref, r->u.stack.shared);
+    int defined =
+        churn_stack_defs_define(&a->stacks, r->u.stack.id, r->u.stack.ips, r->u.stack.depth,
+                                r->u.stack.generation, r->u.stack.ref, r->u.stack.shared);
     a->stack_conflicts += defined < 0;
     if (defined <= 0)
         return;
-    const churn_module *last = NULL;
+    const churn_module_range *last = NULL;
     for (size_t i = 0; i < r->u.stack.depth; i++) {
         uint64_t ip = r->u.stack.ips[i];
         if (last && ip >= last->start && ip < last->end)
             continue;
-        const churn_module *m = churn_modules_find(&a->modules, ip);
+        const churn_module_range *m = churn_module_map_find(&a->modules, ip);
         if (m && m != last && a->sym)
             churn_symbolizer_prefetch(a->sym, m->id);
         last = m;
@@ -599,7 +599,7 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     if (a->events) {
         fill_live_gaps(a);
         take_live_pass(a, p);
-        churn_live_foreach(&p->live, count_leak, a);
+        churn_liveset_foreach(&p->live, count_leak, a);
         if (!a->window.has_first && a->carried_count > 0) {
             a->leaked_count += (uint64_t)a->carried_count;
             a->leaked_bytes += a->carried_bytes > 0 ? (uint64_t)a->carried_bytes : 0;

@@ -56,8 +56,8 @@ typedef struct churn_analysis {
     churn_warnings *warn;
     churn_symbolizer *sym;
 
-    churn_stacks stacks;
-    churn_modules modules;
+    churn_stack_defs stacks;
+    churn_module_map modules;
     churn_growth growth;
     churn_functions functions; /* the callsites merged by allocating function */
     churn_cxx_types *types;    /* C++ types of the callsites, read on demand by reports */

@@ -98,7 +98,7 @@ static void undefined_stacks(churn_analysis *a)
     for (size_t i = 0; i < a->growth.count; i++) {
         size_t depth;
         uint64_t id = a->growth.sites[i].stack;
-        if (id && !churn_stacks_get(&a->stacks, id, &depth)) {
+        if (id && !churn_stack_defs_get(&a->stacks, id, &depth)) {
             if (!missing++)
                 example = id;
         }

@@ -19,13 +19,13 @@ typedef struct cached_type {
 
 struct churn_cxx_types {
     churn_symbolizer *sym;
-    const churn_stacks *stacks;
+    const churn_stack_defs *stacks;
     csh cs;
     int cs_ok;
     cached_type *cache;
 };
 
-churn_cxx_types *churn_cxx_types_new(churn_symbolizer *sym, const churn_stacks *stacks)
+churn_cxx_types *churn_cxx_types_new(churn_symbolizer *sym, const churn_stack_defs *stacks)
 {
     churn_cxx_types *t = churn_xcalloc(1, sizeof *t);
     t->sym = sym;
@@ -176,7 +176,7 @@ static const char *type_at(churn_cxx_types *t, uint64_t ip, uint64_t generation)
 const char *churn_cxx_type_of(churn_cxx_types *t, uint64_t stack)
 {
     size_t depth;
-    const uint64_t *ips = churn_stacks_get(t->stacks, stack, &depth);
+    const uint64_t *ips = churn_stack_defs_get(t->stacks, stack, &depth);
     if (!ips || !depth)
         return NULL;
     cached_type *c;
@@ -184,7 +184,7 @@ const char *churn_cxx_type_of(churn_cxx_types *t, uint64_t stack)
     if (!c) {
         c = churn_xcalloc(1, sizeof *c);
         c->ip = ips[0];
-        c->type = type_at(t, ips[0], churn_stacks_generation(t->stacks, stack));
+        c->type = type_at(t, ips[0], churn_stack_defs_generation(t->stacks, stack));
         HASH_ADD(hh, t->cache, ip, sizeof c->ip, c);
     }
     return c->type;

@@ -13,7 +13,7 @@
 
 typedef struct churn_cxx_types churn_cxx_types;
 
-churn_cxx_types *churn_cxx_types_new(churn_symbolizer *sym, const churn_stacks *stacks);
+churn_cxx_types *churn_cxx_types_new(churn_symbolizer *sym, const churn_stack_defs *stacks);
 void churn_cxx_types_free(churn_cxx_types *t);
 
 /* The class constructed in the memory stack's allocation returned ("workerd::DeleteQueue"),

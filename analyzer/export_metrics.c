@@ -56,7 +56,7 @@ void churn_export_window_init(churn_export_window *w, churn_analysis *a,
         }
         return;
     }
-    churn_live_foreach(&p->live, add_leak, w);
+    churn_liveset_foreach(&p->live, add_leak, w);
     /* As leaked_at_exit: the carried state counts only when the window is open at its start. */
     if (!a->window.has_first && a->carried_count > 0 && a->carried_bytes > 0)
         w->rest_leaked_bytes = a->carried_bytes;

@@ -135,7 +135,7 @@ static uint64_t function(builder *bd, const char *name, const char *file)
 }
 
 /* The Mapping of module id (mappings() writes one per module, in the map's order), 0 none. */
-static uint64_t mapping_id(const churn_modules *m, uint64_t module)
+static uint64_t mapping_id(const churn_module_map *m, uint64_t module)
 {
     return m->by_id && module < CHURN_MODULES_MAX ? m->by_id[module] : 0;
 }
@@ -226,10 +226,12 @@ static void samples(builder *bd)
         if (!any)
             continue;
         size_t depth;
-        const uint64_t *ips = churn_stacks_get(&a->stacks, a->growth.sites[i].stack, &depth);
+        const uint64_t *ips =
+            churn_stack_defs_get(&a->stacks, a->growth.sites[i].stack, &depth);
         churn_reserve(&locs, &locs_cap, depth ? depth : 1, sizeof *locs);
         if (ips) {
-            uint64_t generation = churn_stacks_generation(&a->stacks, a->growth.sites[i].stack);
+            uint64_t generation =
+                churn_stack_defs_generation(&a->stacks, a->growth.sites[i].stack);
             for (size_t d = 0; d < depth; d++)
                 locs[d] = location(bd, ips[d], generation);
         } else {
@@ -254,9 +256,11 @@ static void samples(builder *bd)
 
 static void mappings(builder *bd)
 {
-    const churn_modules *mods = &bd->w->a->modules;
+    const churn_module_map *mods = &bd->w->a->modules;
     for (size_t i = 0; i < mods->count; i++) {
-        const churn_module *m = &mods->items[i];
+        const churn_module_range *m = &mods->items[i];
+        if (m->start >= m->end)
+            continue; /* an unload's own id (format.h, MODULE): no location is in it */
         churn_pb_clear(&bd->msg);
         churn_pb_uint(&bd->msg, MAPPING_ID, i + 1);
         churn_pb_uint(&bd->msg, MAPPING_START, m->start);

@@ -128,7 +128,7 @@ static void push_frame(churn_tree *t, size_t *n, uint32_t name, uint32_t module)
 static size_t stack_frames(churn_tree *t, const churn_frames_source *src, uint64_t stack)
 {
     size_t depth, n = 0;
-    const uint64_t *ips = churn_stacks_get(src->stacks, stack, &depth);
+    const uint64_t *ips = churn_stack_defs_get(src->stacks, stack, &depth);
     char buf[1024];
     if (!ips) {
         churn_frames_missing(stack, buf, sizeof buf);
@@ -136,7 +136,7 @@ static size_t stack_frames(churn_tree *t, const churn_frames_source *src, uint64
         return n / 2;
     }
     churn_frame frames[INLINE_MAX];
-    uint64_t generation = churn_stacks_generation(src->stacks, stack);
+    uint64_t generation = churn_stack_defs_generation(src->stacks, stack);
     for (size_t i = 0; i < depth; i++) { /* return addresses, all of them: frames.c */
         size_t k = churn_symbolizer_resolve(src->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);

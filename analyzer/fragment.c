@@ -271,7 +271,7 @@ static int by_pinned(const void *x, const void *y)
 }
 
 /* The displaced table's objects are live too: they sit in spans like the others. */
-static void displaced_survivors(const churn_live *l, survivors *s)
+static void displaced_survivors(const churn_liveset *l, survivors *s)
 {
     for (size_t k = 0; k < l->displaced_count; k++)
         survivor(s, &l->displaced[(l->displaced_head + k) % CHURN_DISPLACED_MAX]);
@@ -311,13 +311,13 @@ static void rank_before_teardown(churn_fragmentation *f, churn_spans *spans,
     if (!churn_live_pass_torn(p, teardown, &torn, &n))
         return;
     before_ctx b = {NULL, teardown, spans};
-    churn_live_foreach(&p->live, drop_teardown_objects, &b);
+    churn_liveset_foreach(&p->live, drop_teardown_objects, &b);
     for (size_t i = 0; i < n; i++)
         if (torn[i].epoch < teardown)
             churn_spans_add(spans, &torn[i]);
     survivors s = {spans, a, {0}, {0}};
     b.s = &s;
-    churn_live_foreach(&p->live, before_survivor, &b);
+    churn_liveset_foreach(&p->live, before_survivor, &b);
     for (size_t i = 0; i < n; i++)
         before_survivor(&b, &torn[i]);
     if (s.sites.count)
@@ -417,7 +417,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     spans->snaps = NULL;
     spans->nsnaps = spans->snaps_cap = 0;
     survivors s = {spans, a, {0}, {0}};
-    churn_live_foreach(&p->live, survivor, &s);
+    churn_liveset_foreach(&p->live, survivor, &s);
     displaced_survivors(&p->live, &s);
     if (s.sites.count) {
         qsort(s.sites.items, s.sites.count, sizeof *s.sites.items, by_pinned);

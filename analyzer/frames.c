@@ -36,7 +36,7 @@ size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t 
                          churn_frame_fn fn, void *ctx)
 {
     size_t depth;
-    const uint64_t *ips = churn_stacks_get(src->stacks, stack, &depth);
+    const uint64_t *ips = churn_stack_defs_get(src->stacks, stack, &depth);
     char buf[1024];
     if (!ips) {
         churn_frames_missing(stack, buf, sizeof buf);
@@ -44,7 +44,7 @@ size_t churn_frames_each(const churn_frames_source *src, uint64_t stack, size_t 
         return 1;
     }
     size_t emitted = 0, total = 0;
-    uint64_t generation = churn_stacks_generation(src->stacks, stack);
+    uint64_t generation = churn_stack_defs_generation(src->stacks, stack);
     churn_frame frames[INLINE_MAX];
     /* Every recorded ip is a return address, the innermost one too (the return from the call
        of the allocation function): each is looked up at its call instruction, or an inlined

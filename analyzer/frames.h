@@ -16,7 +16,7 @@
 typedef void (*churn_frame_fn)(void *ctx, const char *frame);
 
 typedef struct churn_frames_source {
-    const churn_stacks *stacks;
+    const churn_stack_defs *stacks;
     churn_symbolizer *sym;
 } churn_frames_source;
 

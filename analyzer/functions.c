@@ -81,10 +81,10 @@ static uint64_t function_of(void *ctx, uint64_t stack)
 {
     churn_functions *f = ctx;
     size_t depth;
-    const uint64_t *ips = churn_stacks_get(f->stacks, stack, &depth);
+    const uint64_t *ips = churn_stack_defs_get(f->stacks, stack, &depth);
     if (!ips || !depth)
         return 0;
-    uint64_t generation = churn_stacks_generation(f->stacks, stack);
+    uint64_t generation = churn_stack_defs_generation(f->stacks, stack);
     churn_frame frames[INLINE_MAX];
     churn_function fn = {0};
     for (size_t i = 0; i < depth; i++) {
@@ -103,7 +103,7 @@ static uint64_t function_of(void *ctx, uint64_t stack)
     return intern(f, &fn);
 }
 
-void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stacks *stacks,
+void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stack_defs *stacks,
                             churn_symbolizer *sym)
 {
     memset(f, 0, sizeof *f);

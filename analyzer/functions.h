@@ -35,12 +35,12 @@ typedef struct churn_functions {
     size_t count, cap;
     uint64_t *slots; /* open addressing on the function's key: id, 0 empty */
     size_t mask;
-    const churn_stacks *stacks;
+    const churn_stack_defs *stacks;
     churn_symbolizer *sym;
 } churn_functions;
 
 /* Makes every callsite that g creates from now on pass its live changes to its function. */
-void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stacks *stacks,
+void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_stack_defs *stacks,
                             churn_symbolizer *sym);
 void churn_functions_free(churn_functions *f);
 

@@ -5,7 +5,7 @@
 
 #include "util.h"
 
-void churn_live_init(churn_live *l)
+void churn_liveset_init(churn_liveset *l)
 {
     memset(l, 0, sizeof *l);
     l->mask = 4095;
@@ -13,23 +13,23 @@ void churn_live_init(churn_live *l)
     l->slots = churn_xcalloc(l->mask + 1, sizeof *l->slots);
 }
 
-void churn_live_free(churn_live *l)
+void churn_liveset_free(churn_liveset *l)
 {
     free(l->slots);
     l->slots = NULL;
 }
 
-static inline size_t home_of(const churn_live *l, uint64_t addr)
+static inline size_t home_of(const churn_liveset *l, uint64_t addr)
 {
-    return churn_live_home(l, addr);
+    return churn_liveset_home(l, addr);
 }
 
-static inline size_t probe(const churn_live *l, uint64_t addr)
+static inline size_t probe(const churn_liveset *l, uint64_t addr)
 {
-    return churn_live_probe(l, addr);
+    return churn_liveset_probe(l, addr);
 }
 
-static void rehash(churn_live *l, size_t nslots)
+static void rehash(churn_liveset *l, size_t nslots)
 {
     churn_object *old = l->slots;
     size_t old_n = l->mask + 1;
@@ -44,7 +44,7 @@ static void rehash(churn_live *l, size_t nslots)
 
 /* Linear probing with backward-shift deletion: no tombstones, so a long trace of allocations
    and frees never degrades the table. */
-static void delete_slot(churn_live *l, size_t i)
+static void delete_slot(churn_liveset *l, size_t i)
 {
     size_t j = i;
     for (;;) {
@@ -61,7 +61,7 @@ static void delete_slot(churn_live *l, size_t i)
     l->slots[i].addr = 0;
 }
 
-static void displace(churn_live *l, const churn_object *o)
+static void displace(churn_liveset *l, const churn_object *o)
 {
     size_t idx;
     if (l->displaced_count == CHURN_DISPLACED_MAX) {
@@ -76,9 +76,9 @@ static void displace(churn_live *l, const churn_object *o)
     l->displaced[idx] = *o;
 }
 
-void churn_live_insert(churn_live *l, const churn_object *o)
+void churn_liveset_insert(churn_liveset *l, const churn_object *o)
 {
-    uint64_t *known = churn_live_vacant(l, o->addr);
+    uint64_t *known = churn_liveset_vacant(l, o->addr);
     if (*known == o->addr)
         *known = 0;
     if ((l->count + 1) * 8 > (l->mask + 1) * 5) {
@@ -97,7 +97,7 @@ void churn_live_insert(churn_live *l, const churn_object *o)
     l->bytes += o->size;
 }
 
-void churn_live_displace_slot(churn_live *l, size_t i)
+void churn_liveset_displace_slot(churn_liveset *l, size_t i)
 {
     displace(l, &l->slots[i]);
     l->bytes -= l->slots[i].size;
@@ -111,7 +111,7 @@ static int same_object(const churn_object *a, const churn_object *b)
            a->epoch == b->epoch;
 }
 
-static int remove_displaced(churn_live *l, const churn_object *freed, churn_object *removed)
+static int remove_displaced(churn_liveset *l, const churn_object *freed, churn_object *removed)
 {
     for (size_t k = 0; k < l->displaced_count; k++) {
         size_t idx = (l->displaced_head + k) % CHURN_DISPLACED_MAX;
@@ -126,8 +126,8 @@ static int remove_displaced(churn_live *l, const churn_object *freed, churn_obje
     return 0;
 }
 
-enum churn_free_match churn_live_remove(churn_live *l, const churn_object *freed,
-                                        churn_object *removed)
+enum churn_free_match churn_liveset_remove(churn_liveset *l, const churn_object *freed,
+                                           churn_object *removed)
 {
     size_t i = probe(l, freed->addr);
     int live_here = l->slots[i].addr != 0;
@@ -146,7 +146,7 @@ enum churn_free_match churn_live_remove(churn_live *l, const churn_object *freed
     return same_object(removed, freed) ? CHURN_FREE_MATCHED : CHURN_FREE_MISMATCHED;
 }
 
-void churn_live_foreach(const churn_live *l, churn_object_fn fn, void *ctx)
+void churn_liveset_foreach(const churn_liveset *l, churn_object_fn fn, void *ctx)
 {
     for (size_t i = 0; i <= l->mask; i++)
         if (l->slots[i].addr)

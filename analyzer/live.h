@@ -29,7 +29,7 @@ static inline uint32_t churn_slack32(uint64_t slack)
 #define CHURN_DISPLACED_MAX 4096
 #define CHURN_VACANT_CACHE 1024 /* addresses known to hold no live object, direct-mapped */
 
-typedef struct churn_live {
+typedef struct churn_liveset {
     churn_object *slots;
     size_t mask;
     unsigned shift;  /* 64 - log2(slots): the hash is the product's top bits */
@@ -44,12 +44,12 @@ typedef struct churn_live {
     void *evicted_ctx;
     /* An allocator hands the same few addresses out again and again, and most allocations
        are freed in the same chunk of operations, which only asks whether something else is
-       live at the address (churn_live_vacate): the answer, no, is kept here until an
+       live at the address (churn_liveset_vacate): the answer, no, is kept here until an
        insertion at that address, so the table is not probed for it again. */
     uint64_t vacant[CHURN_VACANT_CACHE];
-} churn_live;
+} churn_liveset;
 
-static inline uint64_t *churn_live_vacant(churn_live *l, uint64_t addr)
+static inline uint64_t *churn_liveset_vacant(churn_liveset *l, uint64_t addr)
 {
     return &l->vacant[(addr >> 4) & (CHURN_VACANT_CACHE - 1)];
 }
@@ -61,53 +61,53 @@ enum churn_free_match {
     CHURN_FREE_UNMATCHED = 3,   /* nothing known at that address */
 };
 
-void churn_live_init(churn_live *l);
-void churn_live_free(churn_live *l);
+void churn_liveset_init(churn_liveset *l);
+void churn_liveset_free(churn_liveset *l);
 
 /* Adds o; an object already live at its address moves to the displaced table. */
-void churn_live_insert(churn_live *l, const churn_object *o);
+void churn_liveset_insert(churn_liveset *l, const churn_object *o);
 
 /* Where addr's probe starts: the objects of one 4 KiB page start at consecutive slots from a
    place hashed from the page (Fibonacci hashing: one multiply, every bit of the page number
    counts).  Objects allocated together are freed together, and then their slots share cache
    lines: node's analysis ran 7-9 % faster than with every address hashed apart. */
-static inline size_t churn_live_home(const churn_live *l, uint64_t addr)
+static inline size_t churn_liveset_home(const churn_liveset *l, uint64_t addr)
 {
     return ((size_t)(((addr >> 12) * 0x9e3779b97f4a7c15u) >> l->shift) +
             (size_t)((addr >> 4) & 0xff)) & l->mask;
 }
 
 /* The slot of addr, or the empty slot where it would go. */
-static inline size_t churn_live_probe(const churn_live *l, uint64_t addr)
+static inline size_t churn_liveset_probe(const churn_liveset *l, uint64_t addr)
 {
-    size_t i = churn_live_home(l, addr);
+    size_t i = churn_liveset_home(l, addr);
     while (l->slots[i].addr && l->slots[i].addr != addr)
         i = (i + 1) & l->mask;
     return i;
 }
 
 /* Moves the object in slot i to the displaced table. */
-void churn_live_displace_slot(churn_live *l, size_t i);
+void churn_liveset_displace_slot(churn_liveset *l, size_t i);
 
 /* What an allocation at addr that is freed again before anything else happens at addr
    leaves behind: an object live there moves to the displaced table.  Nearly always there is
    none, so that check is inline. */
-static inline void churn_live_vacate(churn_live *l, uint64_t addr)
+static inline void churn_liveset_vacate(churn_liveset *l, uint64_t addr)
 {
-    uint64_t *known = churn_live_vacant(l, addr);
+    uint64_t *known = churn_liveset_vacant(l, addr);
     if (*known == addr)
         return;
-    size_t i = churn_live_probe(l, addr);
+    size_t i = churn_liveset_probe(l, addr);
     if (l->slots[i].addr)
-        churn_live_displace_slot(l, i);
+        churn_liveset_displace_slot(l, i);
     *known = addr;
 }
 
 /* Removes the object a free refers to; *removed gets it unless the result is UNMATCHED. */
-enum churn_free_match churn_live_remove(churn_live *l, const churn_object *freed,
-                                        churn_object *removed);
+enum churn_free_match churn_liveset_remove(churn_liveset *l, const churn_object *freed,
+                                           churn_object *removed);
 
 typedef void (*churn_object_fn)(void *ctx, const churn_object *o);
-void churn_live_foreach(const churn_live *l, churn_object_fn fn, void *ctx);
+void churn_liveset_foreach(const churn_liveset *l, churn_object_fn fn, void *ctx);
 
 #endif

@@ -17,7 +17,7 @@ void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn
     p->has_last = has_last;
     p->last = last;
     p->spans = spans;
-    churn_live_init(&p->live);
+    churn_liveset_init(&p->live);
     churn_early_init(&p->early);
     if (spans) {
         p->live.evicted = evicted;
@@ -27,7 +27,7 @@ void churn_live_pass_init(churn_live_pass *p, int has_last, uint64_t last, churn
 
 void churn_live_pass_free(churn_live_pass *p)
 {
-    churn_live_free(&p->live);
+    churn_liveset_free(&p->live);
     churn_early_free(&p->early);
     free(p->torn);
     free(p->torn_prev);
@@ -99,7 +99,7 @@ static void count_unmatched(churn_live_pass *p, const churn_object *freed)
 static void on_free(churn_live_pass *p, const churn_object *freed)
 {
     churn_object removed;
-    switch (churn_live_remove(&p->live, freed, &removed)) {
+    switch (churn_liveset_remove(&p->live, freed, &removed)) {
     case CHURN_FREE_MATCHED:
     case CHURN_FREE_DISPLACED:
         if (p->spans) {
@@ -143,7 +143,7 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
                 break;
             if (p->early.count && churn_early_cancel(&p->early, o))
                 break;
-            churn_live_insert(&p->live, o);
+            churn_liveset_insert(&p->live, o);
             if (p->spans)
                 churn_spans_add(p->spans, o);
             break;
@@ -151,7 +151,7 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
             on_free(p, o);
             break;
         case CHURN_LIVE_VACATE:
-            churn_live_vacate(&p->live, o->addr);
+            churn_liveset_vacate(&p->live, o->addr);
             break;
         case CHURN_LIVE_EPOCH:
             if (p->spans && !(p->has_last && o->epoch > p->last)) {

@@ -53,7 +53,7 @@ typedef struct churn_live_sink {
 typedef struct churn_live_pass {
     int has_last;
     uint64_t last;
-    churn_live live;
+    churn_liveset live;
     uint64_t unmatched_frees, mismatched_frees;
     uint64_t unmatched_bytes;   /* of the unmatched frees: they reduce the carried state */
     churn_early early;          /* frees waiting for their allocation (early.h) */

@@ -1,6 +1,7 @@
 /*
  * churn-analyze: reads a libchurn trace and reports which callsites grow per epoch.
- * This file is the command line only; the work is in reader, analysis, report_* and export_*.
+ * This file is the command line only; the work is in reader, pipeline, analysis, report_*
+ * and export_*.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -11,8 +11,8 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-int churn_modules_add(churn_modules *m, uint64_t id, uint64_t bias, uint64_t start,
-                      uint64_t end, const char *path)
+int churn_module_map_add(churn_module_map *m, uint64_t id, uint64_t bias, uint64_t start,
+                         uint64_t end, const char *path)
 {
     if (id >= CHURN_MODULES_MAX)
         return -1;
@@ -20,14 +20,14 @@ int churn_modules_add(churn_modules *m, uint64_t id, uint64_t bias, uint64_t sta
         m->by_id = churn_xcalloc(CHURN_MODULES_MAX, sizeof *m->by_id);
     const char *name = base_name(path);
     if (m->by_id[id]) {
-        const churn_module *e = &m->items[m->by_id[id] - 1];
+        const churn_module_range *e = &m->items[m->by_id[id] - 1];
         return e->bias == bias && e->start == start && e->end == end &&
                        strcmp(e->name, name) == 0
                    ? 0
                    : -1;
     }
     churn_reserve(&m->items, &m->cap, m->count + 1, sizeof *m->items);
-    m->items[m->count++] = (churn_module){id, bias, start, end, churn_xstrdup(name)};
+    m->items[m->count++] = (churn_module_range){id, bias, start, end, churn_xstrdup(name)};
     m->by_id[id] = m->count;
     return 1;
 }
@@ -39,7 +39,7 @@ static int by_value(const void *a, const void *b)
 }
 
 /* The piece whose start is the greatest bound not above addr, or nbounds when none is. */
-static size_t piece_of(const churn_modules *m, uint64_t addr)
+static size_t piece_of(const churn_module_map *m, uint64_t addr)
 {
     size_t lo = 0, hi = m->nbounds;
     while (lo < hi) {
@@ -67,7 +67,7 @@ static size_t next_free(size_t *next, size_t i)
 
 /* Newest module first, each takes the pieces of its range that no newer one took (skipping
    taken pieces through next[], with path compression): O(n log n) for n modules. */
-static void build_index(churn_modules *m)
+static void build_index(churn_module_map *m)
 {
     free(m->bounds);
     free(m->owner);
@@ -89,7 +89,7 @@ static void build_index(churn_modules *m)
     for (size_t i = 0; i <= k; i++)
         next[i] = i;
     for (size_t i = m->count; i-- > 0;) {
-        const churn_module *e = &m->items[i];
+        const churn_module_range *e = &m->items[i];
         if (e->start >= e->end)
             continue;
         size_t first = piece_of(m, e->start), last = piece_of(m, e->end); /* exclusive */
@@ -102,17 +102,17 @@ static void build_index(churn_modules *m)
     m->indexed = m->count;
 }
 
-const churn_module *churn_modules_find(const churn_modules *m, uint64_t ip)
+const churn_module_range *churn_module_map_find(const churn_module_map *m, uint64_t ip)
 {
     if (m->indexed != m->count)
-        build_index((churn_modules *)m); /* a cache: the map itself is unchanged */
+        build_index((churn_module_map *)m); /* a cache: the map itself is unchanged */
     size_t p = piece_of(m, ip);
     if (p >= m->nbounds || !m->owner[p])
         return NULL;
     return &m->items[m->owner[p] - 1];
 }
 
-void churn_modules_free(churn_modules *m)
+void churn_module_map_free(churn_module_map *m)
 {
     for (size_t i = 0; i < m->count; i++)
         free(m->items[i].name);
@@ -120,5 +120,5 @@ void churn_modules_free(churn_modules *m)
     free(m->by_id);
     free(m->bounds);
     free(m->owner);
-    *m = (churn_modules){0};
+    *m = (churn_module_map){0};
 }

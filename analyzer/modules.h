@@ -19,30 +19,32 @@
 /* The most modules libchurn records (shim/modules.c): ids are below it. */
 #define CHURN_MODULES_MAX 4096
 
-typedef struct churn_module {
+/* A module of the trace's map as reports see it: its range and name (the shim's record of a
+   loaded object, with its build id, is shim.h's churn_module). */
+typedef struct churn_module_range {
     uint64_t id, bias, start, end;
     char *name; /* basename of the path */
-} churn_module;
+} churn_module_range;
 
-typedef struct churn_modules {
-    churn_module *items;     /* in the order they were added */
+typedef struct churn_module_map {
+    churn_module_range *items; /* in the order they were added */
     size_t count, cap;
-    size_t *by_id;           /* CHURN_MODULES_MAX entries: item index + 1, 0 unknown */
+    size_t *by_id;             /* CHURN_MODULES_MAX entries: item index + 1, 0 unknown */
     /* The index: the ranges' ends, sorted, cut the address space into pieces; owner[i] is
        the newest module covering [bounds[i], bounds[i + 1]) (item index + 1, 0 none). */
     uint64_t *bounds;
     size_t *owner;
     size_t nbounds, indexed; /* indexed: count when it was built */
-} churn_modules;
+} churn_module_map;
 
 /* Returns 1 when the module is new, 0 when its id is known (a different definition of a
    known id is ignored, -1), or for an id of CHURN_MODULES_MAX or more (-1). */
-int churn_modules_add(churn_modules *m, uint64_t id, uint64_t bias, uint64_t start,
-                      uint64_t end, const char *path);
+int churn_module_map_add(churn_module_map *m, uint64_t id, uint64_t bias, uint64_t start,
+                         uint64_t end, const char *path);
 
 /* The most recently added module containing ip, or NULL. */
-const churn_module *churn_modules_find(const churn_modules *m, uint64_t ip);
+const churn_module_range *churn_module_map_find(const churn_module_map *m, uint64_t ip);
 
-void churn_modules_free(churn_modules *m);
+void churn_module_map_free(churn_module_map *m);
 
 #endif

@@ -118,18 +118,8 @@ void churn_regions_map(churn_regions *r, uint64_t start, uint64_t len)
 
 static void free_all(churn_region *t)
 {
-    while (t) {
-        if (t->left) {
-            churn_region *l = t->left;
-            t->left = l->right;
-            l->right = t;
-            t = l;
-            continue;
-        }
-        churn_region *next = t->right;
-        free(t);
-        t = next;
-    }
+    uint64_t bytes = 0;
+    take_all(t, UINT64_MAX, &bytes); /* every range ends at or below UINT64_MAX */
 }
 
 void churn_regions_free(churn_regions *r)

@@ -226,6 +226,16 @@ static void frame_json(void *ctx, const char *frame)
     json_string(l->out, frame);
 }
 
+/* A callsite row's "stack_id" and "stack" (its frames, innermost first) fields. */
+static void stack_fields(FILE *out, const churn_frames_source *src, uint64_t stack)
+{
+    u64(out, "stack_id", stack, 1);
+    fputs("\"stack\": [", out);
+    frame_list l = {out, 1};
+    churn_frames_each(src, stack, 0, frame_json, &l);
+    fputs("], ", out);
+}
+
 /* A growth row's fits and live value (callsites and functions alike). */
 static void fit_fields(FILE *out, const churn_analysis *a, const churn_growth *g,
                        const churn_callsite *s, uint64_t alloc_bytes)
@@ -305,11 +315,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = sites[i];
         fputs(i ? ",\n  {" : "\n  {", out);
-        u64(out, "stack_id", s->stack, 1);
-        fputs("\"stack\": [", out);
-        frame_list l = {out, 1};
-        churn_frames_each(&src, s->stack, 0, frame_json, &l);
-        fputs("], ", out);
+        stack_fields(out, &src, s->stack);
         fit_fields(out, a, &a->growth, s, s->alloc_bytes);
         u64(out, "allocs", s->allocs, 1);
         u64(out, "frees", s->frees, 1);
@@ -422,11 +428,7 @@ static void freed(FILE *out, churn_analysis *a, const churn_report_options *o)
     fputs("],\n\"callsites\": [", out);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  {" : "\n  {", out);
-        u64(out, "stack_id", rows[i]->stack, 1);
-        fputs("\"stack\": [", out);
-        frame_list l = {out, 1};
-        churn_frames_each(&src, rows[i]->stack, 0, frame_json, &l);
-        fputs("], ", out);
+        stack_fields(out, &src, rows[i]->stack);
         freed_fields(out, rows[i]);
         fputs("}", out);
     }
@@ -482,11 +484,7 @@ static void peak(FILE *out, churn_analysis *a)
     churn_frames_source src = {&a->stacks, a->sym};
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n  {" : "\n  {", out);
-        u64(out, "stack_id", rows[i].stack, 1);
-        fputs("\"stack\": [", out);
-        frame_list l = {out, 1};
-        churn_frames_each(&src, rows[i].stack, 0, frame_json, &l);
-        fputs("], ", out);
+        stack_fields(out, &src, rows[i].stack);
         i64(out, "live_count", rows[i].count, 1);
         i64(out, "live_bytes", rows[i].bytes, 0);
         fputs("}", out);
@@ -556,11 +554,7 @@ static void pin_sites(FILE *out, churn_analysis *a, const churn_report_options *
     for (size_t i = 0; i < n; i++) {
         const churn_frag_part *p = &sites[i];
         fputs(i ? ",\n  {" : "\n  {", out);
-        u64(out, "stack_id", p->key, 1);
-        fputs("\"stack\": [", out);
-        frame_list l = {out, 1};
-        churn_frames_each(&src, p->key, 0, frame_json, &l);
-        fputs("], ", out);
+        stack_fields(out, &src, p->key);
         frag_part(out, p);
         fputs("}", out);
     }

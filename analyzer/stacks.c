@@ -17,7 +17,7 @@ static size_t *find_slot(size_t *slots, size_t mask, const churn_stack_entry *en
     return &slots[i];
 }
 
-static const churn_stack_entry *find(const churn_stacks *t, uint64_t id)
+static const churn_stack_entry *find(const churn_stack_defs *t, uint64_t id)
 {
     if (!t->slots || !id)
         return NULL;
@@ -25,7 +25,7 @@ static const churn_stack_entry *find(const churn_stacks *t, uint64_t id)
     return at ? &t->entries[at - 1] : NULL;
 }
 
-static void grow(churn_stacks *t)
+static void grow(churn_stack_defs *t)
 {
     size_t n = t->slots ? (t->mask + 1) * 2 : 1024;
     size_t *slots = churn_xcalloc(n, sizeof *slots);
@@ -37,7 +37,7 @@ static void grow(churn_stacks *t)
 }
 
 /* The frames of e, innermost first: its own, then those of the entries it links to. */
-static const uint64_t *expand(const churn_stacks *t, const churn_stack_entry *e)
+static const uint64_t *expand(const churn_stack_defs *t, const churn_stack_entry *e)
 {
     if (e->ref == NO_REF)
         return t->ips + e->first;
@@ -60,7 +60,7 @@ static const uint64_t *expand(const churn_stacks *t, const churn_stack_entry *e)
 }
 
 /* The entry whose own frames hold the first of ref's outermost `shared` ones, for a link. */
-static size_t link_target(const churn_stacks *t, size_t ref, size_t shared)
+static size_t link_target(const churn_stack_defs *t, size_t ref, size_t shared)
 {
     const churn_stack_entry *r = &t->entries[ref];
     while (r->ref != NO_REF && r->depth - shared >= r->own) {
@@ -70,8 +70,8 @@ static size_t link_target(const churn_stacks *t, size_t ref, size_t shared)
     return ref;
 }
 
-int churn_stacks_define(churn_stacks *t, uint64_t id, const uint64_t *ips, size_t depth,
-                        uint64_t generation, uint64_t ref, size_t shared)
+int churn_stack_defs_define(churn_stack_defs *t, uint64_t id, const uint64_t *ips, size_t depth,
+                            uint64_t generation, uint64_t ref, size_t shared)
 {
     if (!t->slots || (t->used + 1) * 4 > (t->mask + 1) * 3)
         grow(t);
@@ -102,7 +102,7 @@ int churn_stacks_define(churn_stacks *t, uint64_t id, const uint64_t *ips, size_
     return 1;
 }
 
-const uint64_t *churn_stacks_get(const churn_stacks *t, uint64_t id, size_t *depth)
+const uint64_t *churn_stack_defs_get(const churn_stack_defs *t, uint64_t id, size_t *depth)
 {
     *depth = 0;
     const churn_stack_entry *e = find(t, id);
@@ -113,17 +113,17 @@ const uint64_t *churn_stacks_get(const churn_stacks *t, uint64_t id, size_t *dep
     return e->depth ? expand(t, e) : no_frames;
 }
 
-uint64_t churn_stacks_generation(const churn_stacks *t, uint64_t id)
+uint64_t churn_stack_defs_generation(const churn_stack_defs *t, uint64_t id)
 {
     const churn_stack_entry *e = find(t, id);
     return e ? e->generation : UINT64_MAX;
 }
 
-void churn_stacks_free(churn_stacks *t)
+void churn_stack_defs_free(churn_stack_defs *t)
 {
     free(t->slots);
     free(t->entries);
     free(t->ips);
     free(t->expanded);
-    *t = (churn_stacks){0};
+    *t = (churn_stack_defs){0};
 }

@@ -25,7 +25,7 @@ typedef struct churn_stack_entry {
     uint64_t generation;
 } churn_stack_entry;
 
-typedef struct churn_stacks {
+typedef struct churn_stack_defs {
     size_t *slots;       /* open addressing by id: entry index + 1, 0 empty */
     size_t mask;
     churn_stack_entry *entries;
@@ -34,22 +34,22 @@ typedef struct churn_stacks {
     size_t nips, ips_cap;
     uint64_t *expanded;  /* a linked stack's frames, as the last get expanded them */
     size_t expanded_cap;
-} churn_stacks;
+} churn_stack_defs;
 
 /* Defines id as ips[0, depth).  When ref is not 0, the record said its outermost `shared`
    frames are ref's outermost ones; they are linked, not copied, when the table's ref has
    those very frames.  Returns 1 when id is new, 0 when it matches the known definition, -1
    when it differs. */
-int churn_stacks_define(churn_stacks *t, uint64_t id, const uint64_t *ips, size_t depth,
-                        uint64_t generation, uint64_t ref, size_t shared);
+int churn_stack_defs_define(churn_stack_defs *t, uint64_t id, const uint64_t *ips, size_t depth,
+                            uint64_t generation, uint64_t ref, size_t shared);
 
 /* The ips of a stack, or NULL (depth 0) when id was never defined.  Valid until the next
    call on the table. */
-const uint64_t *churn_stacks_get(const churn_stacks *t, uint64_t id, size_t *depth);
+const uint64_t *churn_stack_defs_get(const churn_stack_defs *t, uint64_t id, size_t *depth);
 
 /* The module map's generation when id was first defined (UINT64_MAX: unknown, the newest). */
-uint64_t churn_stacks_generation(const churn_stacks *t, uint64_t id);
+uint64_t churn_stack_defs_generation(const churn_stack_defs *t, uint64_t id);
 
-void churn_stacks_free(churn_stacks *t);
+void churn_stack_defs_free(churn_stack_defs *t);
 
 #endif

@@ -235,10 +235,10 @@ void churn_suppressions_apply(churn_suppressions *s, const churn_growth *g,
     for (size_t i = 0; i < g->count && s->count; i++) {
         const churn_callsite *c = &g->sites[i];
         size_t depth;
-        const uint64_t *ips = churn_stacks_get(src->stacks, c->stack, &depth);
+        const uint64_t *ips = churn_stack_defs_get(src->stacks, c->stack, &depth);
         if (c->live_count <= 0 || !ips)
             continue;
-        uint64_t generation = churn_stacks_generation(src->stacks, c->stack);
+        uint64_t generation = churn_stack_defs_generation(src->stacks, c->stack);
         for (size_t r = 0; r < s->count; r++) {
             churn_suppression *rule = &s->rules[r];
             int hit = rule->kind == CHURN_SUPPRESS_INIT

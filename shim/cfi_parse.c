@@ -21,23 +21,8 @@ typedef struct {
     int bad;
 } reader;
 
-static uint64_t get_uleb(reader *r)
-{
-    uint64_t v = 0;
-    unsigned shift = 0;
-    while (r->p < r->end) {
-        uint8_t b = *r->p++;
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            return v;
-    }
-    r->bad = 1;
-    return 0;
-}
-
-static int64_t get_sleb(reader *r)
+/* A LEB128 number; a signed one's last byte carries its sign in bit 6. */
+static uint64_t get_leb(reader *r, int is_signed)
 {
     uint64_t v = 0;
     unsigned shift = 0;
@@ -47,14 +32,17 @@ static int64_t get_sleb(reader *r)
             v |= (uint64_t)(b & 0x7f) << shift;
         shift += 7;
         if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40))
+            if (is_signed && shift < 64 && (b & 0x40))
                 v |= ~0ull << shift;
-            return (int64_t)v;
+            return v;
         }
     }
     r->bad = 1;
     return 0;
 }
+
+static uint64_t get_uleb(reader *r) { return get_leb(r, 0); }
+static int64_t get_sleb(reader *r) { return (int64_t)get_leb(r, 1); }
 
 static uint64_t get_fixed(reader *r, unsigned bytes)
 {

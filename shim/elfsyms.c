@@ -56,6 +56,55 @@ static int in_file(size_t off, size_t len, size_t size)
     return off <= size && len <= size - off;
 }
 
+/* The section headers of a mapped ELF64 file; NULL when it is not one or they lie outside. */
+static const Elf64_Shdr *section_headers(const uint8_t *base, size_t size, unsigned *count)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        !in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
+        return NULL;
+    *count = eh->e_shnum;
+    return (const Elf64_Shdr *)(base + eh->e_shoff);
+}
+
+/* Section i as a symbol table (.symtab or .dynsym) with its strings, when both lie inside
+   the file and the strings are not empty. */
+static int symbol_table(const uint8_t *base, size_t size, const Elf64_Shdr *sh, unsigned count,
+                        unsigned i, symtab *t)
+{
+    if ((sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) || sh[i].sh_link >= count)
+        return 0;
+    const Elf64_Shdr *str = &sh[sh[i].sh_link];
+    if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
+        !in_file(str->sh_offset, str->sh_size, size) || !str->sh_size)
+        return 0;
+    t->syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
+    t->count = sh[i].sh_size / sizeof(Elf64_Sym);
+    t->names = (const char *)(base + str->sh_offset);
+    t->names_size = str->sh_size;
+    return 1;
+}
+
+/* Maps a loaded object's file for the call and hands fn each of its symbol tables of type
+   `type` (SHT_DYNSYM, or 0 for .symtab and .dynsym both) until fn returns nonzero. */
+static void each_file_table(const char *path, unsigned type,
+                            int (*fn)(const symtab *t, void *ctx), void *ctx)
+{
+    size_t size = 0;
+    unsigned count;
+    const uint8_t *base = map_file(path, &size);
+    if (!base)
+        return;
+    const Elf64_Shdr *sh = section_headers(base, size, &count);
+    symtab t;
+    for (unsigned i = 0; sh && i < count; i++)
+        if ((!type || sh[i].sh_type == type) && symbol_table(base, size, sh, count, i, &t) &&
+            fn(&t, ctx))
+            break;
+    syscall(SYS_munmap, base, size);
+}
+
 /* The load bias: where the kernel put the program headers minus where the file says they
    are (zero for a non-PIE executable). */
 static uintptr_t load_bias(const uint8_t *base, size_t size, const Elf64_Ehdr *eh)
@@ -82,13 +131,12 @@ static void read_exe(void)
         return;
     exe.base = base;
     exe.size = size;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_shentsize != sizeof(Elf64_Shdr) ||
-        !in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size))
+    unsigned count;
+    const Elf64_Shdr *sh = section_headers(base, size, &count);
+    if (!sh)
         return;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
     exe.bias = load_bias(base, size, eh);
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
     if (eh->e_shstrndx < eh->e_shnum &&
         in_file(sh[eh->e_shstrndx].sh_offset, sh[eh->e_shstrndx].sh_size, size)) {
         exe.sections = sh;
@@ -96,18 +144,10 @@ static void read_exe(void)
         exe.section_names = (const char *)(base + sh[eh->e_shstrndx].sh_offset);
         exe.section_names_size = sh[eh->e_shstrndx].sh_size;
     }
-    for (unsigned i = 0; i < eh->e_shnum; i++) {
-        int slot = sh[i].sh_type == SHT_SYMTAB ? 0 : sh[i].sh_type == SHT_DYNSYM ? 1 : -1;
-        if (slot < 0 || sh[i].sh_link >= eh->e_shnum)
-            continue;
-        const Elf64_Shdr *str = &sh[sh[i].sh_link];
-        if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
-            !in_file(str->sh_offset, str->sh_size, size) || !str->sh_size)
-            continue;
-        exe.tabs[slot].syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
-        exe.tabs[slot].count = sh[i].sh_size / sizeof(Elf64_Sym);
-        exe.tabs[slot].names = (const char *)(base + str->sh_offset);
-        exe.tabs[slot].names_size = str->sh_size;
+    for (unsigned i = 0; i < count; i++) {
+        symtab t;
+        if (symbol_table(base, size, sh, count, i, &t))
+            exe.tabs[sh[i].sh_type == SHT_SYMTAB ? 0 : 1] = t;
     }
 }
 
@@ -122,14 +162,21 @@ static void ensure_read(void)
         sched_yield();
 }
 
-/* The symbol's name when it is a defined function with a name inside the string table. */
-static const char *function_name(const symtab *t, const Elf64_Sym *s)
+/* The symbol's name when it lies inside the string table. */
+static const char *symbol_name(const symtab *t, const Elf64_Sym *s)
 {
-    if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || !s->st_value ||
-        s->st_name >= t->names_size)
+    if (s->st_name >= t->names_size)
         return NULL;
     const char *name = t->names + s->st_name;
     return memchr(name, 0, t->names_size - s->st_name) ? name : NULL;
+}
+
+/* The symbol's name when it is a defined function with a name inside the string table. */
+static const char *function_name(const symtab *t, const Elf64_Sym *s)
+{
+    if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || !s->st_value)
+        return NULL;
+    return symbol_name(t, s);
 }
 
 /* A global or weak definition wins over a local one of the same name (a static function
@@ -212,42 +259,34 @@ void churn_exe_symbols_release(void)
     exe.nsections = 0;
 }
 
+typedef struct {
+    uintptr_t bias;
+    void (*fn)(const char *name, uintptr_t addr, void *ctx);
+    void *ctx;
+    size_t matched;
+} file_functions;
+
+static int table_functions(const symtab *t, void *arg)
+{
+    file_functions *f = arg;
+    for (size_t k = 0; k < t->count; k++) {
+        const char *n = function_name(t, &t->syms[k]);
+        if (n) {
+            f->matched++;
+            f->fn(n, f->bias + t->syms[k].st_value, f->ctx);
+        }
+    }
+    return 0;
+}
+
 /* Every defined function symbol of one loaded object's file, .symtab and .dynsym, mapped for
    the call and unmapped after it; bias is the object's load address (dlpi_addr). */
 size_t churn_file_symbols(const char *path, uintptr_t bias,
                           void (*fn)(const char *name, uintptr_t addr, void *ctx), void *ctx)
 {
-    size_t size = 0, matched = 0;
-    const uint8_t *base = map_file(path, &size);
-    if (!base)
-        return 0;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-        eh->e_shentsize == sizeof(Elf64_Shdr) &&
-        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
-        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
-        for (unsigned i = 0; i < eh->e_shnum; i++) {
-            if ((sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM) ||
-                sh[i].sh_link >= eh->e_shnum)
-                continue;
-            const Elf64_Shdr *str = &sh[sh[i].sh_link];
-            if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
-                !in_file(str->sh_offset, str->sh_size, size) || !str->sh_size)
-                continue;
-            symtab t = {(const Elf64_Sym *)(base + sh[i].sh_offset),
-                        sh[i].sh_size / sizeof(Elf64_Sym), (const char *)(base + str->sh_offset),
-                        str->sh_size};
-            for (size_t k = 0; k < t.count; k++) {
-                const char *n = function_name(&t, &t.syms[k]);
-                if (n) {
-                    matched++;
-                    fn(n, bias + t.syms[k].st_value, ctx);
-                }
-            }
-        }
-    }
-    syscall(SYS_munmap, base, size);
-    return matched;
+    file_functions f = {bias, fn, ctx, 0};
+    each_file_table(path, 0, table_functions, &f);
+    return f.matched;
 }
 
 int churn_exe_has_symtab(void)
@@ -256,36 +295,27 @@ int churn_exe_has_symtab(void)
     return exe.tabs[0].count != 0;
 }
 
+typedef struct {
+    const char *name;
+    int found;
+} file_name;
+
+static int table_names(const symtab *t, void *arg)
+{
+    file_name *f = arg;
+    for (size_t k = 0; k < t->count && !f->found; k++) {
+        const char *n = symbol_name(t, &t->syms[k]);
+        f->found = n && !strcmp(n, f->name);
+    }
+    return f->found;
+}
+
 /* Whether the file's .dynsym has a symbol of this name, defined or imported. */
 int churn_file_refers(const char *path, const char *name)
 {
-    size_t size = 0;
-    int found = 0;
-    const uint8_t *base = map_file(path, &size);
-    if (!base)
-        return 0;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-        eh->e_shentsize == sizeof(Elf64_Shdr) &&
-        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
-        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
-        for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
-            if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
-                continue;
-            const Elf64_Shdr *str = &sh[sh[i].sh_link];
-            if (!in_file(sh[i].sh_offset, sh[i].sh_size, size) ||
-                !in_file(str->sh_offset, str->sh_size, size))
-                continue;
-            const Elf64_Sym *syms = (const Elf64_Sym *)(base + sh[i].sh_offset);
-            const char *names = (const char *)(base + str->sh_offset);
-            for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym) && !found; k++)
-                found = syms[k].st_name < str->sh_size &&
-                        !strncmp(names + syms[k].st_name, name, str->sh_size - syms[k].st_name) &&
-                        memchr(names + syms[k].st_name, 0, str->sh_size - syms[k].st_name);
-        }
-    }
-    syscall(SYS_munmap, base, size);
-    return found;
+    file_name f = {name, 0};
+    each_file_table(path, SHT_DYNSYM, table_names, &f);
+    return f.found;
 }
 
 int churn_file_has_symtab(const char *path)
@@ -295,13 +325,10 @@ int churn_file_has_symtab(const char *path)
     const uint8_t *base = map_file(path, &size);
     if (!base)
         return 0;
-    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
-    if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_shentsize == sizeof(Elf64_Shdr) &&
-        in_file(eh->e_shoff, (size_t)eh->e_shnum * sizeof(Elf64_Shdr), size)) {
-        const Elf64_Shdr *sh = (const Elf64_Shdr *)(base + eh->e_shoff);
-        for (unsigned i = 0; i < eh->e_shnum; i++)
-            found |= sh[i].sh_type == SHT_SYMTAB && sh[i].sh_size > sizeof(Elf64_Sym);
-    }
+    unsigned count;
+    const Elf64_Shdr *sh = section_headers(base, size, &count);
+    for (unsigned i = 0; sh && i < count; i++)
+        found |= sh[i].sh_type == SHT_SYMTAB && sh[i].sh_size > sizeof(Elf64_Sym);
     syscall(SYS_munmap, base, size);
     return found;
 }

@@ -3,9 +3,9 @@
  * read from the loader with dl_iterate_phdr.  The analyzer symbolizes offline from it and
  * checks build ids, so nothing is resolved in the traced process.  Modules are never removed
  * from the list: stacks recorded before a dlclose still need them.  An unloaded one is marked
- * with how many modules were known when its absence was noticed, and every stack with how
- * many were known when it was first seen, so that the analyzer can tell a library from one
- * loaded later at its addresses.
+ * with how many modules were known when its absence was noticed (the unload itself taking an
+ * id, see scan_locked), and every stack with how many were known when it was first seen, so
+ * that the analyzer can tell a library from one loaded later at its addresses.
  */
 #include <elf.h>
 #include <link.h>
@@ -19,7 +19,7 @@
 static churn_module modules[MAX_MODULES];
 static _Atomic size_t nmodules;      /* entries below it are complete */
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
-/* The writer scans at each pass and dlclose (dlclose.c) before a library goes: one at a time,
+/* The writer scans at each pass and dlclose (unwind.c) before a library goes: one at a time,
    and modules found by either are news for the writer's next look. */
 static churn_spinlock scan_lock;
 static _Atomic int unseen;
@@ -133,12 +133,32 @@ static void scan_locked(void)
         scan sc;
         memset(&sc, 0, sizeof sc);
         dl_iterate_phdr(add_module, &sc);
-        /* what the loader no longer lists was unloaded since the previous scan */
+        /* What the loader no longer lists was unloaded since the previous scan.  The unload
+           takes an id of its own, an entry that covers no address, and the unloaded modules
+           are marked with the count that includes it: a stack first seen before the unload
+           counts fewer modules, one first seen after it as many.  (Without it both count
+           the same modules when nothing was loaded in between, and a stack that ran in the
+           library would read as one seen after it went.) */
         size_t n = atomic_load_explicit(&nmodules, memory_order_relaxed);
+        int gone = 0;
+        for (size_t i = 0; i < n && !gone; i++)
+            gone = !(sc.present[i / 8] & (1u << (i % 8))) &&
+                   !atomic_load_explicit(&modules[i].unloaded_at, memory_order_relaxed);
+        size_t marked = n;
+        if (gone && n < MAX_MODULES) {
+            static char no_path[1];
+            churn_module *m = &modules[n];
+            memset(m, 0, sizeof *m);
+            m->path = no_path;
+            marked = n + 1;
+            atomic_store_explicit(&m->unloaded_at, (uint32_t)marked, memory_order_relaxed);
+            atomic_store_explicit(&nmodules, marked, memory_order_release);
+        }
         for (size_t i = 0; i < n; i++)
             if (!(sc.present[i / 8] & (1u << (i % 8))) &&
                 !atomic_load_explicit(&modules[i].unloaded_at, memory_order_relaxed)) {
-                atomic_store_explicit(&modules[i].unloaded_at, (uint32_t)n, memory_order_relaxed);
+                atomic_store_explicit(&modules[i].unloaded_at, (uint32_t)marked,
+                                      memory_order_relaxed);
                 sc.changed = 1;
             }
         if (sc.changed)

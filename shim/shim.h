@@ -9,6 +9,15 @@
  * and free and lets only the sampled ones, and their frees, go on.
  *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
+ *
+ * Below, each file's declarations under its name.  Files with a header of their own: the ways
+ * in (way.h: way.c, way_named.c, way_patch.c, way_tcmalloc.c; the ELF way is interpose.c and
+ * cxx.c, with cxx_ops.h listing the C++ operators), the patching engine (patch.h: patch.c),
+ * the CFI walker (cfi.h: cfi.c, which keeps the rules, and cfi_parse.c, which reads them from
+ * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), and the
+ * writer's per-segment tables and record encoder (segstate.h: segstate.c; encode.h:
+ * encode.c).  exec.c (the exec wrappers) and fatal.c (the handlers of the signals that end
+ * the process) have one declaration each, under writer.c and exit.c.
  */
 #ifndef CHURN_SHIM_H
 #define CHURN_SHIM_H
@@ -64,6 +73,12 @@ uint64_t churn_rss_bytes(void);              /* async-signal-safe */
 void churn_rss_reopen(void);                 /* in a fork child: its own statm */
 void churn_rss_close(void);                  /* untraced from now on: the descriptor goes */
 pid_t churn_gettid(void);
+void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
+void churn_futex_wake(_Atomic uint32_t *word);
+/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET; only while
+   descriptor 2 is still the file it was at churn_log_init (at start-up), never raising SIGPIPE. */
+void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void churn_log_init(void);
 
 /* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
 int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its new number */
@@ -71,12 +86,6 @@ void churn_fd_forget(int fd); /* no longer ours (the program took its number ove
 void churn_fd_drop(int fd);   /* forget and close */
 void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
 void churn_fd_release_captured(void); /* closes that pipe: the process is no longer traced */
-void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
-void churn_futex_wake(_Atomic uint32_t *word);
-/* One line on stderr prefixed "libchurn: ", async-signal-safe, unless CHURN_QUIET; only while
-   descriptor 2 is still the file it was at churn_log_init (at start-up), never raising SIGPIPE. */
-void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void churn_log_init(void);
 
 /* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
    probe), never across a call that can block or allocate from the traced heap. */
@@ -155,7 +164,8 @@ void churn_exit_destructor(void);
 void churn_exit_writer_started(void); /* the writer is not one of glibc's counted threads */
 int churn_exit_writer_returning(void); /* -1: the process is in its last exit, never return */
 int churn_exit_only_writer(int *status); /* 1: every other thread has ended */
-void churn_fatal_install(void); /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT */
+/* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT and the signals whose default ends the process */
+void churn_fatal_install(void);
 
 /* ---- epoch_at.c: CHURN_EPOCH_AT ---- */
 /* Hooks every function the comma-separated list names; -1 after one line on stderr. */

@@ -97,7 +97,10 @@ enum churn_record_tag {
     /* V module id, V load bias, V start, V end (executable address range, absolute),
        V unloaded (0 while loaded; else how many modules were known when its unload was
        noticed), bytes build id, string path.  Ids are 0, 1, 2, ... in the order modules were
-       found, never reused.  Re-sent in every segment and whenever the map changes.
+       found, never reused.  Re-sent in every segment and whenever the map changes.  An
+       unload noticed takes an id of its own, counted in the unloaded modules' field: a
+       module with an empty range (start = end = 0) and an empty path, unloaded itself, so
+       that a stack first seen before the unload has a lower generation than the field.
        (Version 1: no unloaded field.) */
     CHURN_REC_MODULE = 0x02,
     /* V stack id, V depth, V generation (how many modules were known when the stack was

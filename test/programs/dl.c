@@ -5,7 +5,10 @@
  * before B is loaded (the loader usually puts B where A was); with `apart` B is loaded first,
  * so their addresses differ.  `moved` is `reuse` for a library B linked at MOVED_VADDR: the
  * range there is taken first, so the loader's hint fails and B usually lands where A was
- * with another bias (load address minus link address).  The blocks stay live until the end.
+ * with another bias (load address minus link address).  `seen` is `reuse` with A in the module
+ * map before its allocations (a dlclose of the program's own handle makes libchurn look): its
+ * stacks then count A among the modules known, as many as when A's unload is noticed.  The
+ * blocks stay live until the end.
  * Prints `bases A B` (the biases) and `starts A B` (where each was mapped) so the test knows
  * whether B took A's place.
  */
@@ -43,8 +46,8 @@ static void *load(const char *path, const char *symbol, alloc_fn *fn, uintptr_t 
 int main(int argc, char **argv)
 {
     if (argc != 4 || (strcmp(argv[1], "reuse") && strcmp(argv[1], "apart") &&
-                      strcmp(argv[1], "moved")))
-        die("usage: dl reuse|apart|moved LIB_A LIB_B");
+                      strcmp(argv[1], "moved") && strcmp(argv[1], "seen")))
+        die("usage: dl reuse|apart|moved|seen LIB_A LIB_B");
     int apart = !strcmp(argv[1], "apart");
     if (!strcmp(argv[1], "moved") &&
         mmap((void *)MOVED_VADDR, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
@@ -55,6 +58,8 @@ int main(int argc, char **argv)
     uintptr_t base_a, base_b, start_a, start_b;
     phase("a");
     void *ha = load(argv[2], "alloc_in_a", &fn, &base_a, &start_a);
+    if (!strcmp(argv[1], "seen") && dlclose(dlopen(NULL, RTLD_NOW)))
+        die("dlclose of the program's handle: %s", dlerror());
     for (unsigned i = 0; i < A_ALLOCS; i++)
         if (!(a_blocks[i] = fn(A_SIZE)))
             die("alloc_in_a failed");
