@@ -495,12 +495,46 @@ static int write_code(uintptr_t at, const void *code, size_t len)
 
 /* The entry becomes jmp rel32 to `to`; what is left of the moved bytes becomes int3, so a
    stray jump into them stops at once. */
+static churn_patch_site *deferred;
+static size_t deferred_cap, *deferred_n;
+
+void churn_patch_defer(churn_patch_site *sites, size_t cap, size_t *n)
+{
+    deferred = sites;
+    deferred_cap = cap;
+    deferred_n = n;
+}
+
+/* A deferred entry is handed over whole; the tracer that writes it knows no thread is in
+   the moved bytes, but not whether a stack holds a return address into them: a call there
+   is refused. */
+static int defer_entry(const plan *p, const uint8_t *site, const char **why)
+{
+    for (size_t i = 0; i < p->nmoved; i++)
+        if (p->m[i].kind == MOVE_CALL) {
+            *why = "a call in the first bytes (a thread may be about to return into them)";
+            return -1;
+        }
+    if (*deferred_n == deferred_cap) {
+        *why = "too many functions to patch at once";
+        return -1;
+    }
+    churn_patch_site *d = &deferred[(*deferred_n)++];
+    d->addr = p->start;
+    d->len = p->covered;
+    memcpy(d->was, (const void *)p->start, p->covered);
+    memcpy(d->now, site, p->covered);
+    return 0;
+}
+
 static int write_entry(const plan *p, uintptr_t to, const char **why)
 {
     uint8_t site[MAX_MOVED * 16];
     site[0] = 0xe9;
     put32(site + 1, (int32_t)(to - (p->start + JMP_BYTES)));
     memset(site + JMP_BYTES, 0xcc, p->covered - JMP_BYTES);
+    if (deferred)
+        return defer_entry(p, site, why);
     mapping map;
     if (mapping_of(p->start, &map) || p->start + p->covered > map.hi) {
         *why = "the entry's mapping changed while patching";

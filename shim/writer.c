@@ -945,6 +945,14 @@ int churn_writer_pause(void)
     return 1;
 }
 
+void churn_writer_join(void)
+{
+    if (!w.running || churn_writer_is_self() || !atomic_load(&w.stop))
+        return;
+    pthread_join(w.thread, NULL);
+    w.running = 0;
+}
+
 void churn_writer_resume(void)
 {
     if (atomic_load(&churn_state) == CHURN_ON && start_thread())
