@@ -151,8 +151,53 @@ static uintptr_t try_map(uintptr_t hint, uintptr_t near)
     return (uintptr_t)p;
 }
 
+/* The free range between two mappings of /proc/self/maps nearest to `near`, tried where
+   the fixed hints below are all taken (each copy of libchurn that churn attach loads maps
+   its own trampolines near libc).  Parsed a character at a time, as mapping_of does. */
+static uintptr_t map_in_gap(uintptr_t near)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[4096];
+    ssize_t n;
+    int field = 0;
+    uintptr_t lo = 0, hi = 0, prev_hi = 1u << 20, best = 0;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            char c = buf[i];
+            int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (c == '\n') {
+                /* the gap [prev_hi, lo): its address nearest to near, aligned */
+                if (lo >= prev_hi + REGION_BYTES) {
+                    uintptr_t at = near < prev_hi ? prev_hi : near + REGION_BYTES > lo ? lo - REGION_BYTES : near;
+                    at = (at + REGION_BYTES - 1) & ~(uintptr_t)(REGION_BYTES - 1);
+                    if (at >= prev_hi && at + REGION_BYTES <= lo &&
+                        distance(at, near) <= NEAR - REGION_BYTES &&
+                        (!best || distance(at, near) < distance(best, near)))
+                        best = at;
+                }
+                if (hi > prev_hi)
+                    prev_hi = hi;
+                field = 0;
+                lo = hi = 0;
+            } else if (field == 0 && digit >= 0) {
+                lo = lo << 4 | (uintptr_t)digit;
+            } else if (field == 0) {
+                field = 1;
+            } else if (field == 1 && digit >= 0) {
+                hi = hi << 4 | (uintptr_t)digit;
+            } else if (field == 1) {
+                field = 2;
+            }
+        }
+    }
+    close(fd);
+    return best ? try_map(best, near) : 0;
+}
+
 /* Below the code first (the executable's brk heap grows upwards from above its data), from
-   near to far; then above it, from far to near. */
+   near to far; then above it, from far to near; then any free range in reach. */
 static uintptr_t map_near(uintptr_t near)
 {
     const uintptr_t low = 1u << 20, align = REGION_BYTES;
@@ -167,7 +212,7 @@ static uintptr_t map_near(uintptr_t near)
         if (got)
             return got;
     }
-    return 0;
+    return map_in_gap(near);
 }
 
 static uintptr_t reserve(uintptr_t near, size_t bytes)

@@ -688,7 +688,7 @@ void churn_writer_poke(void);
 int churn_writer_exec_flush(void);
 void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
-void churn_writer_join(void);  /* after churn_finish: the finished writer's thread is joined */
+void churn_writer_join(void);  /* after churn_finish: the writer's thread joined, its buffers freed */
 void churn_writer_resume(void);
 /* encode.c writes the writer's records; its interface, private to the two, is encode.h. */
 

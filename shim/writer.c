@@ -951,6 +951,18 @@ void churn_writer_join(void)
         return;
     pthread_join(w.thread, NULL);
     w.running = 0;
+    /* Only the writer and the finisher touch these, and both are done. */
+    ZSTD_freeCCtx(w.zstd);
+    w.zstd = NULL;
+    churn_mem_free(w.raw.buf);
+    churn_mem_free(w.packed.buf);
+    churn_mem_free(w.sites);
+    churn_mem_free(w.dirty);
+    memset(&w.raw, 0, sizeof w.raw);
+    memset(&w.packed, 0, sizeof w.packed);
+    w.sites = NULL;
+    w.dirty = NULL;
+    w.nsites = w.ndirty = w.dirty_cap = 0;
 }
 
 void churn_writer_resume(void)

@@ -2,15 +2,18 @@
  * detaches from while it runs.
  *
  *   attach_busy busy ROUNDS    4 threads malloc/realloc/calloc/free blocks of varying sizes
- *                              (aligned ones too), ROUNDS rounds of 20,000 operations each,
- *                              every block filled with a pattern checked before it is freed
- *                              or moved; prints a checksum of what they did, which depends
- *                              only on their seeds, and exits 0 (3 when a block's contents
- *                              were wrong).
- *   attach_busy leak MS N      leaks 1,000 bytes (10 blocks of 100) every MS milliseconds, N
- *                              times, between which it frees what it allocated; prints "done".
+ *                              (aligned ones too) in rounds of 20,000 operations, every block
+ *                              filled with a pattern checked before it is freed or moved,
+ *                              until stdin ends and each thread has done ROUNDS rounds; prints
+ *                              a checksum of their first ROUNDS rounds (it depends only on the
+ *                              threads' seeds) and exits 0, or 3 when a block's contents were
+ *                              wrong.
+ *   attach_busy leak MS N      frees 100 blocks allocated before "go", then N times: calls
+ *                              tick(), leaks 1,000 bytes (10 blocks of 100), frees 50 blocks
+ *                              it allocates, sleeps MS ms; prints "done" and exits when stdin
+ *                              ends.
  *
- * It writes its pid to stdout first and then waits for a line on stdin ("go") so the test can
+ * Both write their pid to stdout first and wait for a line on stdin ("go"), so the test can
  * attach before the measured part.
  */
 #include <pthread.h>
@@ -25,10 +28,11 @@
 #define SLOTS 512
 
 static long rounds;
+static volatile int stop;
 static int bad;
 
 typedef struct worker {
-    uint64_t rng, sum, ops;
+    uint64_t rng, sum, first_sum, ops;
     unsigned id;
 } worker;
 
@@ -60,7 +64,7 @@ static void *work(void *arg)
     unsigned char *slot[SLOTS] = {0};
     size_t size[SLOTS] = {0};
     uint64_t tag[SLOTS] = {0};
-    for (long round = 0; round < rounds; round++) {
+    for (long round = 0; round < rounds || !stop; round++) {
         for (int k = 0; k < 20000; k++) {
             unsigned i = (unsigned)(next(w) % SLOTS);
             uint64_t r = next(w);
@@ -112,7 +116,8 @@ static void *work(void *arg)
             tag[i] = r >> 32;
             fill(p, n, tag[i]);
         }
-        w->ops++;
+        if (++w->ops == (uint64_t)rounds)
+            w->first_sum = w->sum;
     }
     for (unsigned i = 0; i < SLOTS; i++)
         if (slot[i]) {
@@ -132,6 +137,31 @@ static void wait_go(void)
         exit(2);
 }
 
+/* An allocation the compiler may not take out (an unused malloc, or a malloc freed at once,
+   is removed at -O2). */
+static void *used(void *p)
+{
+    if (!p)
+        abort();
+    __asm__ volatile("" : : "r"(p) : "memory");
+    return p;
+}
+
+static void wait_eof(void)
+{
+    char line[16];
+    while (fgets(line, sizeof line, stdin))
+        ;
+}
+
+/* CHURN_EPOCH_AT=tick: one epoch per turn of the leak loop (a body longer than the jmp
+   that hooks it) */
+static volatile unsigned long ticks;
+__attribute__((noinline)) void tick(void)
+{
+    ticks = ticks + 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "busy")) {
@@ -143,10 +173,12 @@ int main(int argc, char **argv)
             w[i] = (worker){.rng = 0x9e3779b97f4a7c15ull * (i + 1), .id = i};
             pthread_create(&t[i], NULL, work, &w[i]);
         }
+        wait_eof();
+        stop = 1;
         uint64_t sum = 0;
         for (unsigned i = 0; i < THREADS; i++) {
             pthread_join(t[i], NULL);
-            sum ^= w[i].sum * (i + 1) + w[i].ops;
+            sum ^= w[i].first_sum * (i + 1);
         }
         if (bad) {
             fprintf(stderr, "a block's contents were wrong\n");
@@ -157,19 +189,27 @@ int main(int argc, char **argv)
     }
     if (argc == 4 && !strcmp(argv[1], "leak")) {
         long ms = atol(argv[2]), n = atol(argv[3]);
+        void *old[100];
+        for (int j = 0; j < 100; j++)
+            old[j] = used(malloc(300));
         wait_go();
+        for (int j = 0; j < 100; j++)
+            free(old[j]);
         static void *kept[1 << 16];
         size_t nkept = 0;
         for (long i = 0; i < n; i++) {
+            tick();
             for (int j = 0; j < 10 && nkept < sizeof kept / sizeof *kept; j++)
-                kept[nkept++] = malloc(100);
+                kept[nkept++] = used(malloc(100));
             for (int j = 0; j < 50; j++)
-                free(malloc(200));
+                free(used(malloc(200)));
             struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
             while (nanosleep(&ts, &ts))
                 ;
         }
         printf("done\n");
+        fflush(stdout);
+        wait_eof();
         return 0;
     }
     fprintf(stderr, "usage: attach_busy busy SECONDS | leak MS N\n");
