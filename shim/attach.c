@@ -27,6 +27,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "patch.h"
@@ -137,6 +139,19 @@ CHURN_API int churn_attach_start(const char *config)
     return 0;
 }
 
+/* A ring's slots are written by pushes and read only by the writer, which is gone: their pages
+   go back to the system.  A push that comes late (from a call that entered a replacement
+   before the tracer put its entry back) faults a zero page in, which nobody reads. */
+static void release_ring(churn_thread *t, void *ctx)
+{
+    (void)ctx;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)t->slots + page - 1) & ~(page - 1);
+    uintptr_t hi = (uintptr_t)(t->slots + CHURN_RING_EVENTS) & ~(page - 1);
+    if (hi > lo)
+        syscall(SYS_madvise, lo, hi - lo, MADV_DONTNEED);
+}
+
 /* The tracer has put every entry back: no new call reaches the replacements, and the few
    already inside them record before the last pass below drains their rings. */
 CHURN_API int churn_detach(void)
@@ -147,6 +162,7 @@ CHURN_API int churn_detach(void)
     }
     churn_finish(CHURN_EXIT_DETACH, 0);
     churn_writer_join();
+    churn_threads_each(release_ring, NULL);
     /* The program's own disposition of the epoch signal comes back. */
     if (epoch_signal)
         sigaction(epoch_signal, &epoch_signal_was, NULL);
