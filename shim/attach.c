@@ -61,14 +61,16 @@ int churn_attach_loaded(void)
     return mine != (void *)churn_attach_start;
 }
 
-static void *libc_handle;
+static void *libc_handle, *main_scope;
 
 /* The C functions are glibc's (the program's malloc is, or attach refuses); the C++
-   operators are whichever definition the program's calls bind to (libstdc++'s). */
+   operators are whichever definition the program's calls bind to (libstdc++'s), looked up
+   in the main program's scope, which this copy of libchurn (and its own operators) is not
+   in. */
 static uintptr_t attach_symbol(const char *name)
 {
     int cxx = name[0] == '_' && name[1] == 'Z';
-    return (uintptr_t)dlsym(cxx ? RTLD_DEFAULT : libc_handle, name);
+    return (uintptr_t)dlsym(cxx ? main_scope : libc_handle, name);
 }
 
 static int fail(void)
@@ -92,12 +94,15 @@ CHURN_API int churn_attach_start(const char *config)
     churn_log_capture_size = sizeof churn_attach_error;
     churn_log_init();
     churn_real_resolve();
-    /* Lines go to the tracer, not into the program's stderr, unless asked for. */
+    /* Lines go to the tracer (churn_attach_error), never into the program's stderr. */
     churn_opt.quiet = 1;
     if (churn_options_load_config(config))
         return fail();
+    churn_opt.quiet = 1;
     libc_handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    if (!libc_handle || dlsym(RTLD_DEFAULT, "malloc") != dlsym(libc_handle, "malloc")) {
+    main_scope = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (!libc_handle || !main_scope ||
+        dlsym(main_scope, "malloc") != dlsym(libc_handle, "malloc")) {
         churn_log("the program's malloc is not glibc's (an allocator of its own or preloaded): "
                   "attach traces glibc's only");
         return fail();
@@ -106,7 +111,7 @@ CHURN_API int churn_attach_start(const char *config)
     churn_stacks_init();
     churn_modules_scan();
     churn_patch_defer(churn_attach_sites, MAX_SITES, &nsites);
-    if (churn_patch_family(attach_symbol, "glibc's"))
+    if (churn_patch_family(attach_symbol, "the program's"))
         return fail();
     churn_allocator_detect();
     churn_blind_register();

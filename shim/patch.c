@@ -552,10 +552,11 @@ void churn_patch_defer(churn_patch_site *sites, size_t cap, size_t *n)
 
 /* A deferred entry is handed over whole; the tracer that writes it knows no thread is in
    the moved bytes, but not whether a stack holds a return address into them: a call there
-   is refused. */
+   is refused, unless it is the last instruction moved (libstdc++'s nothrow operator new
+   calls operator new second), whose return address is the first byte left in place. */
 static int defer_entry(const plan *p, const uint8_t *site, const char **why)
 {
-    for (size_t i = 0; i < p->nmoved; i++)
+    for (size_t i = 0; i + 1 < p->nmoved; i++)
         if (p->m[i].kind == MOVE_CALL) {
             *why = "a call in the first bytes (a thread may be about to return into them)";
             return -1;

@@ -4,6 +4,7 @@
 # posix_memalign/aligned_alloc/free, every block's contents checked) and 20 on Debian's
 # python3 running a loop, each cycle under a timeout; the programs' output and exit status
 # are those of a native run and every trace is complete (EXIT of kind detach) and analyzable.
+# A C++ program that ends while attached keeps its exit status, and its trace ends with it.
 # Growth on a program that leaks exactly 1,000 bytes per epoch (CHURN_EPOCH_AT on its loop's
 # function, attached with --epoch-at) is 1,000 B/epoch to 0.5 %, and the 100 frees of objects
 # allocated before the attach are counted and named as such.  Refusals, one line and status 1:
@@ -167,6 +168,27 @@ for key, want in (("bytes_per_epoch", 1000.0), ("count_per_epoch", 10.0)):
         fail("growth %s %.3f, expected %.0f within 0.5 %%" % (key, g[key], want))
 expect("live objects leaked", g["live_count"], 600)
 print("leak: %.1f B/epoch, %.2f objects/epoch, r2 %.4f" % (g["bytes_per_epoch"], g["count_per_epoch"], g["r2"]))
+EOF
+
+# ---- a C++ program that ends while attached: its trace ends with its exit ----
+build_cxx attach_cxx test/programs/attach_cxx.cc
+start cxx "$WORK/attach_cxx"
+timeout 60 "$CHURN" attach -o "$WORK/cxx.zst" "$PID" 2>"$WORK/cxx.attach" ||
+    fail "attach to the C++ program: $(tail -n 1 "$WORK/cxx.attach")"
+echo go >&3
+finish
+[ "$STATUS" -eq 7 ] || fail "the C++ program exited with status $STATUS while attached, natively 7"
+[ "$(tail -n 1 "$WORK/cxx.out")" = "kept 200" ] || fail "the C++ program printed $(tail -n 1 "$WORK/cxx.out")"
+analyze "$WORK/cxx.zst" "$WORK/cxx.json"
+check "$WORK/cxx.json" <<'EOF'
+import sys
+from churncheck import load, field, expect, fail
+r = load(sys.argv[1])
+expect("exit of the C++ program", field(r, "metadata", "exit"), {"how": "normal", "detail": 7})
+# 200 strings, 200 arrays and the vector's one block at the least
+if field(r, "totals", "allocs") < 401 or field(r, "totals", "frees") < 200:
+    fail("the C++ program's allocations are not all there: %r" % field(r, "totals"))
+expect("frees before the attach", field(r, "totals", "unknown_frees"), 0)
 EOF
 
 # ---- --for: detached by itself ----
