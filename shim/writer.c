@@ -954,11 +954,11 @@ void churn_writer_join(void)
     /* Only the writer and the finisher touch these, and both are done. */
     ZSTD_freeCCtx(w.zstd);
     w.zstd = NULL;
-    churn_mem_free(w.raw.buf);
+    churn_mem_free(churn_enc.raw.buf);
     churn_mem_free(w.packed.buf);
     churn_mem_free(w.sites);
     churn_mem_free(w.dirty);
-    memset(&w.raw, 0, sizeof w.raw);
+    memset(&churn_enc.raw, 0, sizeof churn_enc.raw);
     memset(&w.packed, 0, sizeof w.packed);
     w.sites = NULL;
     w.dirty = NULL;
