@@ -622,20 +622,25 @@ static int parse_pid(const char *s, pid_t *pid)
     return 0;
 }
 
+/* The process exists and is ours to signal; then its maps can be read. */
+static int check_reachable(pid_t pid, maps *m)
+{
+    if (kill(pid, 0) && errno == EPERM)
+        return refuse(pid, "it belongs to another user (ptrace needs the same user, or root)");
+    if (kill(pid, 0))
+        return refuse(pid, "no such process");
+    if (maps_read(pid, m))
+        return refuse(pid, "cannot read /proc/%d/maps: %s", (int)pid, strerror(errno));
+    return 0;
+}
+
 static int check_process(pid_t pid, const maps *m, const char *what)
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f || kill(pid, 0)) {
-        int err = errno;
-        if (f)
-            fclose(f);
-        if (err == EPERM)
-            return refuse(pid, "it belongs to another user (ptrace needs the same user, or "
-                               "root)");
+    if (!f)
         return refuse(pid, "no such process");
-    }
     long tracer = 0, uid = -1;
     char state = 0, name[64] = "?";
     while (fgets(line, sizeof line, f)) {
@@ -835,14 +840,13 @@ static void block_interruptions(int block)
     sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &s, NULL);
 }
 
-static int do_detach(pid_t pid, const char *lib, int quiet);
-
 static int do_attach(pid_t pid, const char *lib, const char *config)
 {
     maps m;
-    if (maps_read(pid, &m))
-        return refuse(pid, "no such process");
-    int rc = check_process(pid, &m, "attach");
+    int rc = check_reachable(pid, &m);
+    if (rc)
+        return rc;
+    rc = check_process(pid, &m, "attach");
     if (rc)
         return rc;
     shim_syms sy;
@@ -932,11 +936,13 @@ out:
     return rc;
 }
 
-static int do_detach(pid_t pid, const char *lib, int quiet)
+static int do_detach(pid_t pid, const char *lib)
 {
+    refusing = "detach from";
     maps m;
-    if (maps_read(pid, &m))
-        return refuse(pid, "no such process");
+    int reachable = check_reachable(pid, &m);
+    if (reachable)
+        return reachable;
     shim_syms sy;
     if (shim_symbols(lib, &sy))
         return refuse(pid, "%s does not export churn_detach (not this churn's libchurn)", lib);
@@ -969,7 +975,6 @@ static int do_detach(pid_t pid, const char *lib, int quiet)
     static churn_patch_site sites[64];
     size_t n = 0;
     uint64_t done = 1;
-    refusing = "detach from";
     if (fpu_save(t.tid, fpu)) {
         fprintf(stderr, "churn: cannot read the FPU state of thread %d: %s\n", (int)t.tid,
                 strerror(errno));
@@ -995,7 +1000,7 @@ out:
     let_go(&t);
     free(fpu);
     block_interruptions(0);
-    if (!rc && !quiet) {
+    if (!rc) {
         char trace[4096] = "";
         peek_bytes(pid, base + sy.trace, trace, sizeof trace - 1);
         fprintf(stderr, "churn: detached from %d; trace in %s\n", (int)pid, trace);
@@ -1103,7 +1108,7 @@ static int attach_command(int argc, char **argv)
         fprintf(stderr, "churn: %d ended while attached; its trace ends with it\n", (int)pid);
         return 0;
     }
-    return do_detach(pid, lib, 0);
+    return do_detach(pid, lib);
 }
 
 /* churn detach PID */
@@ -1112,9 +1117,8 @@ static int detach_command(int argc, char **argv)
     pid_t pid;
     if (argc != 2 || parse_pid(argv[1], &pid))
         return usage_error("detach: one PID wanted");
-    refusing = "detach from";
     char lib[PATH_MAX];
     if (attach_library(lib, sizeof lib))
         return EXIT_SETUP;
-    return do_detach(pid, lib, 0);
+    return do_detach(pid, lib);
 }
