@@ -5,6 +5,8 @@
 # python3 running a loop, each cycle under a timeout; the programs' output and exit status
 # are those of a native run and every trace is complete (EXIT of kind detach) and analyzable.
 # A C++ program that ends while attached keeps its exit status, and its trace ends with it.
+# --epoch-signal begins an epoch per signal while attached, and the detach puts the
+# program's own disposition of the signal back.
 # Growth on a program that leaks exactly 1,000 bytes per epoch (CHURN_EPOCH_AT on its loop's
 # function, attached with --epoch-at) is 1,000 B/epoch to 0.5 %, and the 100 frees of objects
 # allocated before the attach are counted and named as such.  Refusals, one line and status 1:
@@ -190,6 +192,34 @@ expect("exit of the C++ program", field(r, "metadata", "exit"), {"how": "normal"
 if field(r, "totals", "allocs") < 401 or field(r, "totals", "frees") < 200:
     fail("the C++ program's allocations are not all there: %r" % field(r, "totals"))
 expect("frees before the attach", field(r, "totals", "unknown_frees"), 0)
+EOF
+
+# ---- --epoch-signal: epochs on the signal while attached, the old disposition after ----
+start sig "$WORK/attach_busy" leak 1 1
+caught() { # 1 when the process catches SIGUSR1 (bit 10 of SigCgt)
+    echo $(( (0x$(awk '/^SigCgt:/ {print $2}' "/proc/$PID/status") >> 9) & 1 ))
+}
+[ "$(caught)" -eq 0 ] || fail "the program catches SIGUSR1 before the attach"
+timeout 60 "$CHURN" attach -o "$WORK/sig.zst" --epoch-signal USR1 "$PID" 2>"$WORK/sig.attach" ||
+    fail "attach --epoch-signal USR1: $(tail -n 1 "$WORK/sig.attach")"
+[ "$(caught)" -eq 1 ] || fail "SIGUSR1 is not caught while attached with --epoch-signal USR1"
+for n in 1 2 3 4 5; do
+    kill -USR1 "$PID"
+    sleep 0.1
+done
+timeout 60 "$CHURN" detach "$PID" 2>"$WORK/sig.detach" ||
+    fail "detach after --epoch-signal: $(tail -n 1 "$WORK/sig.detach")"
+[ "$(caught)" -eq 0 ] || fail "SIGUSR1 is still caught after the detach: the program's disposition was not put back"
+echo go >&3
+finish
+[ "$STATUS" -eq 0 ] || fail "the program signalled while attached exited with status $STATUS"
+analyze "$WORK/sig.zst" "$WORK/sig.json"
+check "$WORK/sig.json" <<'EOF'
+import sys
+from churncheck import load, field, expect
+r = load(sys.argv[1])
+# epoch 0 from the attach, then one per signal: 0..5
+expect("epochs begun by 5 signals", field(r, "metadata", "last_epoch") - field(r, "metadata", "first_epoch"), 5)
 EOF
 
 # ---- --for: detached by itself ----
