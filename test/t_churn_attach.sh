@@ -11,7 +11,8 @@
 # function, attached with --epoch-at) is 1,000 B/epoch to 0.5 %, and the 100 frees of objects
 # allocated before the attach are counted and named as such.  Refusals, one line and status 1:
 # no such process, another user's process, a process another tracer holds, a static
-# executable, attaching twice, detaching what is not attached; bad usage is status 2.  (That
+# executable, an --epoch-at function that is not there (and an attach after it works),
+# attaching twice, detaching what is not attached; bad usage is status 2.  (That
 # kernel.yama.ptrace_scope forbids it cannot be set up safely here: docs/attach.md.)
 . test/lib.sh
 
@@ -241,7 +242,10 @@ refused() { # refused WHAT PATTERN ARGS...
     [ "$(wc -l <"$WORK/refused.err")" -eq 1 ] || fail "$what: not one line: $(cat "$WORK/refused.err")"
     grep -q "$pattern" "$WORK/refused.err" || fail "$what: $(cat "$WORK/refused.err")"
 }
-timeout 60 "$CHURN" attach -o "$WORK/twice.zst" "$PID" 2>/dev/null || fail "attach for the twice case"
+refused "a function --epoch-at cannot find" "could not start in $PID: CHURN_EPOCH_AT: no function \"no_such_function\"" \
+    attach --epoch-at no_such_function -o "$WORK/nofn.zst" "$PID"
+[ ! -e "$WORK/nofn.zst" ] || fail "an attach that could not start left a trace"
+timeout 60 "$CHURN" attach -o "$WORK/twice.zst" "$PID" 2>/dev/null || fail "attach for the twice case (after one that could not start)"
 refused "attaching twice" "attached to it already" attach "$PID"
 timeout 60 "$CHURN" detach "$PID" 2>/dev/null || fail "detach for the twice case"
 refused "detaching what is not attached" "is not attached" detach "$PID"
