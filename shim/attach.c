@@ -14,8 +14,8 @@
  *                               finished (EXIT of kind detach) and the writer joined.
  *
  * Planning runs while the program's threads run, because it takes locks they may hold
- * (pthread_create's, the loader's through dlsym, libchurn's arena's): only the tracer's
- * writes happen with them stopped, and those take no lock at all.
+ * (pthread_create's, the loader's and the allocator's through dlopen and dlsym): only the
+ * tracer's writes happen with them stopped, and those take no lock at all.
  *
  * A copy of the library is loaded for every attach (the tracer copies the file), so a second
  * attach starts from fresh state: the live map, stack table and writer are made for one trace
