@@ -33,7 +33,8 @@ static const churn_command churn_commands[] = {
     {"attach [-o FILE] [--epoch-ms N] [--epoch-at F] [--epoch-signal SIG] [--for SECONDS] PID",
      "loads libchurn into the running process PID with ptrace and traces its allocations "
      "from then on into FILE (default churn-PID.zst here), epochs as the options of run "
-     "say; glibc's malloc family and the C++ operators are patched at their entry while "
+     "say; the malloc family the program uses (glibc's, or an allocator linked in) and the "
+     "C++ operators are patched at their entry while "
      "every thread is stopped.  Objects allocated before the attach are not in the trace: "
      "their frees are counted as frees of objects allocated before the attach.  With --for, "
      "detaches after SECONDS (or at ^C).  Refused, in one line with status 1, where ptrace "

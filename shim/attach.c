@@ -4,8 +4,9 @@
  * churn_attach_start, and nothing is written over the program's code by the process itself:
  *
  *   churn_attach_start(config)  options from config (the environment cannot be changed),
- *                               the trace opened, the writer started, and glibc's malloc
- *                               family, the C++ operators and exit/_exit planned with the
+ *                               the trace opened, the writer started, and the malloc family
+ *                               the program uses (glibc's, or an allocator linked in), the
+ *                               C++ operators and exit/_exit planned with the
  *                               patch engine in its deferred mode (patch.h): trampolines
  *                               written, each entry's new bytes left in churn_attach_sites;
  *   (the tracer)                stops every thread, checks that none is inside the bytes to
@@ -31,6 +32,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "elfsyms.h"
 #include "patch.h"
 #include "shim.h"
 #include "way.h"
@@ -63,14 +65,23 @@ int churn_attach_loaded(void)
 
 static void *libc_handle, *main_scope;
 
-/* The C functions are glibc's (the program's malloc is, or attach refuses); the C++
-   operators are whichever definition the program's calls bind to (libstdc++'s), looked up
-   in the main program's scope, which this copy of libchurn (and its own operators) is not
-   in. */
+/* When the program's malloc is glibc's: the C functions are glibc's, the C++ operators
+   whichever definition the program's calls bind to (libstdc++'s), looked up in the main
+   program's scope, which this copy of libchurn (and its own operators) is not in. */
 static uintptr_t attach_symbol(const char *name)
 {
     int cxx = name[0] == '_' && name[1] == 'Z';
     return (uintptr_t)dlsym(cxx ? main_scope : libc_handle, name);
+}
+
+/* The allocator library's own definitions (dlsym on its handle also searches what it
+   depends on, libc among them). */
+static void *owner_handle, *owner_base;
+static uintptr_t owner_symbol(const char *name)
+{
+    void *p = dlsym(owner_handle, name);
+    Dl_info info;
+    return p && dladdr(p, &info) && info.dli_fbase == owner_base ? (uintptr_t)p : 0;
 }
 
 static int fail(void)
@@ -101,17 +112,36 @@ CHURN_API int churn_attach_start(const char *config)
     churn_opt.quiet = 1;
     libc_handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
     main_scope = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-    if (!libc_handle || !main_scope ||
-        dlsym(main_scope, "malloc") != dlsym(libc_handle, "malloc")) {
-        churn_log("the program's malloc is not glibc's (an allocator of its own or preloaded): "
-                  "attach traces glibc's only");
+    uintptr_t used = main_scope ? (uintptr_t)dlsym(main_scope, "malloc") : 0;
+    /* The malloc the program's calls bind to: glibc's, the executable's own (a static
+       jemalloc), or a library's ahead of libc (redis links libjemalloc.so.2): its family is
+       patched, as the patch way in does for an executable's. */
+    Dl_info where;
+    uintptr_t (*lookup)(const char *) = attach_symbol;
+    const char *whose = "the program's";
+    if (!libc_handle || !used) {
+        churn_log("the program has no malloc in its lookup scope");
         return fail();
+    }
+    if (used != (uintptr_t)dlsym(libc_handle, "malloc")) {
+        if (used == churn_exe_symbol("malloc")) {
+            lookup = churn_exe_symbol;
+            whose = "the executable's";
+        } else if (dladdr((void *)used, &where) && where.dli_fname &&
+                   (owner_handle = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD))) {
+            owner_base = where.dli_fbase;
+            lookup = owner_symbol;
+            whose = where.dli_fname;
+        } else {
+            churn_log("the object that defines the program's malloc cannot be found");
+            return fail();
+        }
     }
     churn_modules_find_self();
     churn_stacks_init();
     churn_modules_scan();
     churn_patch_defer(churn_attach_sites, MAX_SITES, &nsites);
-    if (churn_patch_family(attach_symbol, "the program's"))
+    if (churn_patch_family(lookup, whose))
         return fail();
     churn_allocator_detect();
     churn_blind_register();

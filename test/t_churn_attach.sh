@@ -4,6 +4,7 @@
 # posix_memalign/aligned_alloc/free, every block's contents checked) and 20 on Debian's
 # python3 running a loop, each cycle under a timeout; the programs' output and exit status
 # are those of a native run and every trace is complete (EXIT of kind detach) and analyzable.
+# redis-server (its malloc is libjemalloc.so.2's) takes 5 cycles under redis-benchmark.
 # A C++ program that ends while attached keeps its exit status, and its trace ends with it.
 # --epoch-signal begins an epoch per signal while attached, and the detach puts the
 # program's own disposition of the signal back.
@@ -139,6 +140,48 @@ finish
     fail "python3's result changed: '$(tail -n 1 "$WORK/python.out")', natively '$(cat "$WORK/python.native")'"
 [ ! -s "$WORK/python.err" ] || fail "python3 wrote to stderr: $(head -n 1 "$WORK/python.err")"
 echo "python3: $CYCLES cycles in $(( ($(now_ms) - t_python) / 1000 )) s, slowest attach or detach $(cat "$WORK/python.slowest") ms, result unchanged"
+
+# ---- redis-server, whose malloc is libjemalloc.so.2's: 5 cycles under redis-benchmark ----
+command -v redis-server >/dev/null || fail "redis-server is missing (Debian redis-server)"
+port=$((20000 + $$ % 20000))
+redis-server --port $port --save '' --appendonly no --dir "$WORK" >"$WORK/redis.out" 2>&1 &
+rpid=$!
+n=0
+until redis-cli -p $port ping >/dev/null 2>&1; do
+    n=$((n + 1))
+    [ $n -lt 100 ] || { kill $rpid; fail "redis-server did not start: $(tail -n 1 "$WORK/redis.out")"; }
+    sleep 0.1
+done
+redis-benchmark -p $port -q -n 200000 -r 5000 -d 256 -t set,get >"$WORK/redis-bench.out" 2>&1 &
+bench=$!
+PID=$rpid
+i=0
+while [ "$i" -lt 5 ]; do
+    i=$((i + 1))
+    timeout 60 "$CHURN" attach -o "$WORK/redis.$i.zst" --epoch-ms 50 "$PID" 2>"$WORK/redis.$i.attach" ||
+        { kill $bench $rpid; fail "redis: attach $i: $(tail -n 1 "$WORK/redis.$i.attach")"; }
+    sleep 0.3
+    timeout 60 "$CHURN" detach "$PID" 2>"$WORK/redis.$i.detach" ||
+        { kill $bench $rpid; fail "redis: detach $i: $(tail -n 1 "$WORK/redis.$i.detach")"; }
+    analyze "$WORK/redis.$i.zst" "$WORK/redis.$i.json"
+    check "$WORK/redis.$i.json" "redis cycle $i" <<'EOF'
+import sys
+from churncheck import load, field, expect, fail
+r = load(sys.argv[1])
+expect(sys.argv[2] + ": exit", field(r, "metadata", "exit", "how"), "detach")
+if not field(r, "metadata", "allocator").startswith("jemalloc"):
+    fail(sys.argv[2] + ": allocator %r, expected jemalloc" % field(r, "metadata", "allocator"))
+if field(r, "totals", "allocs") == 0:
+    fail(sys.argv[2] + ": nothing traced")
+EOF
+done
+wait $bench || { kill $rpid; fail "redis-benchmark failed while attached: $(tail -n 1 "$WORK/redis-bench.out")"; }
+[ "$(redis-cli -p $port ping)" = PONG ] || { kill $rpid; fail "redis-server does not answer after 5 cycles"; }
+redis-cli -p $port shutdown nosave >/dev/null 2>&1 || true
+STATUS=0
+wait $rpid || STATUS=$?
+[ "$STATUS" -eq 0 ] || fail "redis-server exited with status $STATUS after 5 attach/detach cycles"
+echo "redis-server: 5 cycles under redis-benchmark, allocator jemalloc, answers and shuts down cleanly"
 
 # ---- growth at a known rate: 1,000 bytes leaked per call of tick() ----
 start leak "$WORK/attach_busy" leak 20 60
