@@ -508,7 +508,9 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         a->unordered_events += r->u.unordered.count;
         break;
     case CHURN_REC_EXIT:
-        a->has_exit = 1;
+        /* After a detach the objects still live were not kept until any exit. */
+        a->detached = r->u.exit.how == CHURN_EXIT_DETACH;
+        a->has_exit = !a->detached;
         a->exit_how = r->u.exit.how;
         a->exit_detail = r->u.exit.detail;
         break;
@@ -588,9 +590,10 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     uint64_t last = a->last_epoch;
     if (a->window.has_last && a->window.last < last)
         last = a->window.last;
-    /* The epoch that the process's exit ended is the tail after the last unit of work, not
-       one more unit: growth per epoch is fitted without it unless the window names it. */
-    if (a->has_exit && !a->window.has_last && last == a->last_epoch && last > a->first_epoch + 1)
+    /* The epoch that the process's exit (or the detach) ended is the tail after the last
+       unit of work, not one more unit: growth per epoch is fitted without it unless the
+       window names it. */
+    if ((a->has_exit || a->detached) && !a->window.has_last && last == a->last_epoch && last > a->first_epoch + 1)
         last--;
     a->growth.window_last = last;
     if (a->events && a->clock_started)

@@ -93,6 +93,7 @@ typedef struct churn_analysis {
     churn_fragmentation frag;            /* filled by churn_fragment_build after finish */
     churn_regions regions;               /* the program's own mappings, from MAP events */
     int has_exit;
+    int detached;            /* the trace ends at a churn detach: the process went on */
     uint64_t exit_how, exit_detail;
 
     /* oddities, reported as warnings at the end */

@@ -205,7 +205,7 @@ void churn_crosscheck(churn_analysis *a)
     if (a->allocator && !a->allocs_seen && !t->dropped_events)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");
-    if (!a->has_exit)
+    if (!a->has_exit && !a->detached)
         churn_warn(w, "no exit record: the process was killed (SIGKILL), ended by an "
                       "exit_group system call made inline (past every function libchurn "
                       "interposes), or was still running; its events of the last CHURN_FLUSH_MS "

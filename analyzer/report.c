@@ -37,6 +37,8 @@ churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_op
 
 const char *churn_report_exit_how(const churn_analysis *a)
 {
+    if (a->detached)
+        return "detach";
     if (!a->has_exit)
         return "none";
     switch (a->exit_how) {

@@ -86,7 +86,8 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
         fprintf(out, "%llu", (unsigned long long)a->window.last);
     else
         fputs("null", out);
-    fputs("}, \"exit\": {\"how\": ", out);
+    fprintf(out, "}, \"attached\": %s", a->info->flags & CHURN_FILE_ATTACHED ? "true" : "false");
+    fputs(", \"exit\": {\"how\": ", out);
     json_string(out, churn_report_exit_how(a));
     fprintf(out, ", \"detail\": %llu}}", (unsigned long long)a->exit_detail);
 }

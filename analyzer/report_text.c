@@ -98,11 +98,15 @@ static void totals(FILE *out, churn_analysis *a)
               "the sampled allocations only)\n", out);
         return;
     }
-    fprintf(out, "\nTotals: %llu allocs (%sB), %llu frees (%sB), %llu unknown frees, "
-                 "%llu reallocs\n",
+    /* After an attach, a free of an object the trace never saw allocated is expected: the
+       object was live before the attach. */
+    fprintf(out, "\nTotals: %llu allocs (%sB), %llu frees (%sB), %llu %s, %llu reallocs\n",
             (unsigned long long)t->allocs, human((double)t->alloc_bytes, b1, sizeof b1),
             (unsigned long long)t->frees, human((double)t->free_bytes, b2, sizeof b2),
-            (unsigned long long)t->unknown_frees, (unsigned long long)t->reallocs);
+            (unsigned long long)t->unknown_frees,
+            a->info->flags & CHURN_FILE_ATTACHED ? "frees of objects allocated before the attach"
+                                                 : "unknown frees",
+            (unsigned long long)t->reallocs);
     /* A window that begins at A counts what it allocated (docs/analyzer.md, Window): the
        rows below count every live object, so the label says which this is. */
     fprintf(out, "%s: %llu objects (%sB)\n",

@@ -617,6 +617,8 @@ static int analyze(int argc, char **argv)
     return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
 
+#include "attach.c"
+
 int main(int argc, char **argv)
 {
     if (argv[0] && strchr(argv[0], '/'))
@@ -628,6 +630,10 @@ int main(int argc, char **argv)
         return run(argc - 1, argv + 1);
     if (!strcmp(cmd, "analyze"))
         return analyze(argc - 1, argv + 1);
+    if (!strcmp(cmd, "attach"))
+        return attach_command(argc - 1, argv + 1);
+    if (!strcmp(cmd, "detach"))
+        return detach_command(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         if (argc > 2)
             return usage_error("help takes no arguments");
@@ -638,5 +644,5 @@ int main(int argc, char **argv)
         puts("churn " CHURN_VERSION);
         return 0;
     }
-    return usage_error("unknown command: %s (run, analyze, help, --version)", cmd);
+    return usage_error("unknown command: %s (run, analyze, attach, detach, help, --version)", cmd);
 }

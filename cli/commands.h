@@ -30,12 +30,28 @@ static const churn_command churn_commands[] = {
      "(each image's end, allocations, peak, live at exit and growth, the totals, which "
      "image allocated and which grew most), then each image's report.  TRACE may be the "
      "index itself."},
+    {"attach [-o FILE] [--epoch-ms N] [--epoch-at F] [--epoch-signal SIG] [--for SECONDS] PID",
+     "loads libchurn into the running process PID with ptrace and traces its allocations "
+     "from then on into FILE (default churn-PID.zst here), epochs as the options of run "
+     "say; the malloc family the program uses (glibc's, or an allocator linked in) and the "
+     "C++ operators are patched at their entry while "
+     "every thread is stopped.  Objects allocated before the attach are not in the trace: "
+     "their frees are counted as frees of objects allocated before the attach.  With --for, "
+     "detaches after SECONDS (or at ^C).  Refused, in one line with status 1, where ptrace "
+     "is not allowed (kernel.yama.ptrace_scope, another user, another tracer) and for a "
+     "static or non-glibc program (docs/attach.md)."},
+    {"detach PID",
+     "puts the entries back, finishes the trace (an EXIT of kind detach: churn analyze reads "
+     "it) and leaves PID running untraced, its allocator untouched; libchurn stays loaded, "
+     "idle, and a later attach starts a new trace."},
     {"help", "prints the commands and the options of run"},
     {"--version", "prints the version"},
 };
 
 /* Exit statuses of churn itself, beside the program's own. */
 static const churn_command churn_exit_statuses[] = {
+    {"1", "attach or detach refused or failed (one line on stderr says why; the process goes on "
+          "as it was)"},
     {"2", "bad usage (one line on stderr says what)"},
     {"125", "churn could not set up the run (libchurn.so not found, fork failed)"},
     {"126", "PROGRAM was found but could not be executed"},

@@ -271,6 +271,37 @@ int churn_options_load(void)
     return bad ? -1 : 0;
 }
 
+/* churn attach's options (the process's environment cannot be changed): NAME=VALUE lines,
+   over the defaults; the environment is not read. */
+int churn_options_load_config(const char *config)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].type == OPT_PATH)
+            snprintf(churn_opt.out, sizeof churn_opt.out, "churn-%d.zst", (int)getpid());
+        else if (apply(&table[i], table[i].def))
+            return -1;
+    for (const char *line = config; *line;) {
+        size_t len = strcspn(line, "\n"), name = strcspn(line, "=");
+        char value[sizeof churn_opt.out];
+        const opt_row *row = NULL;
+        for (size_t i = 0; name < len && i < sizeof table / sizeof table[0]; i++)
+            if (strlen(table[i].name) == name && !strncmp(table[i].name, line, name))
+                row = &table[i];
+        if (!row || len - name - 1 >= sizeof value || !strcmp(row->name, "CHURN_HELP")) {
+            churn_log("bad option line %.*s", (int)len, line);
+            return -1;
+        }
+        memcpy(value, line + name + 1, len - name - 1);
+        value[len - name - 1] = '\0';
+        if (apply(row, value)) {
+            churn_log("bad value %s=%s (%s)", row->name, value, row->help);
+            return -1;
+        }
+        line += len + (line[len] == '\n');
+    }
+    return 0;
+}
+
 void churn_options_print_help(void)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)

@@ -145,11 +145,20 @@ static void write_no_sigpipe(const char *buf, size_t len)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+char *churn_log_capture;
+size_t churn_log_capture_size;
+
 void churn_log(const char *fmt, ...)
 {
+    char line[512];
+    if (churn_log_capture) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(churn_log_capture, churn_log_capture_size, fmt, ap);
+        va_end(ap);
+    }
     if (churn_opt.quiet)
         return;
-    char line[512];
     int saved = errno;
     if (!stderr_is_the_start_one()) {
         errno = saved;

@@ -23,6 +23,12 @@
 
 static int fd = -1;
 static pid_t owner;
+static int attached; /* the trace starts at a churn attach */
+
+void churn_outfile_attached(void)
+{
+    attached = 1;
+}
 static dev_t file_dev;
 static ino_t file_ino;
 static uint64_t write_at, ring_bytes, seq;
@@ -63,7 +69,7 @@ int churn_outfile_open(const char *path, int events)
     h.frame_size = sizeof h - 8;
     memcpy(h.magic, CHURN_FILE_MAGIC, 8);
     h.version = CHURN_FORMAT_VERSION;
-    h.flags = events ? CHURN_FILE_EVENTS : 0;
+    h.flags = (events ? CHURN_FILE_EVENTS : 0) | (attached ? CHURN_FILE_ATTACHED : 0);
     h.ring_bytes = ring_bytes;
     h.pid = (uint64_t)getpid();
     struct timespec ts;

@@ -151,8 +151,53 @@ static uintptr_t try_map(uintptr_t hint, uintptr_t near)
     return (uintptr_t)p;
 }
 
+/* The free range between two mappings of /proc/self/maps nearest to `near`, tried where
+   the fixed hints below are all taken (each copy of libchurn that churn attach loads maps
+   its own trampolines near libc).  Parsed a character at a time, as mapping_of does. */
+static uintptr_t map_in_gap(uintptr_t near)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[4096];
+    ssize_t n;
+    int field = 0;
+    uintptr_t lo = 0, hi = 0, prev_hi = 1u << 20, best = 0;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n; i++) {
+            char c = buf[i];
+            int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (c == '\n') {
+                /* the gap [prev_hi, lo): its address nearest to near, aligned */
+                if (lo >= prev_hi + REGION_BYTES) {
+                    uintptr_t at = near < prev_hi ? prev_hi : near + REGION_BYTES > lo ? lo - REGION_BYTES : near;
+                    at = (at + REGION_BYTES - 1) & ~(uintptr_t)(REGION_BYTES - 1);
+                    if (at >= prev_hi && at + REGION_BYTES <= lo &&
+                        distance(at, near) <= NEAR - REGION_BYTES &&
+                        (!best || distance(at, near) < distance(best, near)))
+                        best = at;
+                }
+                if (hi > prev_hi)
+                    prev_hi = hi;
+                field = 0;
+                lo = hi = 0;
+            } else if (field == 0 && digit >= 0) {
+                lo = lo << 4 | (uintptr_t)digit;
+            } else if (field == 0) {
+                field = 1;
+            } else if (field == 1 && digit >= 0) {
+                hi = hi << 4 | (uintptr_t)digit;
+            } else if (field == 1) {
+                field = 2;
+            }
+        }
+    }
+    close(fd);
+    return best ? try_map(best, near) : 0;
+}
+
 /* Below the code first (the executable's brk heap grows upwards from above its data), from
-   near to far; then above it, from far to near. */
+   near to far; then above it, from far to near; then any free range in reach. */
 static uintptr_t map_near(uintptr_t near)
 {
     const uintptr_t low = 1u << 20, align = REGION_BYTES;
@@ -167,7 +212,7 @@ static uintptr_t map_near(uintptr_t near)
         if (got)
             return got;
     }
-    return 0;
+    return map_in_gap(near);
 }
 
 static uintptr_t reserve(uintptr_t near, size_t bytes)
@@ -495,12 +540,47 @@ static int write_code(uintptr_t at, const void *code, size_t len)
 
 /* The entry becomes jmp rel32 to `to`; what is left of the moved bytes becomes int3, so a
    stray jump into them stops at once. */
+static churn_patch_site *deferred;
+static size_t deferred_cap, *deferred_n;
+
+void churn_patch_defer(churn_patch_site *sites, size_t cap, size_t *n)
+{
+    deferred = sites;
+    deferred_cap = cap;
+    deferred_n = n;
+}
+
+/* A deferred entry is handed over whole; the tracer that writes it knows no thread is in
+   the moved bytes, but not whether a stack holds a return address into them: a call there
+   is refused, unless it is the last instruction moved (libstdc++'s nothrow operator new
+   calls operator new second), whose return address is the first byte left in place. */
+static int defer_entry(const plan *p, const uint8_t *site, const char **why)
+{
+    for (size_t i = 0; i + 1 < p->nmoved; i++)
+        if (p->m[i].kind == MOVE_CALL) {
+            *why = "a call in the first bytes (a thread may be about to return into them)";
+            return -1;
+        }
+    if (*deferred_n == deferred_cap) {
+        *why = "too many functions to patch at once";
+        return -1;
+    }
+    churn_patch_site *d = &deferred[(*deferred_n)++];
+    d->addr = p->start;
+    d->len = p->covered;
+    memcpy(d->was, (const void *)p->start, p->covered);
+    memcpy(d->now, site, p->covered);
+    return 0;
+}
+
 static int write_entry(const plan *p, uintptr_t to, const char **why)
 {
     uint8_t site[MAX_MOVED * 16];
     site[0] = 0xe9;
     put32(site + 1, (int32_t)(to - (p->start + JMP_BYTES)));
     memset(site + JMP_BYTES, 0xcc, p->covered - JMP_BYTES);
+    if (deferred)
+        return defer_entry(p, site, why);
     mapping map;
     if (mapping_of(p->start, &map) || p->start + p->covered > map.hi) {
         *why = "the entry's mapping changed while patching";

@@ -79,6 +79,10 @@ void churn_futex_wake(_Atomic uint32_t *word);
    descriptor 2 is still the file it was at churn_log_init (at start-up), never raising SIGPIPE. */
 void churn_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void churn_log_init(void);
+/* Where set, every line churn_log says (quiet or not) is also kept there, the last one
+   replacing the one before: churn attach reads it from the process (attach.c). */
+extern char *churn_log_capture;
+extern size_t churn_log_capture_size;
 
 /* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
 int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its new number */
@@ -166,6 +170,14 @@ int churn_exit_writer_returning(void); /* -1: the process is in its last exit, n
 int churn_exit_only_writer(int *status); /* 1: every other thread has ended */
 /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT and the signals whose default ends the process */
 void churn_fatal_install(void);
+
+/* ---- attach.c: churn attach, a shim loaded into a running process ---- */
+/* 1 when the process did not preload libchurn: `churn attach` loaded it with dlopen, and
+   nothing traces until churn_attach_start. */
+int churn_attach_loaded(void);
+void churn_atfork_register(void); /* state.c: the fork handlers, once tracing starts */
+/* Defaults, then the NAME=VALUE lines of config (options.c); -1 after one line. */
+int churn_options_load_config(const char *config);
 
 /* ---- epoch_at.c: CHURN_EPOCH_AT ---- */
 /* Hooks every function the comma-separated list names; -1 after one line on stderr. */
@@ -686,6 +698,7 @@ void churn_writer_poke(void);
 int churn_writer_exec_flush(void);
 void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
+void churn_writer_join(void);  /* after churn_finish: the writer's thread joined, its buffers freed */
 void churn_writer_resume(void);
 /* encode.c writes the writer's records; its interface, private to the two, is encode.h. */
 
@@ -694,6 +707,7 @@ unsigned long churn_pidns_id(void); /* inode of /proc/self/ns/pid, 0 if unknown 
 
 /* ---- outfile.c: the bounded ring file ---- */
 int churn_outfile_open(const char *path, int events);
+void churn_outfile_attached(void); /* before the open: the header says CHURN_FILE_ATTACHED */
 pid_t churn_outfile_pid(void);   /* the process the open trace belongs to, 0 when none */
 /* 0, or why the segment is not in the file: the ring (CHURN_RING_MB, as a full disk cut it)
    cannot hold it, or writing failed. */

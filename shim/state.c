@@ -238,8 +238,18 @@ static void after_fork_child(void)
     churn_in_shim--;
 }
 
+void churn_atfork_register(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
 __attribute__((constructor)) static void churn_constructor(void)
 {
+    /* Loaded into a running process by churn attach: churn_attach_start brings it up. */
+    if (churn_attach_loaded()) {
+        atomic_store(&churn_state, CHURN_DISABLED);
+        return;
+    }
     churn_ensure_init();
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
@@ -253,7 +263,7 @@ __attribute__((constructor)) static void churn_constructor(void)
     } else {
         churn_fatal_install();
         churn_rss_bytes(); /* opens statm before main, so no descriptor of ours appears later */
-        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+        churn_atfork_register();
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
     churn_in_shim--;

@@ -49,6 +49,11 @@ void churn_named_install(void);
    churn_allocator_detect. */
 void churn_named_describe(const char *way);
 
+/* way_patch.c's install for any allocator: every function of the malloc family and every
+   C++ operator that lookup finds is patched to libchurn's replacements, and churn_next is
+   pointed at the originals.  whose names them in messages ("the executable's"). */
+int churn_patch_family(uintptr_t (*lookup)(const char *name), const char *whose);
+
 extern const churn_way churn_way_elf, churn_way_tcmalloc, churn_way_patch;
 
 #endif

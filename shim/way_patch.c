@@ -208,9 +208,14 @@ static int patch_applies(void)
 
 static int patch_install(void)
 {
+    return churn_patch_family(churn_exe_symbol, "the executable's");
+}
+
+int churn_patch_family(uintptr_t (*lookup)(const char *name), const char *whose)
+{
     uintptr_t addr[NTARGETS];
     for (size_t i = 0; i < NTARGETS; i++) {
-        addr[i] = churn_exe_symbol(targets[i].name);
+        addr[i] = lookup(targets[i].name);
         const char *why = NULL;
         /* An alias of a function already patched (the same address under two names) is
            traced through the first name's replacement. */
@@ -221,12 +226,12 @@ static int patch_install(void)
             continue;
         if (churn_patch_redirect((void *)addr[i], targets[i].replacement, targets[i].original,
                                  &why)) {
-            churn_log("cannot patch the executable's %s: %s; not tracing", targets[i].name, why);
+            churn_log("cannot patch %s %s: %s; not tracing", whose, targets[i].name, why);
             return -1;
         }
     }
     if (!exe.free) {
-        churn_log("the executable defines malloc but not free; not tracing");
+        churn_log("%s malloc has no free beside it; not tracing", whose);
         return -1;
     }
     page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -235,7 +240,7 @@ static int patch_install(void)
     churn_real_resolve();
     churn_next.malloc = exe.malloc;
     churn_next.free = exe.free;
-    churn_next.usable_size = (size_t(*)(void *))churn_exe_symbol("malloc_usable_size");
+    churn_next.usable_size = (size_t(*)(void *))lookup("malloc_usable_size");
 #define TAKE(f) if (exe.f) churn_next.f = exe.f
     TAKE(calloc);
     TAKE(realloc);

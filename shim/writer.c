@@ -945,6 +945,26 @@ int churn_writer_pause(void)
     return 1;
 }
 
+void churn_writer_join(void)
+{
+    if (!w.running || churn_writer_is_self() || !atomic_load(&w.stop))
+        return;
+    pthread_join(w.thread, NULL);
+    w.running = 0;
+    /* Only the writer and the finisher touch these, and both are done. */
+    ZSTD_freeCCtx(w.zstd);
+    w.zstd = NULL;
+    churn_mem_free(churn_enc.raw.buf);
+    churn_mem_free(w.packed.buf);
+    churn_mem_free(w.sites);
+    churn_mem_free(w.dirty);
+    memset(&churn_enc.raw, 0, sizeof churn_enc.raw);
+    memset(&w.packed, 0, sizeof w.packed);
+    w.sites = NULL;
+    w.dirty = NULL;
+    w.nsites = w.ndirty = w.dirty_cap = 0;
+}
+
 void churn_writer_resume(void)
 {
     if (atomic_load(&churn_state) == CHURN_ON && start_thread())

@@ -62,6 +62,9 @@ typedef struct churn_producer_frame {
     uint32_t crc;            /* crc32 of this struct with crc = 0 */
 } churn_producer_frame;
 #define CHURN_FILE_EVENTS 0x1u /* allocation events are recorded, not only histograms */
+/* The trace starts at a `churn attach` to a running process: objects live before it are not
+   in it, and a free of one is a FREE_UNKNOWN. */
+#define CHURN_FILE_ATTACHED 0x2u
 
 typedef struct churn_segment_header {
     uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
@@ -253,6 +256,7 @@ enum churn_exit_how {
     CHURN_EXIT_THREADS = 6, /* every thread ended by the exit system call, none called exit
                                or exit_group (a seccomp-strict program); detail is the status
                                the process ended with */
+    CHURN_EXIT_DETACH = 7,  /* `churn detach`: the process goes on, untraced */
 };
 
 enum churn_drop_reason {
