@@ -102,13 +102,15 @@ traced() {
     [ -s "$trace" ] || fail "$* ran under the shim but wrote no trace $trace"
 }
 
-# analyze TRACE JSON: the analyzer must succeed and print one JSON object.
+# analyze TRACE JSON [OPTION...]: the analyzer must succeed and print one JSON object.
 analyze() {
     status=0
-    "$ANALYZE" --json "$1" >"$2" 2>"$2.err" || status=$?
+    in=$1 out=$2
+    shift 2
+    "$ANALYZE" --json "$@" "$in" >"$out" 2>"$out.err" || status=$?
     if [ "$status" -ne 0 ]; then
-        cat "$2.err"
-        fail "churn-analyze --json $1 exited with status $status: $(tail -n 1 "$2.err")"
+        cat "$out.err"
+        fail "churn-analyze --json $in exited with status $status: $(tail -n 1 "$out.err")"
     fi
 }
 
