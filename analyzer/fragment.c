@@ -337,7 +337,13 @@ uint64_t churn_fragment_peak_epoch(const churn_fragmentation *f, uint64_t until)
     int64_t most = INT64_MIN;
     for (size_t i = 0; i < f->nrows; i++) {
         int64_t pinned;
-        uint64_t at = churn_span_snapshot_most_pinned(&f->snaps[i], &pinned);
+        const churn_span_snapshot *snap = &f->snaps[i];
+        uint64_t at = churn_span_snapshot_most_pinned(snap, &pinned);
+        /* the bucket that ends after until (at the exit's teardown) without its end */
+        if (at > until && snap->pinned_epoch <= until) {
+            at = snap->pinned_epoch;
+            pinned = snap->pinned_max;
+        }
         if (at <= until && pinned > most) {
             most = pinned;
             epoch = at;

@@ -16,9 +16,14 @@ traced "$WORK/events.zst" "$WORK/events.out" "$WORK/request_loop" 20000
 for n in 50000 200000; do
     CHURN_SEGMENT_KB=256 traced "$WORK/steady$n.zst" "$WORK/steady$n.out" "$WORK/request_loop" $n steady
 done
-analyze "$WORK/steady200000.zst" "$WORK/steady200000.json"
-"$ANALYZE" --all-epochs --json "$WORK/steady200000.zst" >"$WORK/steady200000.all.json" ||
-    fail "churn-analyze --all-epochs --json steady200000 failed"
+# And the leaking demo, whose exit shares the last bucket of snapshots with the most pinned
+# epoch: the pinning ranked there is still at that epoch.
+traced "$WORK/leak199999.zst" "$WORK/leak199999.out" "$WORK/request_loop" 199999
+for t in steady200000 leak199999; do
+    analyze "$WORK/$t.zst" "$WORK/$t.json"
+    "$ANALYZE" --all-epochs --json "$WORK/$t.zst" >"$WORK/$t.all.json" ||
+        fail "churn-analyze --all-epochs --json $t failed"
+done
 "$ANALYZE" "$WORK/steady200000.zst" >"$WORK/steady200000.txt" || fail "churn-analyze steady200000 failed"
 for t in sum200000 events; do
     analyze "$WORK/$t.zst" "$WORK/$t.json"
@@ -75,6 +80,13 @@ if len(rows) < len(d["epochs"]):
 for key in ("fragmentation_model", "fragmentation_callsites", "pinning", "fragmentation_size_classes"):
     if d.get(key) != full.get(key):
         fail("steady200000: %s differs between the bucketed and the --all-epochs run" % key)
+dl = json.load(open("%s/leak199999.json" % W))
+fl = json.load(open("%s/leak199999.all.json" % W))
+if not dl["epoch_rows"]["buckets"] or "peak" not in fl["pinning"]:
+    fail("leak199999: resolution %s, pinning ranked at %s" % (dl["epoch_rows"], list(fl["pinning"])))
+if dl["pinning"] != fl["pinning"]:
+    fail("leak199999: pinning ranked at epoch %s in buckets, %s per epoch"
+         % (dl["pinning"].get("peak", {}).get("epoch"), fl["pinning"]["peak"]["epoch"]))
 if "peak: the bucket end with the most RSS (buckets of up to %d epochs" % d["epoch_rows"]["width"] not in open("%s/steady200000.txt" % W).read():
     fail("steady200000: the text report's live-vs-fragmented rows do not say their resolution")
 
