@@ -335,12 +335,18 @@ uint64_t churn_fragment_peak_epoch(const churn_fragmentation *f, uint64_t until)
 {
     uint64_t epoch = UINT64_MAX;
     int64_t most = INT64_MIN;
-    churn_frag_row r;
     for (size_t i = 0; i < f->nrows; i++) {
-        churn_frag_row_at(f, i, &r);
-        if (r.epoch <= until && r.pinned_bytes > most) {
-            most = r.pinned_bytes;
-            epoch = r.epoch;
+        int64_t pinned;
+        const churn_span_snapshot *snap = &f->snaps[i];
+        uint64_t at = churn_span_snapshot_most_pinned(snap, &pinned);
+        /* the bucket that ends after until (at the exit's teardown) without its end */
+        if (at > until && snap->pinned_epoch <= until) {
+            at = snap->pinned_epoch;
+            pinned = snap->pinned_max;
+        }
+        if (at <= until && pinned > most) {
+            most = pinned;
+            epoch = at;
         }
     }
     return epoch;

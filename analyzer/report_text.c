@@ -521,6 +521,10 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     frag_row(out, "first", &first, read);
     frag_row(out, "peak", &peak, read);
     frag_row(out, "last", &last, read);
+    if (!churn_epochs_exact(&a->epochs))
+        fprintf(out, "  peak: the bucket end with the most RSS (buckets of up to %llu epochs, the "
+                     "epochs table's resolution)\n",
+                (unsigned long long)1 << a->epochs.shift);
     if (first.has_untraced || last.has_untraced) {
         char b1[32], b2[32], b3[32];
         fprintf(out, "  of outside, not traced (the shim's estimate of memory no traced allocator "

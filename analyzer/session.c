@@ -34,8 +34,12 @@ void churn_analyze_window(churn_trace *t, churn_window window, const churn_model
     int spans_on = model->kind != CHURN_MODEL_NONE &&
                    (churn_trace_info_of(t)->flags & CHURN_FILE_EVENTS);
     churn_spans spans;
-    if (spans_on)
+    if (spans_on) {
         churn_spans_init(&spans, model);
+        spans.keep_all = all_epochs;
+        spans.has_first = window.has_first;
+        spans.first = window.first;
+    }
     churn_live_pass live;
     churn_live_pass_init(&live, window.has_last, window.last, spans_on ? &spans : NULL);
     live.peak = &a->peak;

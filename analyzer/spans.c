@@ -118,12 +118,74 @@ void churn_spans_remove(churn_spans *s, const churn_object *o)
     s->live_usable -= usable;
 }
 
+static int64_t pinned_of(const churn_span_snapshot *snap)
+{
+    return (int64_t)(snap->span_bytes - snap->live_usable);
+}
+
+uint64_t churn_span_snapshot_most_pinned(const churn_span_snapshot *snap, int64_t *pinned)
+{
+    *pinned = pinned_of(snap);
+    if (snap->pinned_epoch == UINT64_MAX || snap->pinned_max < *pinned)
+        return snap->epoch;
+    *pinned = snap->pinned_max;
+    return snap->pinned_epoch;
+}
+
+/* b, a later bucket's snapshot, into a: a's end becomes one of the epochs before the end. */
+static void fold(churn_span_snapshot *a, const churn_span_snapshot *b)
+{
+    int64_t pinned;
+    uint64_t at = churn_span_snapshot_most_pinned(a, &pinned);
+    if (b->pinned_epoch != UINT64_MAX && b->pinned_max > pinned) {
+        pinned = b->pinned_max;
+        at = b->pinned_epoch;
+    }
+    uint64_t first = a->first;
+    *a = *b;
+    a->first = first;
+    a->pinned_max = pinned;
+    a->pinned_epoch = at;
+}
+
+/* Doubles the width until a quarter of the snapshots is free; the first stays alone. */
+static void merge(churn_spans *s)
+{
+    while (s->nsnaps * 4 > CHURN_SPAN_SNAPSHOTS * 3 && s->snap_shift < 63) {
+        s->snap_shift++;
+        size_t n = s->nsnaps > 1 ? 2 : s->nsnaps;
+        for (size_t i = 2; i < s->nsnaps; i++) {
+            churn_span_snapshot *prev = &s->snaps[n - 1];
+            if (n > 1 && prev->epoch >> s->snap_shift == s->snaps[i].epoch >> s->snap_shift)
+                fold(prev, &s->snaps[i]);
+            else
+                s->snaps[n++] = s->snaps[i];
+        }
+        s->nsnaps = n;
+    }
+}
+
 void churn_spans_snapshot(churn_spans *s, uint64_t epoch)
 {
+    if (s->has_first && epoch < s->first)
+        return;
     churn_span_snapshot snap = {epoch, s->live_count, s->live_bytes, s->live_usable,
-                                s->span_bytes, s->used};
-    if (s->nsnaps && s->snaps[s->nsnaps - 1].epoch == epoch) {
-        s->snaps[s->nsnaps - 1] = snap;
+                                s->span_bytes, s->used, epoch, 0, UINT64_MAX};
+    churn_span_snapshot *last = s->nsnaps ? &s->snaps[s->nsnaps - 1] : NULL;
+    if (last && last->epoch == epoch) {
+        snap.first = last->first;
+        snap.pinned_max = last->pinned_max;
+        snap.pinned_epoch = last->pinned_epoch;
+        *last = snap;
+        return;
+    }
+    if (!s->keep_all && s->nsnaps >= CHURN_SPAN_SNAPSHOTS) {
+        merge(s); /* keeps the last snapshot's epoch */
+        last = &s->snaps[s->nsnaps - 1];
+    }
+    if (last && s->nsnaps > 1 && s->snap_shift &&
+        last->epoch >> s->snap_shift == epoch >> s->snap_shift) {
+        fold(last, &snap);
         return;
     }
     churn_reserve(&s->snaps, &s->snaps_cap, s->nsnaps + 1, sizeof *s->snaps);

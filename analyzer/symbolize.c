@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -586,6 +587,30 @@ static int symbol_cmp(const void *a, const void *b)
     return x->size > y->size ? -1 : x->size < y->size;
 }
 
+/* Reading the symbol table brought its pages into RSS (16 MiB of workerd's), and the copy
+   above is all that is read of it again.  Reclaiming them (MADV_PAGEOUT) loses nothing: a page
+   libelf holds in memory of its own (a decompressed section) stays, a page of the file is
+   read from it again if it is ever needed; where the kernel cannot, they just stay. */
+static void release_symtab_pages(module *m)
+{
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(m->dwmod, &bias);
+    Elf_Scn *scn = NULL;
+    while (elf && (scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf || !data->d_size)
+            return;
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t from = (uintptr_t)data->d_buf & ~(page - 1);
+        uintptr_t to = ((uintptr_t)data->d_buf + data->d_size + page - 1) & ~(page - 1);
+        madvise((void *)from, to - from, MADV_PAGEOUT);
+        return;
+    }
+}
+
 static void symbols_build(module *m)
 {
     m->symbols_built = true;
@@ -610,6 +635,7 @@ static void symbols_build(module *m)
         int rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
         m->symbols[n++] = (elf_symbol){addr, sym.st_size, name, rank};
     }
+    release_symtab_pages(m);
     qsort(m->symbols, n, sizeof *m->symbols, symbol_cmp);
     size_t kept = 0; /* one symbol per address */
     for (size_t i = 0; i < n; i++)

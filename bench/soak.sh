@@ -96,7 +96,7 @@ BARS=$OUT/bars
 # bar WHAT FIGURE LIMIT UNIT: one line, PASS when FIGURE <= LIMIT.
 bar() {
     awk -v what="$1" -v v="$2" -v lim="$3" -v unit="$4" 'BEGIN {
-        printf "   %-52s %10.1f %-4s (bar <= %s %s)  %s\n", what, v, unit, lim, unit,
+        printf "   %-58s %10.1f %-4s (bar <= %s %s)  %s\n", what, v, unit, lim, unit,
                v <= lim ? "PASS" : "MISS" }' >>"$BARS"
 }
 

@@ -11,6 +11,20 @@ for n in 50000 200000; do
     CHURN_EVENTS=0 traced "$WORK/sum$n.zst" "$WORK/sum$n.out" "$WORK/request_loop" $n
 done
 traced "$WORK/events.zst" "$WORK/events.out" "$WORK/request_loop" 20000
+# With events, the live-vs-fragmented snapshots too: a steady live set (no leak), and small
+# segments so that both traces fill the analyzer's decompression buffers alike.
+for n in 50000 200000; do
+    CHURN_SEGMENT_KB=256 traced "$WORK/steady$n.zst" "$WORK/steady$n.out" "$WORK/request_loop" $n steady
+done
+# And the leaking demo, whose exit shares the last bucket of snapshots with the most pinned
+# epoch: the pinning ranked there is still at that epoch.
+traced "$WORK/leak199999.zst" "$WORK/leak199999.out" "$WORK/request_loop" 199999
+for t in steady200000 leak199999; do
+    analyze "$WORK/$t.zst" "$WORK/$t.json"
+    "$ANALYZE" --all-epochs --json "$WORK/$t.zst" >"$WORK/$t.all.json" ||
+        fail "churn-analyze --all-epochs --json $t failed"
+done
+"$ANALYZE" "$WORK/steady200000.zst" >"$WORK/steady200000.txt" || fail "churn-analyze steady200000 failed"
 for t in sum200000 events; do
     analyze "$WORK/$t.zst" "$WORK/$t.json"
     "$ANALYZE" --all-epochs --json "$WORK/$t.zst" >"$WORK/$t.all.json" ||
@@ -40,10 +54,41 @@ def peak_kib(trace):
 # 65 MB.
 def own_kib(name):
     return peak_kib("%s/%s.zst" % (W, name)) - os.path.getsize("%s/%s.zst" % (W, name)) // 1024
-small, large = own_kib("sum50000"), own_kib("sum200000")
-if large - small > 2048:
-    fail("the analyzer's peak RSS less the trace's size grows with the epochs: %d KiB for "
-         "50,000, %d KiB for 200,000" % (small, large))
+for kind in ("sum", "steady"):
+    small, large = own_kib(kind + "50000"), own_kib(kind + "200000")
+    if large - small > 2048:
+        fail("%s: the analyzer's peak RSS less the trace's size grows with the epochs: %d KiB "
+             "for 50,000, %d KiB for 200,000" % (kind, small, large))
+
+# The fragmentation rows at the buckets' ends are those epochs' own, and what is ranked from
+# them (the pinning at the most pinned epoch included) is what --all-epochs ranks.
+d = json.load(open("%s/steady200000.json" % W))
+full = json.load(open("%s/steady200000.all.json" % W))
+rows, all_rows = d["fragmentation"], full["fragmentation"]
+if not d["epoch_rows"]["buckets"] or len(rows) > 4096 + 2 or len(all_rows) != 200001:
+    fail("steady200000: %d fragmentation rows by default (resolution %s), %d with --all-epochs"
+         % (len(rows), d["epoch_rows"], len(all_rows)))
+by_epoch = {r["epoch"]: r for r in all_rows}
+ends = {b["last_epoch"] for b in d["epochs"]} | {0, 200000}
+for r in rows:
+    if r["epoch"] not in ends:
+        fail("steady200000: fragmentation row of epoch %d, not a bucket's end" % r["epoch"])
+    if by_epoch.get(r["epoch"]) != r:
+        fail("steady200000: fragmentation at epoch %d: %s, per epoch %s" % (r["epoch"], r, by_epoch.get(r["epoch"])))
+if len(rows) < len(d["epochs"]):
+    fail("steady200000: %d fragmentation rows for %d buckets" % (len(rows), len(d["epochs"])))
+for key in ("fragmentation_model", "fragmentation_callsites", "pinning", "fragmentation_size_classes"):
+    if d.get(key) != full.get(key):
+        fail("steady200000: %s differs between the bucketed and the --all-epochs run" % key)
+dl = json.load(open("%s/leak199999.json" % W))
+fl = json.load(open("%s/leak199999.all.json" % W))
+if not dl["epoch_rows"]["buckets"] or "peak" not in fl["pinning"]:
+    fail("leak199999: resolution %s, pinning ranked at %s" % (dl["epoch_rows"], list(fl["pinning"])))
+if dl["pinning"] != fl["pinning"]:
+    fail("leak199999: pinning ranked at epoch %s in buckets, %s per epoch"
+         % (dl["pinning"].get("peak", {}).get("epoch"), fl["pinning"]["peak"]["epoch"]))
+if "peak: the bucket end with the most RSS (buckets of up to %d epochs" % d["epoch_rows"]["width"] not in open("%s/steady200000.txt" % W).read():
+    fail("steady200000: the text report's live-vs-fragmented rows do not say their resolution")
 
 for name, epochs in (("sum200000", 200000), ("events", 20000)):
     d = json.load(open("%s/%s.json" % (W, name)))
