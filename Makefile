@@ -103,7 +103,7 @@ check: all $(BUILD)/.deps-test sanitize slow
 # source is ASan's heap (test/programs/shim_units.c).
 SAN      := $(BUILD)/sanitize
 UBSAN    := -fsanitize=undefined -fno-sanitize-recover=all
-UNIT_SRC := shim/livemap.c shim/stacks.c shim/segstate.c shim/arena.c shim/thread.c shim/cfi.c \
+UNIT_SRC := shim/livemap.c shim/order.c shim/stacks.c shim/segstate.c shim/arena.c shim/thread.c shim/cfi.c \
             shim/cfi_parse.c
 
 sanitize: $(SAN)/libchurn-ubsan.so $(SAN)/shim-units

@@ -1,8 +1,9 @@
 /*
- * The common tail of every way in: capture the stack, update the live map, append the event
- * to the thread's ring, the last two under the live map's shard lock (shim.h, "the order of
- * events").  Callers hold the re-entrancy guard, so whatever libunwind or the
- * allocator does underneath is not traced.
+ * The common tail of every way in: capture the stack, take the event's number in its
+ * address's order (order.c) and append the event to the thread's ring.  That is all the
+ * program's thread does: what a free frees (its size, slack, stack and age) the writer finds
+ * in its live map (livemap.c).  Callers hold the re-entrancy guard, so whatever libunwind or
+ * the allocator does underneath is not traced.
  */
 #include "shim.h"
 
@@ -53,15 +54,6 @@ static size_t usable_size(void *p, size_t fallback)
     return churn_opt.events && churn_next.usable_size ? churn_next.usable_size(p) : fallback;
 }
 
-/* A freed object's usable size: as the allocation found it, which the live map keeps, so a
-   free does not ask the allocator (a call and a read of the block's header, often a miss). */
-static size_t usable_at_free(void *p, const churn_live *live)
-{
-    if (CHURN_LIKELY(live->slack != CHURN_SLACK_UNKNOWN))
-        return live->size + live->slack;
-    return usable_size(p, live->size);
-}
-
 /* A thread without a ring (libchurn's memory ran out when it needed one) loses its events;
    the trace says how many. */
 static int no_ring(churn_thread *t, void *p)
@@ -84,16 +76,12 @@ static void record_alloc(void *p, size_t size, size_t usable, int kind)
     ev.size = size;
     ev.usable = usable;
     ev.aux = 0;
-    churn_livemap_prefetch(ev.addr);
     ev.stack = alloc_stack_id(t);
-    int room = churn_thread_room(t);
-    churn_shard_op op = churn_livemap_insert_locked(
-        ev.addr, size, usable >= size ? usable - size : CHURN_SLACK_UNKNOWN, ev.stack, room);
-    ev.epoch = op.epoch;
-    ev.seq = op.seq;
-    if (room)
-        churn_thread_push(t, ev, 0);
-    churn_livemap_unlock(op.shard);
+    if (!churn_thread_room(t))
+        return; /* dropped, counted: it takes no number */
+    ev.epoch = epoch_now();
+    ev.seq = churn_order_take(ev.addr, &ev.epoch);
+    churn_thread_push(t, ev, 0);
 }
 
 /* Under CHURN_SAMPLE_BYTES only the sampled allocations, and the frees of sampled objects,
@@ -117,47 +105,33 @@ void churn_record_sampled_alloc(void *p, size_t size, int kind)
     record_alloc(p, size, usable_size(p, size), kind);
 }
 
-/* The free's event from what the live map had (live NULL: nothing). */
-static churn_event free_event(void *p, int kind, const churn_live *live, size_t usable,
-                              uint32_t epoch, uint32_t seq)
+/* A free as the program's thread pushes it: the writer fills in the rest.  usable: the
+   allocator's word for it (an allocator hook's), or FROM_MAP for the one the allocation had,
+   which the writer's live map keeps. */
+#define FROM_MAP 0
+static churn_event free_event(void *p, int kind, size_t usable, uint32_t epoch, uint32_t seq)
 {
     churn_event ev;
-    ev.addr = (uintptr_t)p;
+    ev.type = CHURN_EV_FREE;
     ev.kind = (uint8_t)kind;
+    ev.addr = (uintptr_t)p;
+    ev.size = 0;
+    ev.usable = usable;
+    ev.aux = 0;
+    ev.stack = 0;
     ev.epoch = epoch;
     ev.seq = seq;
-    if (live) {
-        ev.type = CHURN_EV_FREE;
-        ev.size = live->size;
-        ev.usable = usable;
-        ev.stack = live->stack;
-        ev.aux = (uint32_t)(ev.epoch - live->epoch);
-    } else {
-        ev.type = CHURN_EV_FREE_UNKNOWN;
-        ev.size = ev.usable = ev.aux = 0;
-        ev.stack = 0;
-    }
     return ev;
 }
 
-/* usable: the allocator's word for it, or FROM_MAP to take it from the live map (or, when
-   the map could not keep the slack, from the allocator: a call that takes no lock). */
-#define FROM_MAP SIZE_MAX
 static void record_free(void *p, int kind, size_t usable)
 {
     churn_thread *t = churn_thread_self();
-    if (no_ring(t, p))
+    if (no_ring(t, p) || !churn_thread_room(t))
         return;
-    churn_live live;
-    int known, room = churn_thread_room(t);
-    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &live, &known, room);
-    if (room) {
-        if (known && usable == FROM_MAP)
-            usable = usable_at_free(p, &live);
-        churn_thread_push(t, free_event(p, kind, known ? &live : NULL, known ? usable : 0,
-                                        op.epoch, op.seq), 0);
-    }
-    churn_livemap_unlock(op.shard);
+    uint32_t epoch = epoch_now();
+    uint32_t seq = churn_order_take((uintptr_t)p, &epoch);
+    churn_thread_push(t, free_event(p, kind, usable, epoch, seq), 0);
 }
 
 void churn_record_free(void *p, int kind)
@@ -177,11 +151,10 @@ void churn_record_free_usable(void *p, size_t usable, int kind)
         record_free(p, kind, usable);
 }
 
-/* The old block leaves the live map before the real realloc can free it (another thread may
-   get its address at once), and comes back unchanged if the realloc fails.  Its event can
-   only be pushed once the realloc has answered, after the live map's lock is gone: the
-   writer waits for it there (writer.c), and a failed realloc hands its number back as a
-   SKIP. */
+/* The old block's place in its address's order is taken before the real realloc can free it
+   (another thread may get its address at once).  Its event can only be pushed once the
+   realloc has answered: the writer waits for it there (writer.c), and a failed realloc hands
+   its number back as a SKIP. */
 int churn_realloc_begin(void *p, churn_realloc_old *o)
 {
     if (!p)
@@ -193,11 +166,8 @@ int churn_realloc_begin(void *p, churn_realloc_old *o)
     o->t = churn_thread_self();
     if (!o->t)
         return 0;
-    churn_shard_op op = churn_livemap_remove_locked((uintptr_t)p, &o->live, &o->known, 1);
-    churn_livemap_unlock(op.shard);
-    o->epoch = op.epoch;
-    o->seq = op.seq;
-    o->usable = o->known ? usable_at_free(p, &o->live) : 0;
+    o->epoch = epoch_now();
+    o->seq = churn_order_take((uintptr_t)p, &o->epoch);
     return 1;
 }
 
@@ -216,17 +186,13 @@ void churn_realloc_end(void *p, const churn_realloc_old *o, void *q, size_t size
             return;
         }
     }
+    churn_event ev = free_event(p, CHURN_FREE_REALLOC, FROM_MAP, o->epoch, o->seq);
     if (failed) {
-        if (o->known)
-            churn_livemap_insert((uintptr_t)p, o->live.size, o->live.slack, o->live.stack,
-                                 o->live.epoch);
-        churn_event skip = free_event(p, 0, NULL, 0, o->epoch, o->seq);
-        skip.type = CHURN_EV_SKIP;
-        churn_thread_push(o->t, skip, 1);
+        ev.type = CHURN_EV_SKIP;
+        churn_thread_push(o->t, ev, 1);
         return;
     }
-    churn_thread_push(o->t, free_event(p, CHURN_FREE_REALLOC, o->known ? &o->live : NULL,
-                                       o->usable, o->epoch, o->seq), 1);
+    churn_thread_push(o->t, ev, 1);
     if (q)
         churn_record_alloc_usable(q, size, usable, CHURN_ALLOC_REALLOC);
 }

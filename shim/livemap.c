@@ -4,108 +4,69 @@
  * analyzer having seen the allocation and without asking the allocator again, and so the
  * per-callsite live figures are exact.
  *
- * 256 shards by address hash, each an open-addressing table with linear probing and
- * backward-shift deletion (no tombstones), behind its own spinlock: two threads collide on a
- * lock only when their addresses hash to the same shard.  A shard removes an entry before the
- * real free runs and inserts after the real malloc returned, so address reuse between threads
- * is always seen in the right order, and the number each operation takes under the lock
- * (shim.h) hands that order on to the writer.
+ * It is the writer's: the program's threads only push their events, and the writer applies
+ * them here in each address's order (order.c, writer.c), so no lock is taken and no probe is
+ * made on the allocation path.  256 shards by the address's 64 KiB region (objects allocated
+ * together share a shard's table), each an open-addressing table with linear probing and
+ * backward-shift deletion (no tombstones).
  *
  * Most objects die young, and a big map makes every probe a miss to memory (workerd: 24 MiB
  * of slots, one miss a free).  So each shard has a nursery in front of its table: a small
- * direct-mapped array under the same lock, where an object stays until it is freed or a
- * younger one takes its slot and moves it to the table.  An allocation only writes its
- * nursery slot; it does not look in the table.
+ * direct-mapped array, where an object stays until it is freed or a younger one takes its
+ * slot and moves it to the table.  An allocation only writes its nursery slot; it does not
+ * look in the table.
  *
  * An address allocated again when libchurn never saw its free (the free came by a path no
  * way in covers, or its event was dropped) may so have an older entry in the table and a
  * newer one in the nursery.  A free finds the newer one first, as it looks in the nursery
  * first; the newer one replaces the older when it moves to the table; and a later free of
  * the address that finds no newer entry is given the older one, the object libchurn last
- * knew there.  Looking for the older entry at every allocation instead cost workerd's
- * thread a random read of the 24 MiB table per allocation: 8 to 10 % of its time.
+ * knew there.  Looking for the older entry at every allocation instead cost a random read of
+ * the table per allocation.
  */
 #include <string.h>
 
 #include "shim.h"
 
-/* 24 bytes, so that a probe touches as few cache lines as it can: the size and the slack
-   share a word while both are small (nearly always), else the word is the size alone and
-   the slack is asked of the allocator at the free. */
+/* 32 bytes, two to a cache line: the slack whole, so a free never needs the allocator. */
 typedef struct {
     uintptr_t addr;   /* 0 = empty */
-    uint64_t size;    /* PACKED | slack << 48 | size, or the size alone */
+    uint64_t size;
+    uint64_t slack;
     uint32_t stack;
     uint32_t epoch;
 } entry_t;
 
-#define PACKED (1ull << 63)
-#define SIZE_BITS 48
-#define SLACK_MAX 0x7fffu
-
-static inline void pack(entry_t *e, uintptr_t addr, uint64_t size, uint64_t slack,
-                        uint32_t stack, uint32_t epoch)
-{
-    e->addr = addr;
-    e->size = size >> SIZE_BITS == 0 && slack <= SLACK_MAX ? PACKED | slack << SIZE_BITS | size
-                                                           : size;
-    e->stack = stack;
-    e->epoch = epoch;
-}
-
-static inline void unpack(const entry_t *e, churn_live *v)
-{
-    int packed = (e->size & PACKED) != 0;
-    v->size = packed ? e->size & ((1ull << SIZE_BITS) - 1) : e->size;
-    v->slack = packed ? (e->size & ~PACKED) >> SIZE_BITS : CHURN_SLACK_UNKNOWN;
-    v->stack = e->stack;
-    v->epoch = e->epoch;
-}
-
 #define NURSERY_LOG 7
 #define NURSERY (1u << NURSERY_LOG)
 
-struct churn_shard {
-    churn_spinlock lock;
-    uint32_t seq;     /* the next operation's number (shim.h, "the order of events") */
+typedef struct {
     uint32_t used;    /* entries in the table */
     size_t mask;      /* capacity - 1, capacity a power of two (0 before the first insert) */
     entry_t *slots;
-    /* addr 0 = empty; aligned, so the header above has a line of its own (no false sharing
-       of one shard's lock with another's entries) and entries straddle as few lines as can */
-    _Alignas(64) entry_t nursery[NURSERY];
-};
-typedef struct churn_shard shard_t;
+    _Alignas(64) entry_t nursery[NURSERY]; /* addr 0 = empty */
+} shard_t;
 
 #define SHARDS CHURN_LIVEMAP_SHARDS
 #define FIRST_CAPACITY 64u
 
 static shard_t shards[SHARDS];
 
-/* The shard comes from the address's 64 KiB region, the slot from a hash of the address.
-   Objects allocated together share a shard, so a burst stays in one table (python3: ~10 %
-   faster than spreading it over all 256); within the table, slots are scattered.  An earlier
-   version also kept a region's addresses in consecutive slots: under workerd's tcmalloc a
-   dense region became a run of thousands of slots that every other key hashing into it
-   probed through, 47..76 probes a lookup instead of 2. */
+/* The shard is the address's region's (as order.c numbers it), the slot a hash of the
+   address.  An earlier layout kept a region's addresses in consecutive slots: under
+   workerd's tcmalloc a dense region became a run of thousands of slots that every other key
+   hashing into it probed through, 47..76 probes a lookup instead of 2. */
 static inline uint64_t mix(uintptr_t a)
 {
-    uint64_t region = ((uint64_t)a >> 16) * 0x9e3779b97f4a7c15u;
     uint64_t h = ((uint64_t)a >> 4) * 0xd6e8feb86659fd93u;
-    return (region & 0xff00000000000000u) | ((h ^ (h >> 32)) & 0x00ffffffffffffffu);
+    return h ^ (h >> 32);
 }
 
-static inline shard_t *shard_of(uint64_t h)
+static inline shard_t *shard_of(uintptr_t addr)
 {
-    return &shards[h >> 56];
+    return &shards[churn_livemap_shard(addr)];
 }
 
-unsigned churn_livemap_shard(uintptr_t addr)
-{
-    return (unsigned)(mix(addr) >> 56);
-}
-
-/* Bits of the hash that neither the shard nor (for tables under 2^40 slots) the slot uses. */
 static inline entry_t *nursery_of(shard_t *s, uint64_t h)
 {
     return &s->nursery[(h >> 40) & (NURSERY - 1)];
@@ -119,7 +80,6 @@ static void put(entry_t *slots, size_t mask, const entry_t *e)
     slots[i] = *e;
 }
 
-/* Out of line: inlined, its mapping call made the insert save and restore every register. */
 static __attribute__((noinline, cold)) int grow(shard_t *s)
 {
     size_t cap = s->slots ? (s->mask + 1) * 2 : FIRST_CAPACITY;
@@ -127,9 +87,8 @@ static __attribute__((noinline, cold)) int grow(shard_t *s)
     entry_t *bigger = churn_os_map(bytes);
     if (!bigger)
         return -1;
-    /* Written first, each page is faulted in writable.  Probed first, it was mapped to the
-       zero page and then copied on the first write, a second fault whose TLB flush
-       interrupts the writer's core: 0.9 % of workerd's main thread, whose live set grows. */
+    /* Written first, each page is faulted in writable; probed first, it was mapped to the
+       zero page and then copied on the first write, a second fault. */
     for (size_t off = 0; off < bytes; off += 4096)
         ((volatile char *)bigger)[off] = 0;
     if (s->slots) {
@@ -143,22 +102,7 @@ static __attribute__((noinline, cold)) int grow(shard_t *s)
     return 0;
 }
 
-/* The object an allocation will move from the nursery to the table, if any, lands in a slot
-   that is a cache miss in a big map (workerd: 24 MiB of slots); asked for before the stack
-   walk, it arrives while the walk runs.  Read without the lock: a stale table only
-   prefetches a line that is not used. */
-void churn_livemap_prefetch(uintptr_t addr)
-{
-    uint64_t h = mix(addr);
-    const shard_t *s = shard_of(h);
-    const entry_t *slots = __atomic_load_n(&s->slots, __ATOMIC_RELAXED);
-    size_t mask = __atomic_load_n(&s->mask, __ATOMIC_RELAXED);
-    uintptr_t evicted = __atomic_load_n(&nursery_of((shard_t *)s, h)->addr, __ATOMIC_RELAXED);
-    if (slots && evicted && evicted != addr)
-        __builtin_prefetch(&slots[mix(evicted) & mask], 1); /* never faults, even on an old table */
-}
-
-/* The table's entry for addr, or NULL; the caller holds the lock. */
+/* The table's entry for addr, or NULL. */
 static entry_t *table_find(shard_t *s, uintptr_t addr, uint64_t h)
 {
     if (!s->slots)
@@ -201,99 +145,37 @@ static void table_put(shard_t *s, const entry_t *e)
     s->slots[i] = *e;
 }
 
-static inline uint32_t epoch_now(void)
-{
-    return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
-}
-
-static inline void insert(shard_t *s, uint64_t h, const entry_t *e)
-{
-    entry_t *n = nursery_of(s, h);
-    if (n->addr && n->addr != e->addr)
-        table_put(s, n);
-    *n = *e;
-}
-
-churn_shard_op churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
-                                           uint32_t stack, int numbered)
-{
-    uint64_t h = mix(addr);
-    shard_t *s = shard_of(h);
-    churn_spin_lock(&s->lock);
-    churn_shard_op op = {s, epoch_now(), 0};
-    if (numbered)
-        op.seq = s->seq++;
-    entry_t e;
-    pack(&e, addr, size, slack, stack, op.epoch);
-    insert(s, h, &e);
-    return op;
-}
-
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
                           uint32_t epoch)
 {
-    uint64_t h = mix(addr);
-    shard_t *s = shard_of(h);
-    entry_t e;
-    pack(&e, addr, size, slack, stack, epoch);
-    churn_spin_lock(&s->lock);
-    insert(s, h, &e);
-    churn_spin_unlock(&s->lock);
+    shard_t *s = shard_of(addr);
+    entry_t *n = nursery_of(s, mix(addr));
+    if (n->addr && n->addr != addr)
+        table_put(s, n);
+    *n = (entry_t){addr, size, slack, stack, epoch};
 }
 
-churn_shard_op churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
-                                           int numbered)
+static inline void unpack(const entry_t *e, churn_live *v)
 {
-    uint64_t h = mix(addr);
-    shard_t *s = shard_of(h);
-    churn_spin_lock(&s->lock);
-    churn_shard_op op = {s, epoch_now(), 0};
-    if (numbered)
-        op.seq = s->seq++;
-    entry_t *n = nursery_of(s, h);
-    if (n->addr == addr) {
-        unpack(n, out);
-        n->addr = 0;
-        *found = 1;
-        return op;
-    }
-    entry_t *e = table_find(s, addr, h);
-    if (e) {
-        unpack(e, out);
-        table_erase(s, e);
-    }
-    *found = e != NULL;
-    return op;
-}
-
-void churn_livemap_unlock(churn_shard *s)
-{
-    churn_spin_unlock(&s->lock);
+    *v = (churn_live){e->size, e->slack, e->stack, e->epoch};
 }
 
 int churn_livemap_remove(uintptr_t addr, churn_live *out)
 {
-    int found;
-    churn_livemap_unlock(churn_livemap_remove_locked(addr, out, &found, 0).shard);
-    return found;
-}
-
-void churn_livemap_seqs(uint32_t *next)
-{
-    for (unsigned i = 0; i < SHARDS; i++)
-        next[i] = shards[i].seq;
-}
-
-void churn_livemap_lock_all(void)
-{
-    for (unsigned i = 0; i < SHARDS; i++)
-        churn_spin_lock(&shards[i].lock);
-}
-
-void churn_livemap_unlock_all(void)
-{
-    for (unsigned i = 0; i < SHARDS; i++)
-        churn_spin_unlock(&shards[i].lock);
+    uint64_t h = mix(addr);
+    shard_t *s = shard_of(addr);
+    entry_t *n = nursery_of(s, h);
+    if (n->addr == addr) {
+        unpack(n, out);
+        n->addr = 0;
+        return 1;
+    }
+    entry_t *e = table_find(s, addr, h);
+    if (!e)
+        return 0;
+    unpack(e, out);
+    table_erase(s, e);
+    return 1;
 }
 
 void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx)

@@ -232,7 +232,53 @@ uint32_t churn_stack_generation(uint32_t id);
 void churn_stacks_lock(void);     /* fork */
 void churn_stacks_unlock(void);
 
-/* ---- livemap.c: address -> (size, slack, stack, epoch) of every live object ---- */
+/* ---- order.c: the order of events on one address, the program threads' only shared step ----
+
+   Every heap event takes the next number of its address's shard (a 64 KiB region's, so a
+   burst of one thread stays on one cache line) with one compare-and-swap on the shard's word,
+   a free before the real free runs and an allocation after the real malloc returned.  Memory
+   passes between threads only through the allocator, which orders that itself, so along one
+   address the numbers follow the real order: a free of one thread before the allocation that
+   reuses its address on another, an allocation before the free of another thread that got the
+   object from it.  The writer merges the rings by these numbers (writer.c) and keeps the live
+   map (livemap.c) in that order; a number taken is always pushed (the ring's room is made
+   first), or handed back as a SKIP.
+
+   The word also holds the highest epoch an operation of the shard has seen, and an operation
+   takes the larger of that and the epoch it read: so epochs never go backwards along a
+   shard's numbers, which the writer's merge, an epoch at a time, relies on.  An epoch read
+   by a thread preempted before its operation is raised to the shard's, which is when the
+   operation happened. */
+#define CHURN_LIVEMAP_SHARDS 256u
+static inline unsigned churn_livemap_shard(uintptr_t addr)
+{
+    return (unsigned)((((uint64_t)addr >> 16) * 0x9e3779b97f4a7c15u) >> 56);
+}
+typedef struct churn_order_word {
+    _Alignas(64) _Atomic uint64_t word; /* epoch << 32 | next number */
+} churn_order_word;
+extern churn_order_word churn_order[CHURN_LIVEMAP_SHARDS];
+/* The operation's number; *epoch, the epoch the caller read, is raised to the shard's. */
+static inline uint32_t churn_order_take(uintptr_t addr, uint32_t *epoch)
+{
+    _Atomic uint64_t *w = &churn_order[churn_livemap_shard(addr)].word;
+    uint64_t old = atomic_load_explicit(w, memory_order_relaxed), next;
+    uint32_t e;
+    do {
+        e = *epoch;
+        if ((int32_t)(e - (uint32_t)(old >> 32)) < 0)
+            e = (uint32_t)(old >> 32);
+        next = (uint64_t)e << 32 | (uint32_t)(old + 1);
+    } while (!atomic_compare_exchange_weak_explicit(w, &old, next, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    *epoch = e;
+    return (uint32_t)old;
+}
+/* Every shard's next number (fork: the child's writer starts from them). */
+void churn_order_next(uint32_t *next);
+
+/* ---- livemap.c: the writer's map, address -> (size, slack, stack, epoch) of every live
+   object, updated in each address's order (order.c), so that a free says what it frees ---- */
 #define CHURN_SLACK_UNKNOWN UINT64_MAX
 typedef struct churn_live {
     uint64_t size;
@@ -240,49 +286,14 @@ typedef struct churn_live {
     uint32_t stack;
     uint32_t epoch;
 } churn_live;
-void churn_livemap_prefetch(uintptr_t addr);
-/* The order of events on one address: every insert and remove takes the next number of its
-   shard (a 64 KiB region's shard, churn_livemap_shard) under the shard's lock, and the caller
-   pushes the event before it lets go of the lock.  So the numbers of one shard follow the
-   real order of its operations (a free of one thread before the allocation that reuses its
-   address on another), every number in a ring was published before any later number of its
-   shard, and the writer merges the rings by them (writer.c).  The epoch is read under the
-   lock too, so that it never goes backwards along a shard's numbers. */
-#define CHURN_LIVEMAP_SHARDS 256u
-typedef struct churn_shard churn_shard;
-unsigned churn_livemap_shard(uintptr_t addr);
-/* What an operation under the lock hands back, in registers: written through pointers into
-   the caller's event, epoch and seq stalled every insert on store forwarding when the event
-   was read back for the push. */
-typedef struct churn_shard_op {
-    churn_shard *shard;  /* locked */
-    uint32_t epoch;      /* read under the lock */
-    uint32_t seq;        /* the operation's number in its shard, when numbered */
-} churn_shard_op;
-/* The fields come in registers: built in the caller's frame with 4-byte stores and read
-   here with an 8-byte load, stack and epoch stalled every insert on store forwarding (more
-   than half of the insert's samples on python3).  numbered 0: the operation takes no number
-   (its event will not be pushed).  Returns with the shard locked. */
-churn_shard_op churn_livemap_insert_locked(uintptr_t addr, uint64_t size, uint64_t slack,
-                                           uint32_t stack, int numbered);
-/* *found: the object was live (then *out has it).  Returns with the shard locked. */
-churn_shard_op churn_livemap_remove_locked(uintptr_t addr, churn_live *out, int *found,
-                                           int numbered);
-void churn_livemap_unlock(churn_shard *s);
-/* The same without a number, as one step (a failed realloc puts its block back). */
+/* The writer's thread only (or a single-threaded process: fork's child). */
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
                           uint32_t epoch);
 int churn_livemap_remove(uintptr_t addr, churn_live *out);
-/* Every shard's next number (fork: the child's writer starts from them); the caller holds
-   all shard locks or is single-threaded. */
-void churn_livemap_seqs(uint32_t *next);
-void churn_livemap_lock_all(void);    /* fork */
-void churn_livemap_unlock_all(void);
-/* Calls fn for every live object; the caller holds all shard locks or is single-threaded. */
 void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx);
 
 /* ---- thread.c: per-thread event rings, handed to the writer without locks ---- */
-/* Heap events (ALLOC, FREE, FREE_UNKNOWN) carry their shard's number (livemap.c); SKIP is a
+/* Heap events (ALLOC, FREE, FREE_UNKNOWN) carry their shard's number (order.c); SKIP is a
    number taken by an operation that has no event (a failed realloc), for the writer's merge. */
 enum churn_event_type { CHURN_EV_ALLOC = 1, CHURN_EV_FREE, CHURN_EV_FREE_UNKNOWN, CHURN_EV_MAP,
                         CHURN_EV_SKIP };
@@ -455,7 +466,7 @@ static inline __attribute__((always_inline)) void churn_thread_push(churn_thread
         churn_thread_put(t, head, ev, slack, narrow);
 }
 
-/* Before a push made under a shard lock (livemap.c), where it must not wait: makes sure the
+/* Before a heap event takes its number (order.c), so that its push need not wait: makes sure the
    ring has room for the widest event, waiting for it here if need be.  Returns 0 when there
    is none (the event will be dropped, counted, and takes no number). */
 int churn_thread_room_slow(churn_thread *t, uint64_t head);
@@ -491,10 +502,7 @@ void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
    at all, as a plain allocation. */
 typedef struct churn_realloc_old {
     struct churn_thread *t;
-    churn_live live;
-    int known;
-    size_t usable;
-    uint32_t epoch, seq; /* the free's place in the address's order (livemap.c) */
+    uint32_t epoch, seq; /* the free's place in the address's order (order.c) */
     int recorded;        /* the old block is in the trace (CHURN_SAMPLE_BYTES: it was sampled) */
 } churn_realloc_old;
 int churn_realloc_begin(void *p, churn_realloc_old *o);
@@ -690,6 +698,7 @@ int churn_writer_start(void);
 void churn_writer_finish(int how, int detail);
 void churn_writer_before_fork(void);
 void churn_writer_after_fork_parent(void);
+void churn_writer_fork_child_catch_up(void); /* first thing in the child */
 void churn_writer_after_fork_child(int follow);
 int churn_writer_is_self(void);
 int churn_writer_running(void);

@@ -183,7 +183,6 @@ static void before_fork(void)
     churn_in_shim++;
     churn_writer_before_fork();
     churn_stacks_lock();
-    churn_livemap_lock_all();
     churn_sample_lock();
     churn_threads_lock();
 }
@@ -194,7 +193,6 @@ static void after_fork_parent(void)
         return;
     churn_threads_unlock();
     churn_sample_unlock();
-    churn_livemap_unlock_all();
     churn_stacks_unlock();
     churn_writer_after_fork_parent();
     churn_in_shim--;
@@ -204,10 +202,10 @@ static void after_fork_child(void)
 {
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
+    churn_writer_fork_child_catch_up();
     churn_threads_after_fork_child();
     churn_sample_unlock();
     churn_sample_after_fork_child();
-    churn_livemap_unlock_all();
     churn_stacks_unlock();
     churn_outfile_close();
     churn_exec_set_count(0); /* the child's own execs are counted from its first */

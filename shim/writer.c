@@ -367,8 +367,43 @@ static uint64_t widen_epoch(uint32_t e, uint64_t now)
     return v > now && v >= (1ull << 32) ? v - (1ull << 32) : v;
 }
 
-static void process_event(const churn_event *ev, pid_t tid, uint64_t epoch)
+/* The live map is the writer's, and events reach it in their address's order (the merge
+   below): a free finds the allocation it frees there, or is one of an object the trace never
+   saw allocated.  Returns 0 for an event that only the live map needed (a SKIP). */
+static int apply_live(churn_event *ev)
 {
+    if (ev->type == CHURN_EV_ALLOC) {
+        churn_livemap_insert(ev->addr, ev->size,
+                             ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN,
+                             ev->stack, ev->epoch);
+        return 1;
+    }
+    if (ev->type != CHURN_EV_FREE)
+        return ev->type != CHURN_EV_SKIP;
+    churn_live live;
+    if (!churn_livemap_remove(ev->addr, &live)) {
+        ev->type = CHURN_EV_FREE_UNKNOWN;
+        ev->usable = 0;
+        return 1;
+    }
+    ev->size = live.size;
+    ev->stack = live.stack;
+    ev->aux = (uint32_t)(ev->epoch - live.epoch);
+    /* The allocator's word at the free (a hook's), else the allocation's; a usable size
+       below the request (unknown) is written as no slack, as the encoder does. */
+    if (!ev->usable)
+        ev->usable = live.slack == CHURN_SLACK_UNKNOWN ? live.size : live.size + live.slack;
+    return 1;
+}
+
+/* Set while a fork's child catches its live map up with the parent's rings: the events are
+   the parent's to write. */
+static int live_only;
+
+static void process_event(churn_event *ev, pid_t tid, uint64_t epoch)
+{
+    if (!apply_live(ev) || live_only)
+        return;
     /* A new segment's carry must not already include the event that follows it. */
     if (churn_opt.events)
         segment_check();
@@ -486,17 +521,19 @@ static int close_epochs_below(uint64_t limit)
 /* ---- a pass: drain every ring in epoch order, each address's events in their order ----
 
    Within an epoch, the rings are merged by the numbers heap events took in their address's
-   shard (shim.h, "the order of events"): an event is written once every lower number of its
-   shard is, so a free on one thread comes after the allocation it frees on another, and the
-   allocation that reuses an address after the free of its previous occupant.  The epochs
-   read under the shard lock only grow along a shard's numbers, so the order an epoch needs
-   is all within it.  A ring whose next event waits for a lower number is parked on its shard
-   until that number is written; when every ring left is parked, the missing number was
-   pushed after this pass read the heads (read again), or it is still on its way: a realloc
-   pushes its free once the real realloc returned, and an event lost with its ring full
-   leaves a gap.  A shard that stays stuck for ORDER_WAIT_NS (at the final flush, past
-   ORDER_FINISH_NS) is let go: the waiting events are written as they come and counted in an UNORDERED
-   record.  Without events (CHURN_EVENTS=0) only sums are kept, and no ring waits. */
+   shard (shim.h, "order.c"): an event is applied to the live map and written once every
+   lower number of its shard is, so a free on one thread comes after the allocation it frees
+   on another, and the allocation that reuses an address after the free of its previous
+   occupant.  Epochs only grow along a shard's numbers, so the order an epoch needs is all
+   within it.  A ring whose next event waits for a lower number is parked on its shard until
+   that number is written; when every ring left is parked, the missing number was pushed
+   after this pass read the heads (read again), or it is still on its way: a thread was
+   preempted between taking its number and pushing, a realloc pushes its free once the real
+   realloc returned, and an event lost with its ring full leaves a gap.  A shard that stays
+   stuck for ORDER_WAIT_NS (at the final flush, past ORDER_FINISH_NS) is let go: the waiting
+   events are written as they come and counted in an UNORDERED record.  Without events
+   (CHURN_EVENTS=0) the same order keeps the live map, which the per-callsite live figures
+   need. */
 
 #define ORDER_WAIT_NS 1000000000u
 #define ORDER_FINISH_NS 100000000u
@@ -591,7 +628,6 @@ static void unpark_all(void)
 /* The ring's events of epochs up to next, until one must wait for its shard. */
 static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
 {
-    int ordered = churn_opt.events;
     while (c->tail < c->head) {
         churn_event ev;
         uint64_t at = c->tail;
@@ -599,7 +635,7 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
         if (e > next)
             break;
         unsigned slots = churn_ring_read(c->t, at, &ev);
-        if (ordered && churn_event_numbered(ev.type)) {
+        if (churn_event_numbered(ev.type)) {
             unsigned shard = churn_livemap_shard(ev.addr);
             int32_t ahead = (int32_t)(ev.seq - order.next[shard]);
             if (ahead > 0) {
@@ -614,10 +650,8 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
             }
         }
         c->tail += slots;
-        if (ev.type != CHURN_EV_SKIP) {
-            process_event(&ev, c->t->tid, e);
-            order.drained++;
-        }
+        process_event(&ev, c->t->tid, e);
+        order.drained += ev.type != CHURN_EV_SKIP;
         /* A producer waiting for room gets it as it is made, not after the batch. */
         if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
             atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
@@ -994,6 +1028,23 @@ static void rebuild_site(uintptr_t addr, const churn_live *v, void *ctx)
     w.live_bytes += v->size;
 }
 
+/* In a fork's child, before its rings are dropped: the events still in every ring happened
+   in the parent, whose trace writes them, but they made the heap the child inherited, so
+   they go into the child's live map.  The numbers of threads caught between taking one and
+   pushing its event (they are not in the child) are let go at once. */
+void churn_writer_fork_child_catch_up(void)
+{
+    uint64_t global = atomic_load(&churn_epoch_now);
+    cursors_t cs = {pass_cursors, 0};
+    churn_threads_each(add_cursor, &cs);
+    live_only = 1;
+    while (!drain_level(&cs, UINT64_MAX, global, 0) && let_go(0, 0, 1))
+        ;
+    live_only = 0;
+    unpark_all();
+    order.unordered = 0;
+}
+
 /* The child starts a trace of its own.  What the parent had buffered is the parent's to
    write; the child's live figures are rebuilt from the live map, which fork copied whole. */
 void churn_writer_after_fork_child(int follow)
@@ -1016,7 +1067,7 @@ void churn_writer_after_fork_child(int follow)
     w.late = 0;
     w.dropped_reported = atomic_load(&churn_dropped_events);
     w.write_dropped = w.too_big_dropped = 0;
-    churn_livemap_seqs(order.next);
+    churn_order_next(order.next);
     memset(order.stuck_since, 0, sizeof order.stuck_since);
     order.unordered = 0;
     unlock_writer();

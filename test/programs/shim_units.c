@@ -11,6 +11,7 @@
  * Exit 0 when every check held; one line on stderr and exit 1 otherwise.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,17 +152,14 @@ static void count_live(uintptr_t addr, const churn_live *v, void *ctx)
 
 static void test_livemap(void)
 {
+    /* The map is the writer's alone: the two models run one after the other, on addresses
+       that share 64 KiB regions, so they meet on shards. */
     static live_model models[2];
-    pthread_t t[2];
     for (int k = 0; k < 2; k++) {
-        /* Both threads' addresses share 64 KiB regions, so they meet on shards. */
         models[k].base = 0x7f0000000000u + (uintptr_t)k * 16;
         models[k].seed = 0x9e3779b97f4a7c15u + (uint64_t)k;
-        if (pthread_create(&t[k], NULL, drive_livemap, &models[k]))
-            fail("pthread_create");
+        drive_livemap(&models[k]);
     }
-    for (int k = 0; k < 2; k++)
-        pthread_join(t[k], NULL);
     size_t want = 0, got = 0;
     for (int k = 0; k < 2; k++)
         for (unsigned i = 0; i < LIVE_SLOTS; i++)
@@ -202,9 +200,10 @@ static void test_livemap(void)
 
 /* ---- the order of events: each shard numbers its operations ---- */
 
-/* Four threads insert and remove addresses of one 64 KiB region (one shard), recording the
-   number each operation took: every number from the shard's first to its last is taken
-   once, and each address's insert has a lower number than its remove. */
+/* Four threads take numbers for an insert and a remove of addresses of one 64 KiB region (one
+   shard), with epochs that a fifth thread advances meanwhile: every number from the shard's
+   first to its last is taken once, each address's insert has a lower number than its remove,
+   and the epochs never go backwards along the numbers. */
 #define ORDER_THREADS 4
 #define ORDER_OPS 20000
 #define ORDER_BASE ((uintptr_t)0x6e0000000000u)
@@ -212,36 +211,51 @@ static void test_livemap(void)
 typedef struct {
     unsigned id;
     uint32_t insert_seq[ORDER_OPS], remove_seq[ORDER_OPS];
+    uint32_t insert_epoch[ORDER_OPS], remove_epoch[ORDER_OPS];
 } order_worker;
+
+static _Atomic uint32_t order_epoch;
+static _Atomic int order_done;
 
 static void *order_work(void *arg)
 {
     order_worker *w = arg;
     for (unsigned i = 0; i < ORDER_OPS; i++) {
         uintptr_t addr = ORDER_BASE + ((uintptr_t)(w->id * ORDER_OPS + i) % 4000) * 16;
-        churn_live out;
-        int found;
-        churn_shard_op op = churn_livemap_insert_locked(addr, 32, 0, 1, 1);
-        w->insert_seq[i] = op.seq;
-        churn_livemap_unlock(op.shard);
-        op = churn_livemap_remove_locked(addr, &out, &found, 1);
-        w->remove_seq[i] = op.seq;
-        churn_livemap_unlock(op.shard);
+        uint32_t e = atomic_load(&order_epoch);
+        if (i % 16 == 0)
+            sched_yield(); /* preempted between reading the epoch and taking the number */
+        w->insert_seq[i] = churn_order_take(addr, &e);
+        w->insert_epoch[i] = e;
+        e = atomic_load(&order_epoch);
+        w->remove_seq[i] = churn_order_take(addr, &e);
+        w->remove_epoch[i] = e;
     }
+    return NULL;
+}
+
+static void *order_ticker(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&order_done))
+        atomic_fetch_add(&order_epoch, 1);
     return NULL;
 }
 
 static void test_order(void)
 {
     static order_worker w[ORDER_THREADS];
+    static uint32_t epoch_of[2u * ORDER_THREADS * ORDER_OPS];
     unsigned shard = churn_livemap_shard(ORDER_BASE);
     for (unsigned k = 1; k < 4000; k++)
         if (churn_livemap_shard(ORDER_BASE + k * 16) != shard)
             fail("one 64 KiB region spans several shards");
     uint32_t next[CHURN_LIVEMAP_SHARDS];
-    churn_livemap_seqs(next);
+    churn_order_next(next);
     uint32_t first = next[shard];
-    pthread_t t[ORDER_THREADS];
+    pthread_t t[ORDER_THREADS], ticker;
+    if (pthread_create(&ticker, NULL, order_ticker, NULL))
+        fail("pthread_create failed");
     for (unsigned i = 0; i < ORDER_THREADS; i++) {
         w[i].id = i;
         if (pthread_create(&t[i], NULL, order_work, &w[i]))
@@ -249,6 +263,8 @@ static void test_order(void)
     }
     for (unsigned i = 0; i < ORDER_THREADS; i++)
         pthread_join(t[i], NULL);
+    atomic_store(&order_done, 1);
+    pthread_join(ticker, NULL);
     const uint32_t total = 2u * ORDER_THREADS * ORDER_OPS;
     static uint8_t seen[2u * ORDER_THREADS * ORDER_OPS];
     for (unsigned i = 0; i < ORDER_THREADS; i++)
@@ -258,8 +274,15 @@ static void test_order(void)
                 fail("shard number taken twice or out of range");
             if (a >= b)
                 fail("an insert numbered after the remove that followed it");
+            epoch_of[a] = w[i].insert_epoch[k];
+            epoch_of[b] = w[i].remove_epoch[k];
         }
-    churn_livemap_seqs(next);
+    for (uint32_t n = 1; n < total; n++)
+        if ((int32_t)(epoch_of[n] - epoch_of[n - 1]) < 0)
+            fail("epoch %u at number %u after epoch %u", epoch_of[n], n, epoch_of[n - 1]);
+    if (epoch_of[total - 1] == epoch_of[0])
+        fail("the epoch never moved during the test");
+    churn_order_next(next);
     if (next[shard] - first != total)
         fail("the shard took %u numbers for %u operations", next[shard] - first, total);
 }
