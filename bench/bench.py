@@ -351,6 +351,22 @@ def report(facts, runs, quick, wls, data, analyzer, events):
     return "\n".join(out)
 
 
+def write_figures(wls, data, events):
+    """The figures bench/bars.py judges the issue's bars by, next to the run's traces."""
+    figures = {}
+    for w in wls:
+        name = w["name"]
+        native = data[name]["native"]
+        figures[name] = {
+            "wall_x_native": {m: med([r["wall"] / n["wall"] for r, n in zip(data[name][m], native)])
+                              for m in MODES if m != "native"},
+            "bytes_per_event": (med([r["trace_bytes"] for r in data[name]["libchurn"]]) or 0)
+                               / events[name]["libchurn"] if events[name]["libchurn"] else None,
+        }
+    with open(os.path.join(WORK, "figures.json"), "w") as f:
+        json.dump(figures, f, indent=1)
+
+
 def main():
     quick = os.environ.get("BENCH_QUICK") == "1"
     runs_env = os.environ.get("BENCH_RUNS")
@@ -403,6 +419,7 @@ def main():
     events = {w["name"]: {k: med(v) for k, v in ev_runs[w["name"]].items()} for w in wls}
     facts = dict(machine_facts(), load_start=load_start, load_end=load_average())
     text = report(facts, runs, quick, wls, data, analyzer, events)
+    write_figures(wls, data, events)
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(RESULTS, "w") as f:
         f.write(text)

@@ -28,7 +28,7 @@ $CC -O2 -Wall -Wextra -std=gnu11 -o build/bench/detach bench/detach.c
 # The micro benchmarks of the two hottest structures, built from the shim's own sources (the
 # walker with frame pointers, as the Makefile builds it; the benchmark's recursion without).
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread -o build/bench/livemap_bench \
-    bench/livemap_bench.c shim/livemap.c
+    bench/livemap_bench.c shim/livemap.c shim/order.c
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
     -c shim/cfi.c -o build/bench/cfi.o
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
@@ -58,5 +58,7 @@ echo "bench: micro benchmarks (live map, stack walk)" >&2
     build/bench/livemap_bench $([ "${BENCH_QUICK:-}" = 1 ] && echo 200000)
     build/bench/unwind_bench
     echo '```'
+    echo
+    python3 bench/bars.py
 } >>"$RESULTS"
-tail -n 17 "$RESULTS"
+tail -n 40 "$RESULTS"

@@ -32,10 +32,27 @@ if not re.search(r"ratio libchurn-sample512k/native: subrequests/s [\d.]+.*bar >
 if not re.search(r"^Bar: python under CHURN_SAMPLE_BYTES=524288 at most 1.05x native wall: "
                  r"[\d.]+x, (met|NOT met)$", text, re.M):
     fail("no python bar of the sampled mode in the results")
-for what in (r"1 thread\(s\): [\d.]+ ns per free\+malloc pair, [\d.]+ with the map",
+for what in (r"1 thread\(s\): [\d.]+ ns per free\+malloc pair, [\d.]+ with their two order numbers",
+             r"the writer's live map: [\d.]+ ns per free\+malloc pair",
              r"^\s+64\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x$"):
     if not re.search(what, text, re.M):
         fail("the micro benchmarks' results lack /%s/" % what)
+# issue #20's bars, each with its figure and a verdict, after everything else
+bars = text[text.find("## Bars (issue #20)"):]
+if not text.rstrip().endswith(bars.rstrip()) or not bars:
+    fail("the results do not end with the Bars table")
+rows = re.findall(r"^\| ([^|]+) \| ([\d.]+) \| (met|not met) \|$", bars, re.M)
+names = [r[0] for r in rows]
+for want in ("python3, every stack: wall <= 1.5x native",
+             "python3, histograms only (CHURN_EVENTS=0): wall <= 1.15x native",
+             "workerd, every stack: throughput >= 0.75 of native",
+             "python3 trace size: <= 0.40 bytes/event",
+             "python3, CHURN_SAMPLE_BYTES=524288: wall <= 1.05x native",
+             "workerd, CHURN_SAMPLE_BYTES=524288: throughput >= 0.95 of native") + tuple(
+             "%s: libchurn's overhead <= 1/4 of heaptrack's (wall)" % w
+             for w in ("python", "threads-1", "threads-2", "sqlite", "node")):
+    if want not in names:
+        fail("the Bars table has no figure for %r" % want)
 print("short benchmark: every workload and mode ran, event counts agree, workerd and the "
-      "micro benchmarks measured")
+      "micro benchmarks measured, every bar has its figure")
 PY
