@@ -301,7 +301,9 @@ static inline int churn_event_numbered(unsigned type)
 {
     return type != CHURN_EV_MAP;
 }
-/* An event at full width, as the ways in build it and the writer reads it back. */
+/* An event at full width, as the ways in build it and the writer reads it back.  A free is
+   pushed as its address (and an allocator hook's usable size, or 0): the writer fills in its
+   size, usable size, stack and age from the live map, or makes it a FREE_UNKNOWN. */
 typedef struct churn_event {
     uint64_t addr;
     uint64_t size;   /* requested size, or mapping length */
