@@ -241,8 +241,10 @@ void churn_stacks_unlock(void);
    address the numbers follow the real order: a free of one thread before the allocation that
    reuses its address on another, an allocation before the free of another thread that got the
    object from it.  The writer merges the rings by these numbers (writer.c) and keeps the live
-   map (livemap.c) in that order; a number taken is always pushed (the ring's room is made
-   first), or handed back as a SKIP.
+   map (livemap.c) in that order.  A number taken is pushed (the ring's room is made first;
+   a realloc's free, numbered before the real realloc, may wait for room after it), handed
+   back as a SKIP (a failed realloc), or lost with a dropped event, and then let go by the
+   writer (writer.c).
 
    The word also holds the highest epoch an operation of the shard has seen, and an operation
    takes the larger of that and the epoch it read: so epochs never go backwards along a
