@@ -215,7 +215,7 @@ void *churn_record_realloc(void *p, size_t size)
 void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
 {
     int internal = (kind & CHURN_MAP_INTERNAL) != 0;
-    churn_thread *t = internal ? churn_thread_current() : churn_thread_self();
+    churn_thread *t = internal ? churn_thread_inside_allocator() : churn_thread_self();
     if (!t) {
         atomic_fetch_add(&churn_dropped_events, 1);
         return;

@@ -422,6 +422,10 @@ churn_thread *churn_thread_self(void);
    (pthread_getattr_np, pthread_setspecific) which may allocate, and an event recorded from
    inside the allocator must not re-enter it. */
 churn_thread *churn_thread_current(void);
+/* For an event from inside the allocator: the calling thread's ring, started (not registered)
+   if it has none yet, so that the allocator's own mappings before a thread's first traced
+   call are not lost; NULL only when libchurn's memory ran out. */
+churn_thread *churn_thread_inside_allocator(void);
 
 /* Pushing an event: inline in the recording code and by value, so the event stays in
    registers.  Built in memory with 4- and 8-byte stores and read back with wider loads, it

@@ -75,10 +75,10 @@ churn_thread *churn_thread_current(void)
     return self;
 }
 
-churn_thread *churn_thread_self(void)
+/* A thread's ring taken and linked for the writer, without the libc calls that registering
+   makes (pthread_getattr_np allocates, pthread_setspecific may). */
+static churn_thread *ring_start(void)
 {
-    if (CHURN_LIKELY(self != NULL))
-        return self;
     churn_thread *t = take_ring();
     if (!t)
         return NULL;
@@ -94,6 +94,26 @@ churn_thread *churn_thread_self(void)
     t->sample_rng = ((uint32_t)t->tid * 2654435761u) ^ (uint32_t)churn_now_ns();
     t->sample_rng |= !t->sample_rng; /* xorshift never leaves 0 */
     t->sample_left = churn_stack_sample_gap(t);
+    churn_spin_lock(&registry_lock);
+    t->next = atomic_load_explicit(&registry, memory_order_relaxed);
+    atomic_store_explicit(&registry, t, memory_order_release);
+    churn_spin_unlock(&registry_lock);
+    return t;
+}
+
+/* A ring started from inside the allocator (its own mmap as the process or a thread starts,
+   before the thread's first traced call), which the thread's first event outside the
+   allocator finishes registering. */
+static __thread churn_thread *unfinished;
+
+churn_thread *churn_thread_self(void)
+{
+    if (CHURN_LIKELY(self != NULL))
+        return self;
+    churn_thread *t = unfinished ? unfinished : ring_start();
+    if (!t)
+        return NULL;
+    unfinished = NULL;
     /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores
        it): once per thread, under the caller's guard, as pthread_getattr_np may allocate. */
     stack_bounds(t);
@@ -101,12 +121,17 @@ churn_thread *churn_thread_self(void)
        must not set a key that is not made yet (key 0, someone else's). */
     pthread_once(&key_once, make_exit_key);
     pthread_setspecific(exit_key, t);
-    churn_spin_lock(&registry_lock);
-    t->next = atomic_load_explicit(&registry, memory_order_relaxed);
-    atomic_store_explicit(&registry, t, memory_order_release);
-    churn_spin_unlock(&registry_lock);
     self = t;
     return t;
+}
+
+churn_thread *churn_thread_inside_allocator(void)
+{
+    if (CHURN_LIKELY(self != NULL))
+        return self;
+    if (!unfinished)
+        unfinished = ring_start();
+    return unfinished;
 }
 
 /* Producers whose ring is full sleep on room_seq, which the writer bumps as it makes room
@@ -241,6 +266,7 @@ void churn_threads_after_fork_child(void)
         }
         t = next;
     }
+    unfinished = NULL; /* a ring like the others: its events happened in the parent */
     if (self) {
         self->next = NULL;
         self->tid = churn_gettid();
