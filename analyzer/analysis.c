@@ -612,7 +612,7 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     }
     churn_epochs_finish(&a->epochs, last); /* no row changes from here on */
     churn_growth_finish(&a->growth);
-    churn_functions_finish(&a->functions, &a->growth);
+    churn_functions_finish(&a->functions, &a->growth, a->has_exit);
     churn_crosscheck(a);
 }
 

@@ -478,6 +478,14 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         if (r.reclaimed_count)
             fprintf(out, "<br>%lld freed in epoch %llu", (long long)r.reclaimed_count,
                     (unsigned long long)r.reclaimed_epoch);
+        enum churn_retention order[CHURN_RETENTION_KINDS];
+        size_t nc = churn_functions_classes(fn, order);
+        for (size_t k = 0; nc > 1 && k < nc; k++) {
+            const struct churn_function_class *c = &fn->classes[order[k]];
+            fprintf(out, "<br>%s %lld (%s) in %zu stack%s", churn_retention_name(order[k]),
+                    (long long)c->count, human((double)c->bytes, "B", b3, sizeof b3), c->stacks,
+                    c->stacks == 1 ? "" : "s");
+        }
         fputs("</td><td class=\"stack\">", out);
         if (fn->name && fn->type)
             snprintf(name, sizeof name, "%s (%s), type %s", fn->name,

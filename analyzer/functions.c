@@ -125,13 +125,19 @@ void churn_functions_free(churn_functions *f)
     memset(f, 0, sizeof *f);
 }
 
-void churn_functions_finish(churn_functions *f, const churn_growth *g)
+void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended)
 {
     for (size_t i = 0; i < g->count; i++) {
         const churn_callsite *s = &g->sites[i];
         if (!s->parent)
             continue;
         churn_function *fn = &f->fns[f->growth.sites[s->parent - 1].stack - 1];
+        churn_retained r = churn_growth_retention(g, s, ended);
+        struct churn_function_class *c = &fn->classes[r.kind];
+        c->stacks++;
+        c->count = churn_wrap_add(c->count, (uint64_t)r.count);
+        c->bytes = churn_wrap_add(c->bytes, (uint64_t)r.bytes);
+        c->growth += churn_fit_slope(&s->bytes_fit);
         fn->stacks++;
         fn->allocs += s->allocs;
         fn->frees += s->frees;
@@ -139,6 +145,52 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g)
         fn->free_bytes += s->free_bytes;
         fn->temporary += s->temporary;
     }
+}
+
+/* The order of churn_functions_classes: nonzero when class a comes before class b. */
+static int class_before(const churn_function *fn, enum churn_retention a, enum churn_retention b)
+{
+    /* what a class tells a user most, when the figures do not decide */
+    static const int rank[CHURN_RETENTION_KINDS] = {
+        [CHURN_RETENTION_LEAKED] = 0, [CHURN_RETENTION_KEPT] = 1, [CHURN_RETENTION_LIVE] = 2,
+        [CHURN_RETENTION_RECLAIMED] = 3, [CHURN_RETENTION_STEADY] = 4};
+    const struct churn_function_class *x = &fn->classes[a], *y = &fn->classes[b];
+    double gx = x->growth > 0 ? x->growth : 0, gy = y->growth > 0 ? y->growth : 0;
+    if (gx != gy)
+        return gx > gy;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes;
+    return rank[a] < rank[b];
+}
+
+size_t churn_functions_classes(const churn_function *fn, enum churn_retention *order)
+{
+    size_t n = 0;
+    for (int k = 0; k < CHURN_RETENTION_KINDS; k++) {
+        if (!fn->classes[k].stacks)
+            continue;
+        size_t at = n++;
+        while (at > 0 && class_before(fn, (enum churn_retention)k, order[at - 1])) {
+            order[at] = order[at - 1];
+            at--;
+        }
+        order[at] = (enum churn_retention)k;
+    }
+    return n;
+}
+
+churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
+                                         int ended)
+{
+    churn_retained r = churn_growth_retention(&f->growth, row, ended);
+    const churn_function *fn = churn_functions_of(f, row);
+    enum churn_retention order[CHURN_RETENTION_KINDS];
+    if (churn_functions_classes(fn, order)) {
+        r.kind = order[0];
+        r.count = fn->classes[order[0]].count;
+        r.bytes = fn->classes[order[0]].bytes;
+    }
+    return r;
 }
 
 void churn_functions_pinned(churn_functions *f, churn_growth *g,

@@ -27,6 +27,16 @@ typedef struct churn_function {
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* sums of the callsites' */
     uint64_t temporary;
     double pinned_bytes; /* its callsites' pinned bytes in the main pinning ranking */
+    /* Its callsites by their own retention class (growth.h): how many, what they retained,
+       and the sum of their growth fits' bytes per epoch.  The row's class is one of these
+       (churn_functions_retention), not the class of the summed series: a steady population
+       larger than half of what another stack keeps until the exit hides that stack's
+       accumulation from the sum's 1.5 x mean test. */
+    struct churn_function_class {
+        size_t stacks;
+        int64_t count, bytes;
+        double growth;
+    } classes[CHURN_RETENTION_KINDS];
 } churn_function;
 
 typedef struct churn_functions {
@@ -44,9 +54,22 @@ void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_sta
                             churn_symbolizer *sym);
 void churn_functions_free(churn_functions *f);
 
-/* Adds the callsites' counts and stack numbers to their functions; call once, after
+/* Adds the callsites' counts, stack numbers and retention classes (ended: the trace has the
+   process's exit, as churn_growth_retention) to their functions; call once, after
    churn_growth_finish. */
-void churn_functions_finish(churn_functions *f, const churn_growth *g);
+void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended);
+
+/* A function row's retention: the class of its callsites whose summed growth (bytes per
+   epoch, the positive sums) is the largest; without growth, the class that retained the
+   most bytes; without either, the first class present of leaked, kept_until_exit, live,
+   reclaimed, steady.  count and bytes are that class's callsites' retained sums; the bulk
+   free is that of the function's summed series. */
+churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
+                                         int ended);
+
+/* The classes present in a function row, the row's own first, then by growth, retained
+   bytes: writes up to CHURN_RETENTION_KINDS into order, returns how many. */
+size_t churn_functions_classes(const churn_function *fn, enum churn_retention *order);
 
 /* Adds each callsite's pinned bytes in parts (sorted or not: every part is one callsite,
    key = stack id) to its function. */

@@ -137,6 +137,7 @@ void churn_growth_finish(churn_growth *g);
    STEADY        none of these: freed as it goes, no accumulation that lasts. */
 enum churn_retention { CHURN_RETENTION_STEADY, CHURN_RETENTION_LEAKED, CHURN_RETENTION_KEPT,
                        CHURN_RETENTION_RECLAIMED, CHURN_RETENTION_LIVE };
+#define CHURN_RETENTION_KINDS 5
 typedef struct churn_retained {
     enum churn_retention kind;
     int64_t count, bytes;      /* live at the end of the last epoch before the teardown */

@@ -67,6 +67,8 @@ unsigned long long churn_report_segments_dropped(const churn_analysis *a)
 churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
                                       const churn_callsite *s)
 {
+    if (g == &a->functions.growth)
+        return churn_functions_retention(&a->functions, s, a->has_exit);
     return churn_growth_retention(g, s, a->has_exit);
 }
 

@@ -38,7 +38,8 @@ const char *churn_report_exit_how(const churn_analysis *a);
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 
-/* What happened to the objects of a row of g (a->growth or a->functions.growth). */
+/* What happened to the objects of a row of g (a->growth; a->functions.growth: from its
+   callsites' classes, churn_functions_retention). */
 churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
                                       const churn_callsite *s);
 

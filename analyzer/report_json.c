@@ -335,6 +335,26 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
     free(sites);
 }
 
+/* '"retention_classes": [{"retention": ..., "stacks": n, "retained_count": ...,
+   "retained_bytes": ..., "bytes_per_epoch": ...}], ', the row's class first. */
+static void retention_classes(FILE *out, const churn_function *fn)
+{
+    enum churn_retention order[CHURN_RETENTION_KINDS];
+    size_t n = churn_functions_classes(fn, order);
+    fputs("\"retention_classes\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        const struct churn_function_class *c = &fn->classes[order[i]];
+        fprintf(out, "%s{\"retention\": \"%s\", ", i ? ", " : "", churn_retention_name(order[i]));
+        u64(out, "stacks", c->stacks, 1);
+        i64(out, "retained_count", c->count, 1);
+        i64(out, "retained_bytes", c->bytes, 1);
+        fputs("\"bytes_per_epoch\": ", out);
+        json_double(out, c->growth);
+        fputs("}", out);
+    }
+    fputs("], ", out);
+}
+
 /* A function's name as the reports print it; "module+0xoffset" when it has none. */
 static void function_name(FILE *out, const churn_function *fn)
 {
@@ -372,6 +392,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "alloc_bytes", fn->alloc_bytes, 1);
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
+        retention_classes(out, fn);
         type_field(out, fn->type);
         temporary_field(out, a, fn->temporary);
         fputs("\"pinned_bytes\": ", out);

@@ -302,6 +302,33 @@ static void estimate_text(FILE *out, const churn_analysis *a, const churn_growth
             (unsigned long long)s->samples);
 }
 
+/* A function whose callsites fall in more than one class: "kept_until_exit (kept_until_exit
+   249 objects (1.0MiB) in 1 stack; steady 12 objects (4.0KiB) in 3 stacks)", the row's class
+   first; of one class, as a callsite's. */
+static void function_retention_text(FILE *out, const churn_analysis *a, const churn_callsite *s,
+                                    const churn_function *fn)
+{
+    enum churn_retention order[CHURN_RETENTION_KINDS];
+    size_t n = churn_functions_classes(fn, order);
+    if (n < 2) {
+        retention_text(out, a, &a->functions.growth, s);
+        return;
+    }
+    churn_retained r = churn_report_retention(a, &a->functions.growth, s);
+    fputs(churn_retention_name(r.kind), out);
+    for (size_t i = 0; i < n; i++) {
+        const struct churn_function_class *c = &fn->classes[order[i]];
+        char b[32];
+        fprintf(out, "%s%s %lld objects (%sB) in %zu stack%s", i ? "; " : " (",
+                churn_retention_name(order[i]), (long long)c->count,
+                human((double)c->bytes, b, sizeof b), c->stacks, c->stacks == 1 ? "" : "s");
+    }
+    fputs(")", out);
+    if (r.reclaimed_count)
+        fprintf(out, ", %lld objects freed at once in epoch %llu", (long long)r.reclaimed_count,
+                (unsigned long long)r.reclaimed_epoch);
+}
+
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
     size_t n;
@@ -326,7 +353,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
                 (long long)s->live_count, human((double)s->live_bytes, b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks,
                 fn->stacks == 1 ? "" : "s");
-        retention_text(out, a, &a->functions.growth, s);
+        function_retention_text(out, a, s, fn);
         if (fn->type)
             fprintf(out, ", type %s", fn->type);
         if (fn->temporary)
