@@ -366,15 +366,37 @@ void churn_fragment_take_peak(churn_fragmentation *f, churn_fragmentation *from)
 /* Says once which epochs' books were not used, with the first one's figures. */
 static void stale_books_warning(const churn_fragmentation *f, const churn_analysis *a)
 {
-    uint64_t n = 0, rss = 0;
-    churn_frag_row first = {0}, first_rss = {0}, r;
+    uint64_t n = 0, rss = 0, early = 0, later = 0;
+    churn_frag_row first = {0}, first_rss = {0}, first_early = {0}, first_later = {0}, r;
     for (size_t i = 0; i < f->nrows; i++) {
         churn_frag_row_at(f, i, &r);
         if (r.books_stale && !n++)
             first = r;
         if (r.rss_stale && !rss++)
             first_rss = r;
+        /* the shim's COUNTERS_STALE outside the exit's epoch, which is never read anew:
+           age 0, a reading after a later epoch's end; else one from before this one's */
+        if (f->books == CHURN_BOOKS_NONE || !r.row || !r.row->counters_stale ||
+            (a->has_exit && r.epoch == a->last_epoch))
+            continue;
+        if (!r.row->counters_age_ns ? !later++ : !early++)
+            *(r.row->counters_age_ns ? &first_early : &first_later) = r;
     }
+    if (later)
+        churn_warn(a->warn,
+                   "allocator counters of %llu epoch(s) read after a later epoch had ended "
+                   "(first: epoch %llu): several epochs ended before the writer read them; "
+                   "those epochs show no free-resident figure and their heap is the live "
+                   "set's spans",
+                   (unsigned long long)later, (unsigned long long)first_later.epoch);
+    if (early)
+        churn_warn(a->warn,
+                   "allocator counters not read at the end of %llu epoch(s) (first: epoch %llu, "
+                   "whose reading was taken %.3f ms before it ended): epochs ended faster than "
+                   "the writer reads the counters (at most once a millisecond); those epochs "
+                   "show no free-resident figure and their heap is the live set's spans",
+                   (unsigned long long)early, (unsigned long long)first_early.epoch,
+                   (double)first_early.row->counters_age_ns / 1e6);
     if (rss)
         churn_warn(a->warn,
                    "RSS reading older than the epoch's end at %llu epoch(s) (first: epoch %llu, "
@@ -387,7 +409,7 @@ static void stale_books_warning(const churn_fragmentation *f, const churn_analys
         churn_warn(a->warn,
                    "allocator counters stale at %llu epoch(s) (first: epoch %llu, where they "
                    "count %lld bytes in use and its live objects hold %llu usable bytes): read "
-                   "after the epoch ended, when the heap had changed; those epochs show no "
+                   "when the writer closed the epoch, after its end, and the heap had changed; those epochs show no "
                    "free-resident figure and their heap is the live set's spans",
                    (unsigned long long)n, (unsigned long long)first.epoch,
                    (long long)first.stale_in_use_bytes,

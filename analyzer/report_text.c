@@ -482,9 +482,11 @@ static const char *signed_human(int known, double v, char *buf, size_t len)
 }
 
 /* books: the trace names an allocator whose counters the writer reads.  An epoch that the
-   exit closed carries no reading of its own (COUNTERS_STALE), so its free-resident figure is
-   missing, and a run shorter than the writer's first pass has no reading at all. */
-static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int books)
+   exit closed (exit_epoch; UINT64_MAX: none) carries no reading of its own (COUNTERS_STALE),
+   so its free-resident figure is missing, and a run shorter than the writer's first pass has
+   no reading at all; nor has an epoch that ended before the writer read the counters again. */
+static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int books,
+                     uint64_t exit_epoch)
 {
     char b[8][32];
     fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s%s\n", label,
@@ -496,8 +498,10 @@ static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int 
             signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
             r->books_stale                      ? "  books stale (see warnings)"
             : r->rss_stale                      ? "  rss stale (see warnings)"
-            : books && r->row && r->row->counters_stale ? "  books not read (closed at the exit)"
-                                                        : "");
+            : books && r->row && r->row->counters_stale
+                ? (r->epoch == exit_epoch ? "  books not read (closed at the exit)"
+                                          : "  books read before its end (see warnings)")
+                : "");
 }
 
 static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o,
@@ -545,9 +549,10 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     }
     churn_frag_row_at(f, f->nrows - 1, &last);
     int read = f->books != CHURN_BOOKS_NONE;
-    frag_row(out, "first", &first, read);
-    frag_row(out, "peak", &peak, read);
-    frag_row(out, "last", &last, read);
+    uint64_t exit_epoch = a->has_exit ? a->last_epoch : UINT64_MAX;
+    frag_row(out, "first", &first, read, exit_epoch);
+    frag_row(out, "peak", &peak, read, exit_epoch);
+    frag_row(out, "last", &last, read, exit_epoch);
     if (!churn_epochs_exact(&a->epochs))
         fprintf(out, "  peak: the bucket end with the most RSS (buckets of up to %llu epochs, the "
                      "epochs table's resolution)\n",

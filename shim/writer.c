@@ -79,6 +79,8 @@ static struct {
     size_t ndirty, dirty_cap;
     uint64_t last_end_ns, last_cpu_ns;
     uint64_t counters[CHURN_MAX_COUNTERS], counters_ns;
+    uint64_t counters_epoch; /* churn_epoch_now when they were read: the reading at the end
+                                of the epoch before it, of no other (close_epoch) */
     int busy;                 /* the last pass drained BUSY_EVENTS or more */
 } w;
 
@@ -437,11 +439,12 @@ static void process_event(churn_event *ev, pid_t tid, uint64_t epoch)
    an allocator whose counters are read at the tick (tcmalloc's) keeps its slower ones from
    here, every millisecond (way_tcmalloc.c).  open_epoch is the writer's own: read without the
    lock, it is at worst a pass behind. */
-static int read_counters(uint64_t now, uint64_t *values)
+static int read_counters(uint64_t now, uint64_t *values, uint64_t *epoch)
 {
     const churn_allocator_info *a = churn_allocator();
+    *epoch = atomic_load(&churn_epoch_now);
     if (!a->ncounters || now - w.counters_ns < COUNTER_MIN_NS ||
-        (!a->counters_at_tick && atomic_load(&churn_epoch_now) <= w.open_epoch))
+        (!a->counters_at_tick && *epoch <= w.open_epoch))
         return 0;
     churn_allocator_counters(values);
     return 1;
@@ -456,13 +459,19 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     if (!tick_lost && t->counters_read)
         memcpy(w.counters, t->counters, sizeof w.counters);
     else
-        stale = w.final_path && churn_allocator()->ncounters && w.counters_ns < end_ns;
+        /* A reading is this epoch's only when it was taken after it ended and before the
+           next one did.  Read before it ended: by the exit path, or one an earlier epoch was
+           closed with, when epochs end faster than the counters are read (COUNTER_MIN_NS);
+           read after a later epoch ended: that epoch's heap (age 0, docs/format.md). */
+        stale = !tick_lost && churn_allocator()->ncounters &&
+                (w.counters_epoch <= w.open_epoch || w.counters_epoch > w.open_epoch + 1);
     churn_allocator_extra_counters(w.counters);
     segment_check();
     churn_emit_size_classes(w.final_path);
     if (stale) {
         uint64_t read_at = w.counters_ns ? w.counters_ns : churn_start_ns; /* never: zeros */
-        churn_emit_counters_stale(w.open_epoch, end_ns > read_at ? end_ns - read_at : 0);
+        uint64_t age = end_ns > read_at ? end_ns - read_at : 1; /* before: at least 1 */
+        churn_emit_counters_stale(w.open_epoch, w.counters_epoch <= w.open_epoch ? age : 0);
     }
     /* Sampled: the events are a sample, the counts of every allocation and free are the
        threads' (format.h, CHURN_REC_SAMPLE_BYTES). */
@@ -806,12 +815,13 @@ static void *writer_main(void *arg)
             sleep_until_poked(wait);
         atomic_store(&wake, 0);
         now = churn_now_ns();
-        uint64_t counters[CHURN_MAX_COUNTERS];
-        int fresh = read_counters(now, counters);
+        uint64_t counters[CHURN_MAX_COUNTERS], counters_epoch;
+        int fresh = read_counters(now, counters, &counters_epoch);
         if (lock_writer(0) == 0) {
             if (fresh) {
                 memcpy(w.counters, counters, sizeof counters);
                 w.counters_ns = now;
+                w.counters_epoch = counters_epoch;
             }
             if (!atomic_load(&w.stop)) {
                 pass(0);

@@ -152,9 +152,11 @@ enum churn_record_tag {
        segment, in every segment from the first such stack on; absent: none was cut. */
     CHURN_REC_SHORT_STACKS = 0x0d,
     /* V epoch, V age ns: the allocator counters in that epoch's EPOCH_END, which follows, are
-       the writer's last reading, taken age ns before the epoch ended, not a reading at its
-       end: the exit, fatal-signal and exec paths never ask the allocator (the ending thread
-       may hold its locks).  Absent: the counters were read at or after the epoch's end. */
+       not a reading taken between its end and the next epoch's end.  age >= 1: the writer's
+       last reading, taken age ns before the epoch ended (the exit, fatal-signal and exec
+       paths never ask the allocator, as the ending thread may hold its locks; epochs that end
+       faster than the writer reads the counters); age 0: a reading taken after a later epoch
+       ended too.  Absent: read after the epoch's end, before the next epoch's. */
     CHURN_REC_COUNTERS_STALE = 0x0e,
     /* V n (version 4): the writer stopped waiting for n events that held their place in an
        address's order (an event lost with its ring full, a thread stopped between a live-map

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Epochs that end faster than the writer reads the allocator's counters
+# (test/programs/fast_epochs.c: 1500 epochs begun by SIGUSR2 microseconds apart, one more live
+# object in each): an epoch is given a reading only if it was taken after the epoch ended and
+# before the next one did, so no two epochs that are not marked stale share a reading (the heap
+# in use grows in every epoch); every other epoch is counters_stale, and the warnings count
+# them all, the exit's epoch apart.
+. test/lib.sh
+
+build_c fast_epochs test/programs/fast_epochs.c
+rm -f "$WORK/trace.zst"
+CHURN_EPOCH_SIGNAL=USR2 CHURN_OUT="$WORK/trace.zst" LD_PRELOAD="$SHIM" "$WORK/fast_epochs" \
+    >"$WORK/out" 2>&1 || fail "fast_epochs failed: $(tail -n 1 "$WORK/out")"
+analyze "$WORK/trace.zst" "$WORK/report.json"
+
+check "$WORK/report.json" <<'PY'
+import re, sys
+from churncheck import *
+report = load(sys.argv[1])
+epochs = field(report, "epochs")
+expect("epochs", len(epochs), 1501)
+fresh = [e for e in epochs if not field(e, "counters_stale")]
+readings = {}
+for e in fresh:
+    readings.setdefault(field(e, "counters")["mallinfo2.uordblks"], []).append(e["epoch"])
+shared = {k: v for k, v in readings.items() if len(v) > 1}
+if shared:
+    k, v = next(iter(shared.items()))
+    fail("%d epochs not marked stale share one reading (uordblks %d: epochs %s...)"
+         % (sum(len(v) for v in shared.values()), k, v[:5]))
+# at most one reading a millisecond over a run of well under a second
+if len(fresh) > 300:
+    fail("%d epochs have a reading of their own: more than the writer can take" % len(fresh))
+stale = [e for e in epochs[:-1] if e["counters_stale"]]  # the last: the exit's
+counted = 0
+for w in field(report, "warnings"):
+    m = re.match(r"allocator counters not read at the end of (\d+) epoch", w) or \
+        re.match(r"allocator counters of (\d+) epoch\(s\) read after a later epoch", w)
+    if m:
+        counted += int(m.group(1))
+expect("stale epochs the warnings count", counted, len(stale))
+for w in field(report, "warnings"):
+    if "read when the writer closed the epoch" in w:
+        fail("books called stale by their contents, not by the shim's record: %s" % w)
+print("%d epochs with a reading of their own, %d stale" % (len(fresh), len(stale)))
+PY
