@@ -479,7 +479,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             fprintf(out, "<br>%lld freed in epoch %llu", (long long)r.reclaimed_count,
                     (unsigned long long)r.reclaimed_epoch);
         enum churn_retention order[CHURN_RETENTION_KINDS];
-        size_t nc = churn_functions_classes(fn, order);
+        size_t nc = churn_functions_classes(fn, 1, order);
         for (size_t k = 0; nc > 1 && k < nc; k++) {
             const struct churn_function_class *c = &fn->classes[order[k]];
             fprintf(out, "<br>%s %lld (%s) in %zu stack%s", churn_retention_name(order[k]),
@@ -496,6 +496,12 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             snprintf(name, sizeof name, "%s+0x%llx", fn->module ? fn->module : "?",
                      (unsigned long long)fn->offset);
         text(out, name);
+        if (fn->via) {
+            fputs(" via ", out);
+            text(out, fn->via);
+            if (fn->via_others)
+                fputs(" and others", out);
+        }
         fputs("</td></tr>\n", out);
     }
     if (!n)

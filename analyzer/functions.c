@@ -58,8 +58,14 @@ static uint64_t *find_slot(uint64_t *slots, size_t mask, const churn_function *f
 static uint64_t intern(churn_functions *f, const churn_function *want)
 {
     uint64_t *slot = find_slot(f->slots, f->mask, f->fns, want);
-    if (*slot)
+    if (*slot) {
+        churn_function *fn = &f->fns[*slot - 1];
+        if (fn->via != want->via && (!fn->via || !want->via || strcmp(fn->via, want->via)))
+            fn->via_others = 1;
+        if (!fn->via)
+            fn->via = want->via;
         return *slot;
+    }
     churn_reserve(&f->fns, &f->cap, f->count + 1, sizeof *f->fns);
     f->fns[f->count] = *want;
     *slot = ++f->count;
@@ -75,8 +81,43 @@ static uint64_t intern(churn_functions *f, const churn_function *want)
     return f->count;
 }
 
+/* An allocation wrapper of the program (docs/analyzer.md, "Growth per function"): a function
+   whose own name says it is an allocation entry point, matched on its last name component
+   (after any namespace, without parameters), case-insensitively: containing malloc, calloc,
+   realloc, memalign or strdup/strndup, or ending in "alloc" (xalloc, g_slice_alloc,
+   __rust_alloc); or operator new / new[]. */
+static int is_wrapper(const char *name)
+{
+    if (!name)
+        return 0;
+    if (!strncmp(name, "operator new", 12))
+        return 1;
+    const char *end = strchr(name, '(');
+    size_t len = end ? (size_t)(end - name) : strlen(name);
+    const char *last = name;
+    for (size_t i = 0; i + 1 < len; i++)
+        if (name[i] == ':' && name[i + 1] == ':')
+            last = name + i + 2;
+    char low[128];
+    size_t n = (size_t)(name + len - last);
+    if (n >= sizeof low)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)(last[i] >= 'A' && last[i] <= 'Z' ? last[i] - 'A' + 'a' : last[i]);
+    low[n] = 0;
+    static const char *const parts[] = {"malloc", "calloc", "realloc", "memalign", "strdup",
+                                        "strndup"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (strstr(low, parts[i]))
+            return 1;
+    return n >= 5 && !strcmp(low + n - 5, "alloc");
+}
+
 /* growth.h's parent_of: the innermost frame outside the C library, its innermost inlined
-   function first.  A stack entirely inside the C library keeps its innermost frame. */
+   function first, or rather, when that is an allocation wrapper (is_wrapper), the first of
+   its callers outward that is not one, which then names the wrapper it called (via).  A stack
+   entirely inside the C library keeps its innermost frame, and one whose frames outside it
+   are all wrappers its innermost wrapper. */
 static uint64_t function_of(void *ctx, uint64_t stack)
 {
     churn_functions *f = ctx;
@@ -86,20 +127,37 @@ static uint64_t function_of(void *ctx, uint64_t stack)
         return 0;
     uint64_t generation = churn_stack_defs_generation(f->stacks, stack);
     churn_frame frames[INLINE_MAX];
-    churn_function fn = {0};
+    churn_function fn = {0}, first = {0};
+    int have_first = 0;
+    const char *via = NULL;
     for (size_t i = 0; i < depth; i++) {
         size_t n = churn_symbolizer_resolve(f->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);
         if (!n || (i > 0 && in_libc(frames[0].module)))
             continue;
-        /* the module and offset of the names' generation of the module map (frames.h) */
-        fn.name = frames[0].function;
-        fn.module = frames[0].module;
-        fn.ip = ips[i];
-        fn.offset = frames[0].module ? ips[i] - frames[0].bias : ips[i];
-        if (!in_libc(fn.module))
-            break;
+        for (size_t j = 0; j < n; j++) {
+            /* the module and offset of the names' generation of the module map (frames.h) */
+            fn.name = frames[j].function;
+            fn.module = frames[j].module;
+            fn.ip = ips[i];
+            fn.offset = frames[j].module ? ips[i] - frames[j].bias : ips[i];
+            if (in_libc(fn.module))
+                break; /* frame 0 in the C library: kept if nothing outside it follows */
+            if (!is_wrapper(fn.name))
+                goto found;
+            if (!have_first) {
+                first = fn;
+                have_first = 1;
+            }
+            via = fn.name;
+        }
     }
+    if (have_first) {
+        fn = first;
+        via = NULL;
+    }
+found:
+    fn.via = via;
     return intern(f, &fn);
 }
 
@@ -163,11 +221,13 @@ static int class_before(const churn_function *fn, enum churn_retention a, enum c
     return rank[a] < rank[b];
 }
 
-size_t churn_functions_classes(const churn_function *fn, enum churn_retention *order)
+size_t churn_functions_classes(const churn_function *fn, int retained,
+                               enum churn_retention *order)
 {
     size_t n = 0;
     for (int k = 0; k < CHURN_RETENTION_KINDS; k++) {
-        if (!fn->classes[k].stacks)
+        const struct churn_function_class *c = &fn->classes[k];
+        if (!c->stacks || (retained && !c->count && !c->bytes))
             continue;
         size_t at = n++;
         while (at > 0 && class_before(fn, (enum churn_retention)k, order[at - 1])) {
@@ -185,7 +245,7 @@ churn_retained churn_functions_retention(const churn_functions *f, const churn_c
     churn_retained r = churn_growth_retention(&f->growth, row, ended);
     const churn_function *fn = churn_functions_of(f, row);
     enum churn_retention order[CHURN_RETENTION_KINDS];
-    if (churn_functions_classes(fn, order)) {
+    if (churn_functions_classes(fn, 0, order)) {
         r.kind = order[0];
         r.count = fn->classes[order[0]].count;
         r.bytes = fn->classes[order[0]].bytes;

@@ -1,7 +1,7 @@
 /*
  * Callsites merged by allocating function: the innermost frame of a stack that is not in the
- * C library (after inline expansion, so a one-line wrapper inlined into its caller is the
- * function), across all the stacks that reach it.  A function's live series is the sum of
+ * C library nor one of the program's allocation wrappers (xmalloc, zmalloc_usable, operator
+ * new: functions.c), after inline expansion, across all the stacks that reach it.  A function's live series is the sum of
  * its callsites' series, kept as a growth table of its own (growth.h: each callsite passes
  * its changes on to its function), so its growth fit is that of the sum, not a sum of fits.
  */
@@ -22,6 +22,9 @@ typedef struct churn_function {
     uint64_t ip;        /* the frame's recorded address, for a function without a name */
     uint64_t offset;    /* ip - module bias, for display */
     size_t stacks;      /* callsites merged into the row */
+    const char *via;    /* the allocation wrapper one of its stacks called (functions.c), or
+                           NULL: none did */
+    int via_others;     /* other stacks called another wrapper, or none */
     const char *type;   /* the C++ type its callsites construct most (by allocations), or NULL */
     uint64_t type_allocs;
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* sums of the callsites' */
@@ -67,9 +70,11 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended
 churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
                                          int ended);
 
-/* The classes present in a function row, the row's own first, then by growth, retained
-   bytes: writes up to CHURN_RETENTION_KINDS into order, returns how many. */
-size_t churn_functions_classes(const churn_function *fn, enum churn_retention *order);
+/* The classes present in a function row (retained: only those that retained objects), the
+   row's own first, then by growth, retained bytes: writes up to CHURN_RETENTION_KINDS into
+   order, returns how many. */
+size_t churn_functions_classes(const churn_function *fn, int retained,
+                               enum churn_retention *order);
 
 /* Adds each callsite's pinned bytes in parts (sorted or not: every part is one callsite,
    key = stack id) to its function. */

@@ -340,7 +340,7 @@ static void growth(FILE *out, churn_analysis *a, const churn_report_options *o)
 static void retention_classes(FILE *out, const churn_function *fn)
 {
     enum churn_retention order[CHURN_RETENTION_KINDS];
-    size_t n = churn_functions_classes(fn, order);
+    size_t n = churn_functions_classes(fn, 0, order);
     fputs("\"retention_classes\": [", out);
     for (size_t i = 0; i < n; i++) {
         const struct churn_function_class *c = &fn->classes[order[i]];
@@ -393,6 +393,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         u64(out, "free_bytes", fn->free_bytes, 1);
         retention(out, a, &a->functions.growth, s);
         retention_classes(out, fn);
+        nullable_string(out, "via", fn->via);
+        fprintf(out, "\"via_others\": %s, ", fn->via_others ? "true" : "false");
         type_field(out, fn->type);
         temporary_field(out, a, fn->temporary);
         fputs("\"pinned_bytes\": ", out);

@@ -309,7 +309,7 @@ static void function_retention_text(FILE *out, const churn_analysis *a, const ch
                                     const churn_function *fn)
 {
     enum churn_retention order[CHURN_RETENTION_KINDS];
-    size_t n = churn_functions_classes(fn, order);
+    size_t n = churn_functions_classes(fn, 1, order);
     if (n < 2) {
         retention_text(out, a, &a->functions.growth, s);
         return;
@@ -345,6 +345,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         else
             fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
                     (unsigned long long)fn->offset);
+        if (fn->via)
+            fprintf(out, " via %s%s", fn->via, fn->via_others ? " and others" : "");
         fprintf(out, ": %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects (%sB), "
                      "%llu allocs, %llu frees, %zu stack%s, ",
                 human(churn_fit_slope(&s->bytes_fit), b1, sizeof b1),
