@@ -346,8 +346,9 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     fprintf(out, "</h1>\n<div class=\"meta\">pid %llu, %s, allocator ",
             (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only");
     text(out, a->allocator ? a->allocator : "?");
-    fprintf(out, ", %zu segment(s) used, %llu dropped, %s, exit: %s</div>\n", a->segments_used,
-            churn_report_segments_dropped(a), window, churn_report_exit_how(a));
+    char how[64];
+    fprintf(out, ", %zu segment(s) used, %llu dropped, %s, %s</div>\n", a->segments_used,
+            churn_report_segments_dropped(a), window, churn_report_exit_text(a, how, sizeof how));
 }
 
 static void card(FILE *out, const char *value, const char *label)

@@ -59,6 +59,21 @@ const char *churn_report_exit_how(const churn_analysis *a)
     }
 }
 
+const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len)
+{
+    if (!a->has_exit)
+        return "no exit record";
+    if (a->exit_how == CHURN_EXIT_EXEC)
+        return "exec";
+    if (a->exit_how == CHURN_EXIT_THREADS)
+        snprintf(buf, len, "exit %llu (by its last thread)", (unsigned long long)a->exit_detail);
+    else
+        snprintf(buf, len, "%s %llu",
+                 a->exit_how == CHURN_EXIT_NORMAL ? "exit" : churn_report_exit_how(a),
+                 (unsigned long long)a->exit_detail);
+    return buf;
+}
+
 unsigned long long churn_report_segments_dropped(const churn_analysis *a)
 {
     return (unsigned long long)a->first_seq;

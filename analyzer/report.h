@@ -35,6 +35,10 @@ churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_op
    trace has no exit record. */
 const char *churn_report_exit_how(const churn_analysis *a);
 
+/* How the process ended, for a header: "exit 3", "signal 6", "_exit 0", "exec", "no exit
+   record"; written into buf when it has a number. */
+const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len);
+
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 

@@ -39,19 +39,17 @@ static const char *count_rate(double v, char *buf, size_t len)
 
 static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)
 {
+    char how[64];
     fprintf(out, "churn-analyze %s: %s", CHURN_VERSION, o->trace_path);
     if (a->info->producer[0])
         fprintf(out, ", written by libchurn %s", a->info->producer);
     fputc('\n', out);
     fprintf(out, "  pid %llu, %s, allocator %s, %zu segment(s) used, %llu dropped, "
-                 "epochs %llu-%llu, exit: %s",
+                 "epochs %llu-%llu, %s\n",
             (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only",
             a->allocator ? a->allocator : "?", a->segments_used,
             churn_report_segments_dropped(a), (unsigned long long)a->first_epoch,
-            (unsigned long long)a->last_epoch, churn_report_exit_how(a));
-    if (a->has_exit && a->exit_how == CHURN_EXIT_SIGNAL)
-        fprintf(out, " %llu", (unsigned long long)a->exit_detail);
-    fputs("\n", out);
+            (unsigned long long)a->last_epoch, churn_report_exit_text(a, how, sizeof how));
     char untraced[512];
     if (churn_report_untraced(a, untraced, sizeof untraced))
         fprintf(out, "  WARNING: %s\n", untraced);

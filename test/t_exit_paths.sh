@@ -1,7 +1,7 @@
 #!/bin/sh
 # How a traced process ends (test/programs/endings.c, tls_dtor.c).  exit(3) and _exit(4) from
 # main: the trace holds the work epoch exactly and ends with how the process went and its
-# status (`normal` 3, `_exit` 4); an uncaught SIGSEGV: the shell sees the signal (status 139,
+# status (`normal` 3, `_exit` 4; the report's header `exit 3`, `_exit 4`); an uncaught SIGSEGV: the shell sees the signal (status 139,
 # libchurn does not swallow it) and the trace up to the crash is readable and says signal 11.
 # (abort() and kill -9 are test/t_crash.sh, exits inside malloc test/t_exit_locked.sh.)
 # Thread-specific-data destructors that free and allocate after libchurn's own per-thread
@@ -17,9 +17,9 @@ for mode in exit _exit segv; do
     CHURN_OUT="$WORK/$mode.zst" LD_PRELOAD="$SHIM" "$WORK/endings" $mode >"$WORK/$mode.out" \
         2>"$WORK/$mode.err" || status=$?
     case $mode in
-    exit) want=3 how=normal detail=3 ;;
-    _exit) want=4 how=_exit detail=4 ;;
-    segv) want=139 how=signal detail=11 ;;
+    exit) want=3 how=normal detail=3 said="exit 3" ;;
+    _exit) want=4 how=_exit detail=4 said="_exit 4" ;;
+    segv) want=139 how=signal detail=11 said="signal 11" ;;
     esac
     [ "$status" -eq "$want" ] || fail "endings $mode exited with status $status under the shim, not $want"
     [ -s "$WORK/$mode.zst" ] || fail "endings $mode left no trace"
@@ -33,6 +33,10 @@ expect("metadata.exit.how after %s" % mode, field(report, "metadata", "exit", "h
 expect("metadata.exit.detail after %s" % mode, field(report, "metadata", "exit", "detail"), detail)
 print("%s: work epoch exact, trace ends with %s %d" % (mode, how, detail))
 PY
+    # the report's header says the status, as the trace has it
+    "$ANALYZE" "$WORK/$mode.zst" >"$WORK/$mode.txt" 2>&1 || fail "churn-analyze $mode.zst failed"
+    sed -n 2p "$WORK/$mode.txt" | grep -q ", $said\$" ||
+        fail "the report's header after $mode does not end with '$said': $(sed -n 2p "$WORK/$mode.txt")"
 done
 
 build_c tls_dtor test/programs/tls_dtor.c -pthread
