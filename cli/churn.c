@@ -151,14 +151,26 @@ static const opt_row *row_of_flag(const char *name)
     return NULL;
 }
 
+/* PATH from the root, its directory resolved (no "..", ".", or symlinked directory in what
+   churn prints); a directory that does not exist is only joined to the working directory. */
 static char *absolute(const char *path)
 {
+    char *out, dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (*base && strcmp(base, ".") && strcmp(base, "..")) {
+        char *d = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+        int ok = d && realpath(d, dir);
+        free(d);
+        if (ok)
+            return asprintf(&out, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base) < 0 ? NULL
+                                                                                    : out;
+    }
     if (path[0] == '/')
         return strdup(path);
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         return NULL;
-    char *out;
     return asprintf(&out, "%s/%s", cwd, path) < 0 ? NULL : out;
 }
 

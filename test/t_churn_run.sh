@@ -78,6 +78,12 @@ grep -qx "churn: trace in $WORK/elsewhere/churn-$pid.zst" "$WORK/def.err" ||
     { cat "$WORK/def.err"; fail "default name is not churn-$pid.zst in the working directory"; }
 [ -s "$WORK/elsewhere/churn-$pid.zst" ] || fail "no $WORK/elsewhere/churn-$pid.zst"
 
+# -o ../up.zst: the name printed and passed on is the resolved one, without its "..".
+(cd "$WORK/elsewhere/sub" && "$CHURN" run -o ../up.zst "$WORK/churn_tree" exit 0) \
+    >"$WORK/up.out" 2>"$WORK/up.err" || fail "churn run -o ../up.zst failed: $(tail -n 1 "$WORK/up.err")"
+grep -qx "churn: trace in $WORK/elsewhere/up.zst" "$WORK/up.err" ||
+    { cat "$WORK/up.err"; fail "-o ../up.zst is not named $WORK/elsewhere/up.zst"; }
+
 # ---- a fork/exec tree: every file named, each the right image's ----
 "$CHURN" run -o "$WORK/tree.zst" "$WORK/churn_tree" tree >"$WORK/tree.out" 2>"$WORK/tree.err" ||
     { cat "$WORK/tree.err"; fail "the tree run failed"; }
