@@ -174,6 +174,27 @@ static char *absolute(const char *path)
     return asprintf(&out, "%s/%s", cwd, path) < 0 ? NULL : out;
 }
 
+/* A shell or a script language's interpreter (by the executable's name, versions such as
+   python3.11 included): a first image that exec'd a program, or started the one that
+   allocated most, is then a script in front of it. */
+static int is_interpreter(const char *exe)
+{
+    const char *base = exe ? strrchr(exe, '/') : NULL;
+    base = base ? base + 1 : exe;
+    if (!base)
+        return 0;
+    static const char *const names[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox",
+                                        "env", "python", "perl", "ruby", "node", "tclsh",
+                                        "lua", "php"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        size_t n = strlen(names[i]);
+        if (!strncmp(base, names[i], n) && (!base[n] || strspn(base + n, "0123456789.") ==
+                                                             strlen(base + n)))
+            return 1;
+    }
+    return 0;
+}
+
 /* A word for a shell command line: quoted unless it is plainly safe. */
 static void put_shell_word(FILE *out, const char *w)
 {
@@ -316,17 +337,23 @@ static void report_traces(const char *out, pid_t pid, int status)
         most = m >= 0 ? &t.v[m] : NULL;
     }
     const churn_proc *chosen = most ? most : own;
+    const churn_proc *first = churn_proctree_find(&t, pid, 0);
+    /* only a script interpreter's first image makes the question worth asking */
+    const char *script = first && is_interpreter(first->exe) ? " (a script in front of the "
+                                                               "program?)"
+                                                             : "";
     if (own && own->n > 0 && chosen == own)
-        fprintf(stderr, "churn: pid %d exec'd %d time(s) (a script in front of the program?); "
-                        "the trace below is of its last image, %s\n",
-                (int)pid, own->n, own->exe);
+        fprintf(stderr, "churn: pid %d exec'd %d time(s)%s; the trace below is of its last "
+                        "image, %s\n",
+                (int)pid, own->n, script, own->exe);
     if (most && own && most != own) {
         char bytes[32], p[32];
         snprintf(p, sizeof p, most->n ? "%ld.%d" : "%ld", most->pid, most->n);
         churn_proc_bytes((double)f[most - t.v].alloc_bytes, bytes, sizeof bytes);
         fprintf(stderr, "churn: the image that allocated most is pid %s (%s), not pid %d "
-                        "that churn started (a script in front of the program?): %.60s%s\n",
-                p, bytes, (int)pid, most->command, strlen(most->command) > 60 ? "..." : "");
+                        "that churn started%s: %.60s%s\n",
+                p, bytes, (int)pid, *script ? script : " (one of the processes it started)",
+                most->command, strlen(most->command) > 60 ? "..." : "");
     }
     const char *trace = chosen ? chosen->trace : out;
     fprintf(stderr, "churn: trace in %s\n", trace);

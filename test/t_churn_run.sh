@@ -78,6 +78,16 @@ grep -qx "churn: trace in $WORK/elsewhere/churn-$pid.zst" "$WORK/def.err" ||
     { cat "$WORK/def.err"; fail "default name is not churn-$pid.zst in the working directory"; }
 [ -s "$WORK/elsewhere/churn-$pid.zst" ] || fail "no $WORK/elsewhere/churn-$pid.zst"
 
+# A program (not a script interpreter) whose child allocates more: churn names the child's
+# trace as one of the processes it started, and asks about no script.
+"$CHURN" run -o "$WORK/big.zst" "$WORK/churn_tree" bigtree >"$WORK/big.out" 2>"$WORK/big.err" ||
+    { cat "$WORK/big.err"; fail "the bigtree run failed"; }
+bpid=$(sed -n 's/^pid //p' "$WORK/big.out")
+grep -q "^churn: the image that allocated most is pid [0-9.]* ([0-9.]*KiB), not pid $bpid that churn started (one of the processes it started): .*leaf 120" \
+    "$WORK/big.err" || { cat "$WORK/big.err"; fail "churn did not name the child that allocated most"; }
+! grep -q "script in front" "$WORK/big.err" ||
+    { cat "$WORK/big.err"; fail "churn asked about a script in front of a program that is none"; }
+
 # -o ../up.zst: the name printed and passed on is the resolved one, without its "..".
 (cd "$WORK/elsewhere/sub" && "$CHURN" run -o ../up.zst "$WORK/churn_tree" exit 0) \
     >"$WORK/up.out" 2>"$WORK/up.err" || fail "churn run -o ../up.zst failed: $(tail -n 1 "$WORK/up.err")"

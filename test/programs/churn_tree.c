@@ -3,7 +3,8 @@
      churn_tree exit N      parent_alloc x 100, prints LD_PRELOAD, exits with status N
      churn_tree signal N    parent_alloc x 100, then dies of signal N
      churn_tree tree        parent_alloc x 100, forks a child that execs `churn_tree leaf`
-     churn_tree leaf        leaf_alloc x 37
+     churn_tree leaf [N]    leaf_alloc x 37 (or N, at most 128)
+     churn_tree bigtree     as tree, the child's leaf_alloc x 120: it allocates more
      churn_tree forks       parent_alloc x 100, then forks four children, each leaking
                             blocks of its own size: 10 x 1000 bytes (exits 0), 20 x 3000
                             (exits 7), 3 x 700 (dies of SIGTERM), 5 x 500 (waits until the
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
     if (argc < 2)
         return 100;
     if (!strcmp(argv[1], "leaf")) {
-        leaf_alloc(37);
+        int n = argc > 2 ? atoi(argv[2]) : 37;
+        leaf_alloc(n > 0 && n <= 128 ? n : 37);
         return 0;
     }
     parent_alloc(100);
@@ -106,10 +108,13 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "forks"))
         return forks();
-    if (!strcmp(argv[1], "tree")) {
+    if (!strcmp(argv[1], "tree") || !strcmp(argv[1], "bigtree")) {
         pid_t c = fork();
         if (c == 0) {
-            execl("/proc/self/exe", argv[0], "leaf", (char *)NULL);
+            if (argv[1][0] == 'b')
+                execl("/proc/self/exe", argv[0], "leaf", "120", (char *)NULL);
+            else
+                execl("/proc/self/exe", argv[0], "leaf", (char *)NULL);
             _exit(102);
         }
         int st;
