@@ -28,6 +28,7 @@
 #include "util.h"
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -506,6 +507,39 @@ static char *open_problem(const char *fmt, ...)
     return copy;
 }
 
+/* Where the standard lookup looked for a module's debug file (local_debug_file_may_exist's
+   places): "/usr/lib/debug/.build-id/ab/cdef.debug, or NAME.debug in DIR, DIR/.debug,
+   /usr/lib/debug/DIR", as far as the module names them. */
+static void debug_places(module *m, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
+    if (len > 1) {
+        n += (size_t)snprintf(buf + n, size - n, "/usr/lib/debug/.build-id/%02x/", bits[0]);
+        for (int i = 1; i < len && n + 8 < size; i++)
+            n += (size_t)snprintf(buf + n, size - n, "%02x", bits[i]);
+        if (n + 8 < size)
+            n += (size_t)snprintf(buf + n, size - n, ".debug");
+    }
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(m->dwmod, &bias);
+    GElf_Word crc;
+    const char *link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
+    if (link && n + 1 < size) {
+        const char *slash = strrchr(m->path, '/');
+        int dir = slash ? (int)(slash - m->path) : 1;
+        const char *d = slash ? m->path : ".";
+        if (link[0] == '/')
+            snprintf(buf + n, size - n, "%s%s", n ? ", or " : "", link);
+        else
+            snprintf(buf + n, size - n, "%s%s in %.*s, %.*s/.debug, /usr/lib/debug%.*s",
+                     n ? ", or " : "", link, dir, d, dir, d, dir, d);
+    }
+}
+
 static char *module_load(module *m)
 {
     m->state = MODULE_UNUSABLE;
@@ -543,9 +577,15 @@ static char *module_load(module *m)
     Dwarf_Addr dwarf_bias;
     m->dwarf = dwfl_module_getdwarf(m->dwmod, &dwarf_bias);
     m->state = MODULE_OPEN;
-    if (!m->dwarf)
-        return open_problem("module %s: no debug info; function names from its symbol table, "
-                            "no file:line", m->path);
+    if (!m->dwarf) {
+        char places[1024];
+        debug_places(m, places, sizeof places);
+        const char *urls = getenv("DEBUGINFOD_URLS");
+        return open_problem("module %s: no debug info (looked for %s%s); function names from "
+                            "its symbol table, no file:line", m->path,
+                            places[0] ? places : "no debug file: it names none",
+                            urls && *urls ? ", and asked debuginfod" : "");
+    }
     return NULL;
 }
 

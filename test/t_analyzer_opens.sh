@@ -79,7 +79,7 @@ unsymbolized mod_fifo.trace "$T/module_fifo" "not a regular file; not symbolized
 unsymbolized mod_zero.trace /dev/zero "not a regular file; not symbolized"
 unsymbolized mod_dir.trace "$T/dir" "not a regular file; not symbolized"
 # the module itself is a regular ELF; only its debug file is a FIFO: names from its symbols
-unsymbolized mod_debuglink.trace "$T/bin/prog" "no debug info"
+unsymbolized mod_debuglink.trace "$T/bin/prog" "no debug info \\(looked for .*prog\\.debug in $T/bin, $T/bin/\\.debug, /usr/lib/debug$T/bin\\)"
 check "$T/mod_debuglink.trace.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -144,8 +144,11 @@ CHURN_SYMBOL_CACHE=$PWD/$B/cache "$B/symtest" "$B/pie.map" > "$B/pie.cached.out"
 cmp -s "$B/pie.out" "$B/pie.cached.out" || fail "the cache did not answer for the stripped binary's build id"
 "$B/symtest" "$B/pie.map" > "$B/stripped.out" || fail "symtest failed on the stripped binary"
 expect "$B/stripped.out" parse 0 0 parse_request '?' 0 sym_pie
+# the warning says where the debug file was looked for: by build id (no .gnu_debuglink)
+id=$(readelf -n "$B/sym_pie" | sed -n 's/^ *Build ID: //p')
+[ -n "$id" ] || fail "sym_pie has no build id note"
 expect_warning "$B/stripped.out" \
-    "module $PIE: no debug info; function names from its symbol table, no file:line"
+    "module $PIE: no debug info (looked for /usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug); function names from its symbol table, no file:line"
 
 # Rebuilt with a change: the old map's build id no longer matches, nothing from that file.
 build_pie -DREBUILT
