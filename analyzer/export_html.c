@@ -460,7 +460,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
           "<th>stacks</th><th>retention</th><th class=\"stack\">function (module)</th></tr>\n",
           out);
-    char b1[32], b2[32], b3[32], rate[32], name[512];
+    char b1[32], b2[32], b3[32], rate[32], name[1024], file[256], run_as[256];
+    int as = n && churn_report_run_as(o, file, run_as, sizeof file);
     for (size_t i = 0; i < n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
@@ -488,14 +489,17 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
                     c->stacks == 1 ? "" : "s");
         }
         fputs("</td><td class=\"stack\">", out);
-        if (fn->name && fn->type)
-            snprintf(name, sizeof name, "%s (%s), type %s", fn->name,
-                     fn->module ? fn->module : "?", fn->type);
-        else if (fn->name)
-            snprintf(name, sizeof name, "%s (%s)", fn->name, fn->module ? fn->module : "?");
+        char module[600];
+        if (fn->module && as && !strcmp(fn->module, file))
+            snprintf(module, sizeof module, "%s [%s]", run_as, file);
         else
-            snprintf(name, sizeof name, "%s+0x%llx", fn->module ? fn->module : "?",
-                     (unsigned long long)fn->offset);
+            snprintf(module, sizeof module, "%s", fn->module ? fn->module : "?");
+        if (fn->name && fn->type)
+            snprintf(name, sizeof name, "%s (%s), type %s", fn->name, module, fn->type);
+        else if (fn->name)
+            snprintf(name, sizeof name, "%s (%s)", fn->name, module);
+        else
+            snprintf(name, sizeof name, "%s+0x%llx", module, (unsigned long long)fn->offset);
         text(out, name);
         if (fn->via) {
             fputs(" via ", out);

@@ -84,8 +84,9 @@ static uint64_t intern(churn_functions *f, const churn_function *want)
 /* An allocation wrapper of the program (docs/analyzer.md, "Growth per function"): a function
    whose own name says it is an allocation entry point, matched on its last name component
    (after any namespace, without parameters), case-insensitively: containing malloc, calloc,
-   realloc, memalign or strdup/strndup, or ending in "alloc" (xalloc, g_slice_alloc,
-   __rust_alloc); or operator new / new[]. */
+   realloc, memalign or strdup/strndup; "alloc" after at most two letters (leading
+   underscores aside: xalloc, kzalloc, alloc::alloc::alloc); __rust_alloc, __rdl_alloc,
+   __rg_alloc, g_slice_alloc; or operator new / new[]. */
 static int is_wrapper(const char *name)
 {
     if (!name)
@@ -110,7 +111,18 @@ static int is_wrapper(const char *name)
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (strstr(low, parts[i]))
             return 1;
-    return n >= 5 && !strcmp(low + n - 5, "alloc");
+    /* "alloc" with a prefix of two letters at most (xalloc, zalloc, kzalloc), or a known
+       allocator's entry point: parent_alloc or node_alloc is the program's own function */
+    const char *bare = low + strspn(low, "_");
+    size_t m = strlen(bare);
+    if (m >= 5 && m <= 7 && !strcmp(bare + m - 5, "alloc"))
+        return 1;
+    static const char *const names[] = {"rust_alloc", "rust_alloc_zeroed", "rdl_alloc",
+                                        "rg_alloc", "g_slice_alloc", "g_slice_alloc0"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(bare, names[i]))
+            return 1;
+    return 0;
 }
 
 /* growth.h's parent_of: the innermost frame outside the C library, its innermost inlined

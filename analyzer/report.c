@@ -1,11 +1,13 @@
 #include "report.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
 #include "churn/engines.h"
+#include "proctree.h"
 
 static int worth_showing(const churn_callsite *s)
 {
@@ -57,6 +59,41 @@ const char *churn_report_exit_how(const churn_analysis *a)
     default:
         return "unknown";
     }
+}
+
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int churn_report_run_as(const churn_report_options *o, char *file, char *name, size_t len)
+{
+    char *index = churn_proctree_index_of(o->trace_path);
+    churn_proctree t;
+    int found = 0;
+    if (index && churn_proctree_load(index, &t) == 0) {
+        char want[PATH_MAX], have[PATH_MAX];
+        int real = realpath(o->trace_path, want) != NULL;
+        for (size_t i = 0; i < t.n && !found; i++) {
+            const churn_proc *p = &t.v[i];
+            if (!p->trace || !p->exe || !p->argv0 || !*p->argv0)
+                continue;
+            if (real ? !realpath(p->trace, have) || strcmp(want, have)
+                     : strcmp(base_of(p->trace), base_of(o->trace_path)))
+                continue;
+            found = strcmp(base_of(p->argv0), base_of(p->exe)) != 0 &&
+                    strlen(base_of(p->exe)) < len && strlen(base_of(p->argv0)) < len;
+            if (found) {
+                strcpy(file, base_of(p->exe));
+                strcpy(name, base_of(p->argv0));
+            }
+            break;
+        }
+        churn_proctree_free(&t);
+    }
+    free(index);
+    return found;
 }
 
 const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len)

@@ -35,6 +35,11 @@ churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_op
    trace has no exit record. */
 const char *churn_report_exit_how(const churn_analysis *a);
 
+/* The name the traced program was run as, when the index beside the trace (proctree.h) has
+   it and it differs from its executable's file name (redis-server, a symlink to
+   redis-check-rdb): 1 with both basenames written (len bytes each), else 0. */
+int churn_report_run_as(const churn_report_options *o, char *file, char *name, size_t len);
+
 /* How the process ended, for a header: "exit 3", "signal 6", "_exit 0", "exec", "no exit
    record"; written into buf when it has a number. */
 const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len);

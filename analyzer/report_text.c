@@ -331,6 +331,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
 {
     size_t n;
     churn_callsite **rows = churn_report_functions(a, o, &n);
+    char file[256], name[256];
+    int as = n && churn_report_run_as(o, file, name, sizeof file);
     fprintf(out, "\nTop functions by retained growth (each the sum of its callsites):\n");
     if (!n)
         fputs("  (none)\n", out);
@@ -338,11 +340,15 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);
         char b1[32], b2[32], rate[32];
-        if (fn->name)
-            fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, fn->module ? fn->module : "?");
+        char module[600];
+        if (fn->module && as && !strcmp(fn->module, file))
+            snprintf(module, sizeof module, "%s [%s]", name, file);
         else
-            fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
-                    (unsigned long long)fn->offset);
+            snprintf(module, sizeof module, "%s", fn->module ? fn->module : "?");
+        if (fn->name)
+            fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, module);
+        else
+            fprintf(out, "  #%zu %s+0x%llx", i + 1, module, (unsigned long long)fn->offset);
         if (fn->via)
             fprintf(out, " via %s%s", fn->via, fn->via_others ? " and others" : "");
         fprintf(out, ": %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects (%sB), "

@@ -88,6 +88,18 @@ grep -q "^churn: the image that allocated most is pid [0-9.]* ([0-9.]*KiB), not 
 ! grep -q "script in front" "$WORK/big.err" ||
     { cat "$WORK/big.err"; fail "churn asked about a script in front of a program that is none"; }
 
+# Run through a symlink of another name: the function rows name the program as it was run,
+# its file in brackets (the index beside the trace has both).
+ln -sf "$WORK/churn_tree" "$WORK/links/tree_alias"
+"$CHURN" run -o "$WORK/alias.zst" "$WORK/links/tree_alias" exit 0 >"$WORK/alias.out" 2>"$WORK/alias.err" ||
+    { cat "$WORK/alias.err"; fail "the run through a symlink failed"; }
+"$ANALYZE" "$WORK/alias.zst" >"$WORK/alias.txt" 2>&1 || fail "churn-analyze alias.zst failed"
+grep -q "^  #[0-9]* parent_alloc (tree_alias \[churn_tree\]): " "$WORK/alias.txt" ||
+    { grep -A3 "Top functions" "$WORK/alias.txt"; fail "the function row does not name the program as it was run"; }
+"$ANALYZE" --html "$WORK/alias.zst" -o "$WORK/alias.html" 2>/dev/null || fail "churn-analyze --html alias.zst failed"
+grep -q "parent_alloc (tree_alias \[churn_tree\])</td>" "$WORK/alias.html" ||
+    fail "the page's function row does not name the program as it was run"
+
 # -o ../up.zst: the name printed and passed on is the resolved one, without its "..".
 (cd "$WORK/elsewhere/sub" && "$CHURN" run -o ../up.zst "$WORK/churn_tree" exit 0) \
     >"$WORK/up.out" 2>"$WORK/up.err" || fail "churn run -o ../up.zst failed: $(tail -n 1 "$WORK/up.err")"
