@@ -257,11 +257,8 @@ churn_retained churn_functions_retention(const churn_functions *f, const churn_c
     churn_retained r = churn_growth_retention(&f->growth, row, ended);
     const churn_function *fn = churn_functions_of(f, row);
     enum churn_retention order[CHURN_RETENTION_KINDS];
-    if (churn_functions_classes(fn, 0, order)) {
+    if (churn_functions_classes(fn, 0, order))
         r.kind = order[0];
-        r.count = fn->classes[order[0]].count;
-        r.bytes = fn->classes[order[0]].bytes;
-    }
     return r;
 }
 

@@ -65,8 +65,8 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended
 /* A function row's retention: the class of its callsites whose summed growth (bytes per
    epoch, the positive sums) is the largest; without growth, the class that retained the
    most bytes; without either, the first class present of leaked, kept_until_exit, live,
-   reclaimed, steady.  count and bytes are that class's callsites' retained sums; the bulk
-   free is that of the function's summed series. */
+   reclaimed, steady.  count and bytes (what was live before the teardown) and the bulk free
+   are those of the function's summed series, all its callsites'. */
 churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
                                          int ended);
 

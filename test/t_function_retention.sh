@@ -1,8 +1,9 @@
 #!/bin/sh
 # A function's retention comes from its stacks' classes (test/programs/function_retention.c):
 # fill_slot holds a steady base of 100 objects from one stack and keeps 10 objects an epoch
-# until the exit from another; the row is kept_until_exit with that stack's 100 objects
-# (6400 bytes), and the split names both classes, in the JSON, the text and the page.
+# until the exit from another; the row is kept_until_exit (its retained 200 objects are both
+# stacks'), and the split names both classes with their counts, in the JSON, the text and the
+# page.
 . test/lib.sh
 
 build_c function_retention test/programs/function_retention.c
@@ -34,7 +35,8 @@ if len(fn) != 1:
     fail("fill_slot function rows: %d" % len(fn))
 fn = fn[0]
 expect("fill_slot retention", field(fn, "retention"), "kept_until_exit")
-expect("fill_slot retained", (field(fn, "retained_count"), field(fn, "retained_bytes")), (100, 6400))
+# what was live before the teardown: the summed series', both stacks'
+expect("fill_slot retained", (field(fn, "retained_count"), field(fn, "retained_bytes")), (200, 9600))
 split = [(c["retention"], c["retained_count"], c["retained_bytes"])
          for c in field(fn, "retention_classes")]
 expect("fill_slot classes", split, [("kept_until_exit", 100, 6400), ("steady", 100, 3200)])
@@ -46,7 +48,7 @@ if line is None:
 want = "kept_until_exit (kept_until_exit 100 objects (6.2KiB) in "
 if want not in line or "; steady 100 objects (3.1KiB) in " not in line:
     fail("text row %r does not give the classes" % line)
-if "<td>kept_until_exit<br>100 (6.2 KiB) before the teardown<br>kept_until_exit 100 (6.2 KiB) in" not in html:
+if "<td>kept_until_exit<br>200 (9.4 KiB) before the teardown<br>kept_until_exit 100 (6.2 KiB) in" not in html:
     fail("the page's fill_slot row does not give the class and the split")
 if "<br>steady 100 (3.1 KiB) in " not in html:
     fail("the page's fill_slot row does not give the steady class")
