@@ -347,7 +347,7 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
             (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only");
     text(out, a->allocator ? a->allocator : "?");
     char how[64];
-    fprintf(out, ", %zu segment(s) used, %llu dropped, %s, %s</div>\n", a->segments_used,
+    fprintf(out, ", %zu segment(s) used, %llu overwritten by the ring, %s, %s</div>\n", a->segments_used,
             churn_report_segments_dropped(a), window, churn_report_exit_text(a, how, sizeof how));
 }
 

@@ -44,12 +44,17 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     if (a->info->producer[0])
         fprintf(out, ", written by libchurn %s", a->info->producer);
     fputc('\n', out);
-    fprintf(out, "  pid %llu, %s, allocator %s, %zu segment(s) used, %llu dropped, "
-                 "epochs %llu-%llu, %s\n",
+    fprintf(out, "  pid %llu, %s, allocator %s, %zu segment(s) used, %llu overwritten by the "
+                 "ring, epochs %llu-%llu, %s\n",
             (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only",
             a->allocator ? a->allocator : "?", a->segments_used,
             churn_report_segments_dropped(a), (unsigned long long)a->first_epoch,
             (unsigned long long)a->last_epoch, churn_report_exit_text(a, how, sizeof how));
+    /* Said at the top as well as among the warnings: every figure below is short by them. */
+    if (a->totals.dropped_events)
+        fprintf(out, "  WARNING: %llu event(s) dropped by the shim: figures are incomplete "
+                     "(the warnings at the end say why)\n",
+                (unsigned long long)a->totals.dropped_events);
     char untraced[512];
     if (churn_report_untraced(a, untraced, sizeof untraced))
         fprintf(out, "  WARNING: %s\n", untraced);

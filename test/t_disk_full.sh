@@ -43,6 +43,10 @@ df_used=$(df -k --output=avail "$WORK/full" | tail -n 1)
 
 cp "$WORK/full/trace.zst" "$WORK/trace.zst"
 analyze "$WORK/trace.zst" "$WORK/report.json"
+# The text report says so in its header, before any figure, not only among the warnings.
+"$ANALYZE" "$WORK/trace.zst" 2>/dev/null | head -n 4 >"$WORK/report.head"
+grep -q "WARNING: [0-9]* event(s) dropped by the shim: figures are incomplete" "$WORK/report.head" ||
+    fail "the text report's header does not say events were dropped: $(cat "$WORK/report.head")"
 check "$WORK/report.json" "$WORK/trace.zst" <<'PY'
 import sys
 from churncheck import *
