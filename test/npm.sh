@@ -1,5 +1,6 @@
 # Sourced by the install scripts of the real components the tests fetch from the npm registry
-# (test/bun, test/node, test/workerd, test/xsnap), from the repository root.  Each sets
+# (test/bun, test/node, test/workerd, test/xsnap, test/astgrep, test/biome, test/deno), from
+# the repository root.  Each sets
 # COMPONENT (its name in messages), VERSION (the pin), CACHE (the directory reused between
 # runs) and BIN (the binary in it), defines bin_ok (true when "$BIN" runs as the pinned
 # version) and then reads:

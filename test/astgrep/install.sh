@@ -7,34 +7,16 @@
 set -eu
 cd "$(dirname "$0")/../.."
 
+COMPONENT=ast-grep
 VERSION=0.51.1
 PACKAGE=@ast-grep/cli-linux-x64-gnu
 CACHE=${CHURN_ASTGREP_CACHE:-build/cache/ast-grep}
 BIN=$CACHE/node_modules/$PACKAGE/ast-grep
-
-die() {
-    echo "ast-grep install: $*" >&2
-    exit 1
-}
-
-if [ -x "$BIN" ] && [ "$(cat "$CACHE/.version" 2>/dev/null)" = "$VERSION" ] &&
-    [ "$("$BIN" --version 2>/dev/null)" = "ast-grep $VERSION" ]; then
-    echo "$(cd "$(dirname "$BIN")" && pwd)/ast-grep"
-    exit 0
-fi
+bin_version() { "$BIN" --version; }
+bin_ok() { [ "$(bin_version 2>/dev/null)" = "ast-grep $VERSION" ]; }
 
 . test/npm.sh
-need_npm "$PACKAGE@$VERSION"
-
-mkdir -p "$CACHE"
-log=$CACHE/npm-install.log
-rm -f "$CACHE/.version"
-# The platform package holds the binary itself and needs no install script.
-npm_run "$log" "$PACKAGE@$VERSION" install --prefix "$CACHE" --no-save --no-audit --no-fund \
-    --no-package-lock --ignore-scripts "$PACKAGE@$VERSION"
-
-[ -x "$BIN" ] || die "npm installed $PACKAGE@$VERSION but $BIN is missing"
-[ "$("$BIN" --version 2>&1)" = "ast-grep $VERSION" ] ||
-    die "$BIN does not run on this machine: $("$BIN" --version 2>&1 | tail -n 1)"
-echo "$VERSION" >"$CACHE/.version"
-echo "$(cd "$(dirname "$BIN")" && pwd)/ast-grep"
+npm_cached
+# The platform package holds the binary itself.
+npm_install "$PACKAGE"
+npm_done

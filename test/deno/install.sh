@@ -7,38 +7,16 @@
 set -eu
 cd "$(dirname "$0")/../.."
 
+COMPONENT=deno
 VERSION=2.9.6
 PACKAGE=@deno/linux-x64-glibc
 CACHE=${CHURN_DENO_CACHE:-build/cache/deno}
 BIN=$CACHE/node_modules/$PACKAGE/deno
-
-die() {
-    echo "deno install: $*" >&2
-    exit 1
-}
-
-version() {
-    "$BIN" --version 2>/dev/null | head -n 1 | cut -d ' ' -f 1-2
-}
-
-if [ -x "$BIN" ] && [ "$(cat "$CACHE/.version" 2>/dev/null)" = "$VERSION" ] &&
-    [ "$(version)" = "deno $VERSION" ]; then
-    echo "$(cd "$(dirname "$BIN")" && pwd)/deno"
-    exit 0
-fi
+bin_version() { "$BIN" --version | head -n 1 | cut -d ' ' -f 1-2; }
+bin_ok() { [ "$(bin_version 2>/dev/null)" = "deno $VERSION" ]; }
 
 . test/npm.sh
-need_npm "$PACKAGE@$VERSION"
-
-mkdir -p "$CACHE"
-log=$CACHE/npm-install.log
-rm -f "$CACHE/.version"
-# The platform package holds the binary itself and needs no install script.
-npm_run "$log" "$PACKAGE@$VERSION" install --prefix "$CACHE" --no-save --no-audit --no-fund \
-    --no-package-lock --ignore-scripts "$PACKAGE@$VERSION"
-
-[ -x "$BIN" ] || die "npm installed $PACKAGE@$VERSION but $BIN is missing"
-[ "$(version)" = "deno $VERSION" ] ||
-    die "$BIN does not run on this machine: $("$BIN" --version 2>&1 | tail -n 1)"
-echo "$VERSION" >"$CACHE/.version"
-echo "$(cd "$(dirname "$BIN")" && pwd)/deno"
+npm_cached
+# The platform package holds the binary itself.
+npm_install "$PACKAGE"
+npm_done
