@@ -246,19 +246,7 @@ long churn_proctree_grew_most(const churn_proctree *t, const churn_proc_figures 
 
 const char *churn_proc_bytes(double v, char *buf, size_t len)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int neg = v < 0;
-    double m = neg ? -v : v;
-    size_t u = 0;
-    while (m >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
-        m /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%s%.0f%s", neg ? "-" : "", m, unit[u]);
-    else
-        snprintf(buf, len, "%s%.1f%s", neg ? "-" : "", m, unit[u]);
-    return buf;
+    return churn_report_binary(v, "B", buf, len);
 }
 
 /* A growth: "+1.2KiB" or "-300B". */

@@ -252,3 +252,20 @@ void churn_report_collect_warnings(churn_analysis *a)
     for (size_t i = 0; i < n; i++)
         churn_warn(a->warn, "%s", lines[i]);
 }
+
+const char *churn_report_binary(double v, const char *unit, char *buf, size_t len)
+{
+    static const char *const prefix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
+    int neg = v < 0;
+    double m = neg ? -v : v;
+    size_t u = 0;
+    while (m >= 1024 && u + 1 < sizeof prefix / sizeof prefix[0]) {
+        m /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%s%.0f%s", neg ? "-" : "", m, unit);
+    else
+        snprintf(buf, len, "%s%.1f%s%s", neg ? "-" : "", m, prefix[u], unit);
+    return buf;
+}

@@ -43,6 +43,9 @@ int churn_report_run_as(const churn_report_options *o, char *file, char *name, s
 /* How the process ended, for a header: "exit 3", "signal 6", "_exit 0", "exec", "no exit
    record"; written into buf when it has a number. */
 const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len);
+/* v in binary units with `unit` after the prefix: "512B", "1.9MiB" for "B"; one decimal from
+   1024 up, whole below it. */
+const char *churn_report_binary(double v, const char *unit, char *buf, size_t len);
 
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);

@@ -14,19 +14,7 @@
 
 static const char *human(double v, char *buf, size_t len)
 {
-    static const char *const unit[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
-    int neg = v < 0;
-    double m = neg ? -v : v;
-    size_t u = 0;
-    while (m >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
-        m /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%s%.0f", neg ? "-" : "", m);
-    else
-        snprintf(buf, len, "%s%.1f%s", neg ? "-" : "", m, unit[u]);
-    return buf;
+    return churn_report_binary(v, "", buf, len);
 }
 
 /* An objects-per-epoch slope: three significant digits below 1000, whole numbers above, so that
