@@ -44,3 +44,21 @@ for w in field(report, "warnings"):
         fail("books called stale by their contents, not by the shim's record: %s" % w)
 print("%d epochs with a reading of their own, %d stale" % (len(fresh), len(stale)))
 PY
+
+# Epochs paced a few milliseconds apart, as requests are: the writer is woken to read the
+# counters after each one ends (at most every 2 ms), rather than an idle writer's 50 ms
+# between looks giving most of them a later epoch's reading.
+rm -f "$WORK/paced.zst"
+CHURN_EPOCH_SIGNAL=USR2 CHURN_OUT="$WORK/paced.zst" LD_PRELOAD="$SHIM" "$WORK/fast_epochs" paced \
+    >"$WORK/paced.out" 2>&1 || fail "fast_epochs paced failed: $(tail -n 1 "$WORK/paced.out")"
+analyze "$WORK/paced.zst" "$WORK/paced.json"
+check "$WORK/paced.json" <<'PY'
+import sys
+from churncheck import *
+epochs = field(load(sys.argv[1]), "epochs")
+expect("paced epochs", len(epochs), 101)
+fresh = [e for e in epochs[:-1] if not field(e, "counters_stale")]
+if len(fresh) < 95:
+    fail("only %d of 100 epochs 5 ms long have a reading of their own" % len(fresh))
+print("paced: %d of 100 epochs with a reading of their own" % len(fresh))
+PY
