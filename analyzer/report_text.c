@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 
 #include "churn/version.h"
@@ -581,16 +582,26 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     }
 }
 
+/* The sign human() leaves out of a non-negative figure. */
+static const char *plus(double v)
+{
+    return v >= 0 ? "+" : "";
+}
+
 static void trends(FILE *out, const churn_analysis *a)
 {
     churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
     char b[32];
-    fputs("\nTrends:\n", out);
-    fprintf(out, "  live bytes per epoch:   %sB (r2 %.2f)\n",
-            human(t.live_bytes_per_epoch, b, sizeof b), t.live_bytes_r2);
-    fprintf(out, "  rss per epoch:          %sB (r2 %.2f)\n",
-            human(t.rss_bytes_per_epoch, b, sizeof b), t.rss_bytes_r2);
-    fprintf(out, "  wall time per epoch:    %+.3f ms (r2 %.2f)\n", t.wall_ns_per_epoch / 1e6,
+    fputs("\nTrends (least-squares change per epoch):\n", out);
+    fprintf(out, "  live bytes:             %s%sB per epoch (r2 %.2f)\n",
+            plus(t.live_bytes_per_epoch), human(t.live_bytes_per_epoch, b, sizeof b),
+            t.live_bytes_r2);
+    fprintf(out, "  rss:                    %s%sB per epoch (r2 %.2f)\n",
+            plus(t.rss_bytes_per_epoch), human(t.rss_bytes_per_epoch, b, sizeof b),
+            t.rss_bytes_r2);
+    /* Rounded first, so that a slope of -0.0001 ms prints +0.000, not -0.000. */
+    double ms = round(t.wall_ns_per_epoch / 1e3) / 1e3;
+    fprintf(out, "  epoch duration:         %+.3f ms per epoch (r2 %.2f)\n", ms == 0 ? 0.0 : ms,
             t.wall_ns_r2);
     if (t.rank_of_buckets)
         fprintf(out, "  duration vs live bytes: correlation %.2f (rank %.2f, over %zu buckets' "
