@@ -83,14 +83,14 @@ docs: $(BUILD)/churn-docgen
 	sh test/tools/readme_table.sh write $<
 
 # The demo: a request loop with per-request temporaries, a small per-request leak and
-# delayed garbage, traced and analyzed.
+# delayed garbage, traced and analyzed; 5 ms between requests, as a server waits for clients.
 $(BUILD)/demo-workload: test/programs/request_loop.c include/churn.h | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -Iinclude -fno-omit-frame-pointer -o $@ $<
 
 demo: all $(BUILD)/demo-workload
 	@rm -f $(BUILD)/demo.zst
-	CHURN_OUT=$(BUILD)/demo.zst LD_PRELOAD=$(CURDIR)/$(BUILD)/libchurn.so $(BUILD)/demo-workload 200
+	CHURN_OUT=$(BUILD)/demo.zst LD_PRELOAD=$(CURDIR)/$(BUILD)/libchurn.so $(BUILD)/demo-workload 200 5
 	$(BUILD)/churn-analyze $(BUILD)/demo.zst
 
 check: all $(BUILD)/.deps-test sanitize slow

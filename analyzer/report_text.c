@@ -552,12 +552,30 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     uint64_t exit_epoch = a->has_exit ? a->last_epoch : UINT64_MAX;
     frag_row(out, "first", &first, read, exit_epoch);
     frag_row(out, "peak", &peak, read, exit_epoch);
-    frag_row(out, "last", &last, read, exit_epoch);
+    /* The exit's epoch has no reading of the books: the last epoch before it with a reading
+       has the last free-resident figure there is, and is shown above the exit's row. */
+    size_t read_row = f->nrows - 1;
+    if (read && !last.has_books && last.epoch == exit_epoch) {
+        while (read_row-- > 0) {
+            churn_frag_row_at(f, read_row, &r);
+            if (r.has_books)
+                break;
+        }
+    }
+    if (read_row < f->nrows - 1) {
+        frag_row(out, "last", &r, read, exit_epoch);
+        frag_row(out, "exit", &last, read, exit_epoch);
+    } else {
+        frag_row(out, "last", &last, read, exit_epoch);
+    }
     if (!churn_epochs_exact(&a->epochs))
         fprintf(out, "  peak: the bucket end with the most RSS (buckets of up to %llu epochs, the "
                      "epochs table's resolution)\n",
                 (unsigned long long)1 << a->epochs.shift);
-    if (first.has_untraced || last.has_untraced) {
+    /* Below the detector's threshold the estimate is mostly the allocator's own overhead and
+       libchurn's thread stacks, not memory held elsewhere: the JSON has it every epoch. */
+    char said[512];
+    if ((first.has_untraced || last.has_untraced) && churn_report_untraced(a, said, sizeof said)) {
         char b1[32], b2[32], b3[32];
         fprintf(out, "  of outside, not traced (the shim's estimate of memory no traced allocator "
                      "explains): first %s, peak %s, last %s\n",

@@ -7,13 +7,16 @@
  * live total stays flat, and a leak that grows by one object per epoch.  The program checks
  * its own data, so it also fails when the tracer corrupts memory.  `request_loop N steady`
  * serves the same requests without the leak, for runs that must hold a flat live set (the
- * soak, bench/soak.sh).
+ * soak, bench/soak.sh).  A last argument MS waits MS milliseconds after each request, as a
+ * server waits for its next client (`make demo`: epochs long enough for the allocator's books
+ * to be read at the end of each).
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "churn.h"
 
@@ -165,15 +168,27 @@ int main(int argc, char **argv)
     char *end;
     errno = 0;
     unsigned long long requests = argc >= 2 ? strtoull(argv[1], &end, 10) : 0;
-    if (argc < 2 || argc > 3 || errno || *end || requests == 0 ||
-        (argc == 3 && strcmp(argv[2], "steady"))) {
-        fprintf(stderr, "usage: request_loop N [steady] (N >= 1 requests; steady: no leak)\n");
+    int ok = argc >= 2 && argc <= 4 && !errno && !*end && requests > 0;
+    int arg = 2;
+    leaking = !(argc > arg && !strcmp(argv[arg], "steady"));
+    arg += !leaking;
+    unsigned long pause_ms = 0;
+    if (ok && argc > arg) {
+        errno = 0;
+        pause_ms = strtoul(argv[arg], &end, 10);
+        ok = !errno && !*end && *argv[arg] && pause_ms <= 60000 && argc == arg + 1;
+    }
+    if (!ok) {
+        fprintf(stderr, "usage: request_loop N [steady] [MS] (N >= 1 requests; steady: no leak; "
+                        "MS: milliseconds to wait after each request)\n");
         return 2;
     }
-    leaking = argc == 2;
+    struct timespec pause = {(time_t)(pause_ms / 1000), (long)(pause_ms % 1000) * 1000000};
     for (uint64_t r = 0; r < requests; r++) {
         churn_epoch_begin();
         handle_request(r);
+        if (pause_ms)
+            nanosleep(&pause, NULL);
     }
     release_all_responses(requests);
     check_sessions(leaking ? requests : 0);
