@@ -447,7 +447,10 @@ static int read_counters(uint64_t now, uint64_t *values, uint64_t *epoch)
         (!a->counters_at_tick && *epoch <= w.open_epoch))
         return 0;
     churn_allocator_counters(values);
-    return 1;
+    /* An epoch that ended while the books were read (mallinfo2 may wait for the arena lock
+       the program's thread holds) leaves a reading that is neither epoch's: none is given it,
+       and the next pass reads again. */
+    return atomic_load(&churn_epoch_now) == *epoch;
 }
 
 static void close_epoch(const churn_tick *t, int tick_lost)
