@@ -231,13 +231,14 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
    last epoch's figures as they are. */
 #define FRAG_W 780
 #define FRAG_H 220
-#define FRAG_PARTS 6
+#define FRAG_PARTS 7
 
 static void frag_parts(const churn_frag_row *r, double *v)
 {
     double parts[FRAG_PARTS] = {(double)r->live_bytes, (double)r->slack_bytes,
                                 (double)r->pinned_bytes, (double)r->free_resident_bytes,
-                                (double)r->residual_bytes, (double)r->outside_heap_bytes};
+                                (double)r->residual_bytes, (double)r->outside_heap_bytes,
+                                (double)r->own_bytes};
     for (int k = 0; k < FRAG_PARTS; k++)
         v[k] = parts[k] > 0 ? parts[k] : 0;
 }
@@ -256,9 +257,9 @@ static void fragmentation(FILE *out, const churn_analysis *a)
         return;
     static const char *const names[FRAG_PARTS] = {"live", "slack", "pinned in spans",
                                                   "free, resident", "residual",
-                                                  "outside the allocator"};
+                                                  "outside the allocator", "libchurn's own"};
     static const char *const colors[FRAG_PARTS] = {"#c0392b", "#e67e22", "#8e44ad",
-                                                   "#2980b9", "#95a5a6", "#27ae60"};
+                                                   "#2980b9", "#95a5a6", "#27ae60", "#34495e"};
     const double left = 64, right = 10, top = 12, bottom = 22;
     const double pw = FRAG_W - left - right, ph = FRAG_H - top - bottom;
     double hi = 1;
@@ -329,7 +330,7 @@ static void fragmentation(FILE *out, const churn_analysis *a)
             long long v[FRAG_PARTS + 1] = {(long long)sr->live_bytes, (long long)sr->slack_bytes,
                                            sr->pinned_bytes, (long long)sr->free_resident_bytes,
                                            sr->residual_bytes, sr->outside_heap_bytes,
-                                           (long long)sr->rss_bytes};
+                                           (long long)sr->own_bytes, (long long)sr->rss_bytes};
             fprintf(out, "<td>%s</td>", human((double)v[k], "B", b, sizeof b));
         }
         fputs("</tr>\n", out);

@@ -424,6 +424,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     f->model = *m;
     f->from_option = from_option;
     f->untraced_counter = -1;
+    f->own_counter = -1;
     churn_model_set_classes(&f->model, a->class_sizes, a->class_spans, a->n_classes);
     /* a sample of the live objects says nothing of how the others share pages */
     if (!spans || a->sample_bytes)
@@ -431,6 +432,8 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     books k = find_books(a->counter_names, a->n_counter_names);
     f->untraced_counter = counter_index(a->counter_names, a->n_counter_names,
                                         "libchurn.untraced_bytes");
+    f->own_counter = counter_index(a->counter_names, a->n_counter_names,
+                                   "libchurn.own_resident_bytes");
     f->books = k.kind;
     memcpy(f->book_counters, k.idx, sizeof k.idx);
     f->epochs = &a->epochs;
@@ -466,11 +469,15 @@ void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *o
     books k = {f->books, {f->book_counters[0], f->book_counters[1], f->book_counters[2],
                           f->book_counters[3]}};
     fill_row(out, &f->snaps[i], f->epochs, &k);
-    out->has_untraced = churn_untraced_at(f->untraced_counter, out->row, f->epochs,
+    out->has_untraced = churn_frag_counter_at(f->untraced_counter, out->row, f->epochs,
                                           &out->untraced_bytes);
+    /* libchurn's own memory is not the program's: it leaves "outside the heap" */
+    out->has_own = churn_frag_counter_at(f->own_counter, out->row, f->epochs, &out->own_bytes);
+    if (out->has_own && out->has_rss && !out->rss_stale)
+        out->outside_heap_bytes -= (int64_t)out->own_bytes;
 }
 
-int churn_untraced_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
+int churn_frag_counter_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
                       uint64_t *bytes)
 {
     if (counter < 0 || !row || (size_t)counter >= row->n_counters)

@@ -42,7 +42,7 @@ typedef struct churn_frag_row {
     uint64_t rss_bytes;
     uint64_t heap_bytes;         /* the allocator's resident memory by its counters */
     uint64_t free_resident_bytes;
-    int64_t outside_heap_bytes;  /* rss - heap */
+    int64_t outside_heap_bytes;  /* rss - heap - libchurn's own */
     int64_t residual_bytes;      /* heap - live - slack - pinned - free resident */
     uint64_t mapped_bytes;       /* the program's own mappings (virtual), when has_rss */
     const churn_epoch_row *row;  /* counters as recorded, when the epoch has a summary */
@@ -50,6 +50,10 @@ typedef struct churn_frag_row {
        blind-spot estimate (shim/blind.c), when the trace carries it */
     int has_untraced;
     uint64_t untraced_bytes;
+    /* libchurn's own resident memory (rings, live map, stack table, buffers: shim/os.c),
+       read by the writer every 10 ms, when the trace carries it; not in outside_heap_bytes */
+    int has_own;
+    uint64_t own_bytes;
 } churn_frag_row;
 
 /* A callsite's (key = stack id) or a usable size's (key = bytes) survivors at the end. */
@@ -65,6 +69,7 @@ typedef struct churn_fragmentation {
     enum churn_books books;
     int book_counters[4];        /* indices of the counters the books are read from */
     int untraced_counter;        /* libchurn.untraced_bytes, or -1 */
+    int own_counter;             /* libchurn.own_resident_bytes, or -1 */
     /* Rows are made on demand from the span snapshots of the window's epochs (taken over
        from the live pass) and the analysis's epoch table: a trace of millions of epochs
        keeps 48 bytes per epoch here, not a row. */
@@ -109,8 +114,8 @@ void churn_fragment_take_peak(churn_fragmentation *f, churn_fragmentation *from)
 
 /* Row i of the window, 0 <= i < f->nrows. */
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out);
-/* The blind-spot estimate (counter index `counter`, -1 for none) at an epoch's row. */
-int churn_untraced_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
+/* Counter `counter` (an index, -1 for none) at an epoch's row: the shim's own figures. */
+int churn_frag_counter_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
                       uint64_t *bytes);
 
 static inline double churn_frag_pinned(const churn_frag_part *p)

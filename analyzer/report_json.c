@@ -557,6 +557,7 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         fprintf(out, "\"books_stale\": %s, ", r->books_stale ? "true" : "false");
         fprintf(out, "\"rss_stale\": %s, ", r->rss_stale ? "true" : "false");
         opt_i64(out, "untraced_bytes", r->has_untraced, (long long)r->untraced_bytes);
+        opt_i64(out, "libchurn_bytes", r->has_own, (long long)r->own_bytes);
         if (r->row)
             counters(out, a, r->row);
         else

@@ -489,12 +489,13 @@ static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int 
                      uint64_t exit_epoch)
 {
     char b[8][32];
-    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s%s\n", label,
+    fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s %9s%s\n", label,
             (unsigned long long)r->epoch, signed_human(r->has_rss, (double)r->rss_bytes, b[0], 32),
             human((double)r->live_bytes, b[1], 32), human((double)r->slack_bytes, b[2], 32),
             human((double)r->pinned_bytes, b[3], 32),
             signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
             signed_human(r->has_rss && !r->rss_stale, (double)r->outside_heap_bytes, b[5], 32),
+            signed_human(r->has_own, (double)r->own_bytes, b[7], 32),
             signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
             r->books_stale                      ? "  books stale (see warnings)"
             : r->rss_stale                      ? "  rss stale (see warnings)"
@@ -537,8 +538,8 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     fprintf(out, "\nLive vs fragmented (model %s from the %s, page %llu B; books: %s):\n",
             churn_model_name(&f->model), f->from_option ? "--model option" : "trace",
             (unsigned long long)f->model.page, books[f->books]);
-    fprintf(out, "  %-5s %8s %9s %9s %9s %9s %9s %9s %9s\n", "", "epoch", "rss", "live",
-            "slack", "pinned", "free-res", "outside", "residual");
+    fprintf(out, "  %-5s %8s %9s %9s %9s %9s %9s %9s %9s %9s\n", "", "epoch", "rss", "live",
+            "slack", "pinned", "free-res", "outside", "libchurn", "residual");
     churn_frag_row first, peak, last, r;
     churn_frag_row_at(f, 0, &first);
     peak = first;

@@ -44,6 +44,11 @@
 
 static _Atomic uint64_t untraced_now;
 static _Atomic uint64_t warned, culprit_id, engine_id;
+/* libchurn's own resident bytes, for the RSS split: refreshed every OWN_NS by the writer, so
+   that a reading of the counters at the tick (on the program's thread) only loads it. */
+#define OWN_NS 10000000u
+static _Atomic uint64_t own_resident;
+static uint64_t own_next_ns;
 
 static struct {
     int started;
@@ -57,7 +62,8 @@ static struct {
 } b = {.fd = -1};
 
 static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
-                                    "libchurn.untraced_module", "libchurn.untraced_engine"};
+                                    "libchurn.untraced_module", "libchurn.untraced_engine",
+                                    "libchurn.own_resident_bytes"};
 
 static void counters(uint64_t *values, int fresh)
 {
@@ -66,11 +72,14 @@ static void counters(uint64_t *values, int fresh)
     values[1] = atomic_load_explicit(&warned, memory_order_relaxed);
     values[2] = atomic_load_explicit(&culprit_id, memory_order_relaxed);
     values[3] = atomic_load_explicit(&engine_id, memory_order_relaxed);
+    values[4] = atomic_load_explicit(&own_resident, memory_order_relaxed);
 }
 
 void churn_blind_register(void)
 {
-    if (!churn_allocator_add_counters(names, 4, counters))
+    churn_os_list_own_image();
+    atomic_store(&own_resident, churn_os_own_resident());
+    if (!churn_allocator_add_counters(names, 5, counters))
         churn_log("no room in the trace for the blind-spot detector's counters");
 }
 
@@ -118,6 +127,7 @@ void churn_blind_after_fork_child(void)
     atomic_store(&warned, 0);
     atomic_store(&culprit_id, 0);
     atomic_store(&engine_id, 0);
+    own_next_ns = 0;
 }
 
 static void rollup_line(const char *line, void *ctx)
@@ -418,6 +428,10 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
 
 void churn_blind_check(uint64_t now, uint64_t live_bytes)
 {
+    if (now >= own_next_ns) {
+        own_next_ns = now + OWN_NS;
+        atomic_store_explicit(&own_resident, churn_os_own_resident(), memory_order_relaxed);
+    }
     if (now < b.next_ns)
         return;
     b.next_ns = now + SAMPLE_NS;
@@ -429,7 +443,7 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         b.started = 1;
         b.base_ns = now;
         b.base_anon = anon_bytes();
-        b.base_own = atomic_load(&churn_own_mapped_bytes);
+        b.base_own = atomic_load(&own_resident);
         b.base_live = b.live_peak = live_bytes;
         b.last_untraced = 0;
         b.rising = 0;
@@ -444,7 +458,7 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         return;
     if (live_bytes > b.live_peak)
         b.live_peak = live_bytes;
-    uint64_t anon = anon_bytes(), own = atomic_load(&churn_own_mapped_bytes);
+    uint64_t anon = anon_bytes(), own = atomic_load(&own_resident);
     uint64_t heap_growth = b.live_peak - b.base_live;
     uint64_t explained = heap_growth + (own > b.base_own ? own - b.base_own : 0);
     uint64_t grown = anon > b.base_anon ? anon - b.base_anon : 0;

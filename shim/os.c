@@ -3,7 +3,10 @@
  * the wrapper is one we interpose (mmap, munmap), so our own memory is never recorded, never
  * comes from the traced heap and never re-enters the shim.
  */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -20,6 +23,124 @@
 
 _Atomic uint64_t churn_own_mapped_bytes;
 
+/* ---- libchurn's own mappings, listed so the writer can count their resident pages ----
+
+   The RSS split shows libchurn's own memory as its own part, not inside the program's
+   "outside the heap".  A mapping is listed under a lock taken with a bounded spin only, never
+   waited for: one made while the lock is held elsewhere (a signal handler's, a fork child of
+   a thread that held it) is counted unlisted, as if all its pages were resident.  The writer
+   counts them under its own lock, which fork's prepare handler takes. */
+#define OWN_MAX 65536u
+#define OWN_SPINS 1000
+typedef struct own_map {
+    uintptr_t addr;
+    size_t len;
+} own_map;
+static own_map *own;               /* OWN_MAX entries, mapped at the first listing */
+static size_t own_count;
+static _Atomic uint64_t own_unlisted;
+static churn_spinlock own_lock;
+
+static int own_trylock(void)
+{
+    for (int i = 0; i < OWN_SPINS; i++) {
+        uint32_t free = 0;
+        if (atomic_compare_exchange_weak(&own_lock.held, &free, 1))
+            return 1;
+    }
+    return 0;
+}
+
+static void own_list(uintptr_t addr, size_t len)
+{
+    if (own_trylock()) {
+        if (!own) {
+            long p = syscall(SYS_mmap, NULL, OWN_MAX * sizeof *own, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            own = p == -1 ? NULL : (own_map *)p;
+        }
+        int listed = own && own_count < OWN_MAX;
+        if (listed)
+            own[own_count++] = (own_map){addr, len};
+        churn_spin_unlock(&own_lock);
+        if (listed)
+            return;
+    }
+    atomic_fetch_add_explicit(&own_unlisted, len, memory_order_relaxed);
+}
+
+/* Waits for the lock: a listed mapping must leave the list (unmapping is the writer's, or
+   a thread's ring recycled by it, never a signal handler's). */
+static void own_unlist(uintptr_t addr, size_t len)
+{
+    churn_spin_lock(&own_lock);
+    for (size_t i = 0; own && i < own_count; i++)
+        if (own[i].addr == addr) {
+            own[i] = own[--own_count];
+            churn_spin_unlock(&own_lock);
+            return;
+        }
+    churn_spin_unlock(&own_lock);
+    atomic_fetch_sub_explicit(&own_unlisted, len, memory_order_relaxed);
+}
+
+/* The child's only thread is the one that forked: a holder elsewhere is gone. */
+void churn_os_after_fork_child(void)
+{
+    churn_spin_unlock(&own_lock);
+}
+
+/* libchurn.so's own writable segments: its data and .bss (the bootstrap heap, the writer's
+   merge cursors, the epoch ticks: megabytes of tables, touched as used). */
+static int own_image_segments(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    if ((void *)info->dlpi_addr != base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+            continue;
+        uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
+        uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + 4095) & ~(uintptr_t)4095;
+        own_list(lo, hi - lo);
+    }
+    return 1;
+}
+
+void churn_os_list_own_image(void)
+{
+    Dl_info self;
+    if (dladdr((void *)churn_os_list_own_image, &self) && self.dli_fbase)
+        dl_iterate_phdr(own_image_segments, self.dli_fbase);
+}
+
+uint64_t churn_os_own_resident(void)
+{
+    uint64_t pages = 0, bytes = atomic_load_explicit(&own_unlisted, memory_order_relaxed);
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char vec[4096];
+    if (!own_trylock())
+        return atomic_load(&churn_own_mapped_bytes);
+    for (size_t i = 0; own && i < own_count; i++) {
+        uintptr_t at = own[i].addr, end = own[i].addr + own[i].len;
+        while (at < end) {
+            size_t n = (end - at + (size_t)page - 1) / (size_t)page;
+            if (n > sizeof vec)
+                n = sizeof vec;
+            if (syscall(SYS_mincore, at, n * (size_t)page, vec)) {
+                pages += n; /* cannot tell: counted resident */
+            } else {
+                for (size_t k = 0; k < n; k++)
+                    pages += vec[k] & 1;
+            }
+            at += n * (size_t)page;
+        }
+    }
+    churn_spin_unlock(&own_lock);
+    return bytes + pages * (uint64_t)page;
+}
+
 void *churn_os_map(size_t bytes)
 {
     long p = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -27,13 +148,16 @@ void *churn_os_map(size_t bytes)
     if (p == -1)
         return NULL;
     atomic_fetch_add_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
+    own_list((uintptr_t)p, bytes);
     return (void *)p;
 }
 
 void churn_os_unmap(void *p, size_t bytes)
 {
-    if (p && !syscall(SYS_munmap, p, bytes))
+    if (p && !syscall(SYS_munmap, p, bytes)) {
         atomic_fetch_sub_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
+        own_unlist((uintptr_t)p, bytes);
+    }
 }
 
 static uint64_t clock_ns(clockid_t id)

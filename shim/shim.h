@@ -67,6 +67,11 @@ void churn_options_print_help(void);
 /* ---- os.c: the only place that talks to the kernel for libchurn's own needs ---- */
 void *churn_os_map(size_t bytes);            /* zeroed pages, never from the traced heap */
 void churn_os_unmap(void *p, size_t bytes);
+/* Resident bytes of libchurn's own mappings (mincore); the writer's, for the RSS split. */
+uint64_t churn_os_own_resident(void);
+/* Lists libchurn.so's own data and .bss among those mappings (once, at start-up). */
+void churn_os_list_own_image(void);
+void churn_os_after_fork_child(void);
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
@@ -691,7 +696,8 @@ void churn_allocator_counters(uint64_t *values);
 const churn_size_classes *churn_allocator_classes(void);
 
 /* ---- blind.c: the blind-spot detector ---- */
-/* Bytes libchurn itself has mapped (os.c), which the detector leaves out of RSS growth. */
+/* Bytes libchurn itself has mapped (os.c): what its resident bytes are taken to be when its
+   list of mappings is busy. */
 extern _Atomic uint64_t churn_own_mapped_bytes;
 /* On the writer thread, after a pass (not the final one): samples at most twice a second. */
 void churn_blind_check(uint64_t now_ns, uint64_t live_bytes);

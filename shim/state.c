@@ -202,6 +202,7 @@ static void after_fork_child(void)
 {
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
+    churn_os_after_fork_child();
     churn_writer_fork_child_catch_up();
     churn_threads_after_fork_child();
     churn_sample_unlock();

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 /* ZSTD_createCCtx_advanced (custom allocator) is in the experimental section of the API. */
@@ -34,6 +35,7 @@
 #define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
 #define ALONE_CHECK_NS 100000000u  /* an idle writer looks whether it is the last thread */
 #define MAX_RINGS_PER_PASS 65536
+#define WRITER_STACK (8u << 20)   /* glibc's default */
 #define ROOM_BATCH 4096u           /* slots drained between tail stores within a batch: a
                                       waiting producer resumes at a quarter free (thread.c) */
 
@@ -869,11 +871,27 @@ static int start_thread(void)
     int saved = churn_in_shim;
     churn_in_shim = 1;
     atomic_store(&w.stop, 0);
+    /* Its stack is a mapping of libchurn's own (os.c lists it), so that its pages count as
+       libchurn's in the RSS split; mapped once, with a guard page, and reused by a writer
+       started again (exec's flush, fork's child), which only starts once the last one ended. */
+    static void *stack;
+    if (!stack && (stack = churn_os_map(WRITER_STACK)))
+        syscall(SYS_mprotect, stack, 4096, PROT_NONE);
+    pthread_attr_t attr, *ap = NULL;
+    if (stack && !pthread_attr_init(&attr)) {
+        ap = &attr;
+        if (pthread_attr_setstack(&attr, stack, WRITER_STACK)) {
+            pthread_attr_destroy(&attr);
+            ap = NULL;
+        }
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&w.thread, NULL, writer_main, NULL);
+    int rc = pthread_create(&w.thread, ap, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (ap)
+        pthread_attr_destroy(&attr);
     if (!rc)
         churn_exit_writer_started();
     churn_in_shim = saved;

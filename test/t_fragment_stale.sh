@@ -38,7 +38,7 @@ from churncheck import *
 report, text = load(sys.argv[1]), open(sys.argv[2]).read()
 rows = {r["epoch"]: r for r in field(report, "fragmentation")}
 parts = ("live_bytes", "slack_bytes", "pinned_bytes", "free_resident_bytes", "outside_heap_bytes",
-         "residual_bytes")
+         "libchurn_bytes", "residual_bytes")
 def check_row(r, what):
     values = [r[p] or 0 for p in parts]
     expect(what + ": parts add up to rss", sum(values), r["rss_bytes"])
@@ -149,7 +149,7 @@ for r in rows:
         continue
     if r["rss_bytes"] is not None and r["residual_bytes"] is not None:
         values = [r[p] or 0 for p in ("live_bytes", "slack_bytes", "pinned_bytes",
-                  "free_resident_bytes", "outside_heap_bytes", "residual_bytes")]
+                  "free_resident_bytes", "outside_heap_bytes", "libchurn_bytes", "residual_bytes")]
         expect("%s epoch %d: parts add up to rss" % (what, r["epoch"]), sum(values), r["rss_bytes"])
 # An allocator's own mmaps before a thread's first traced call (jemalloc's, as redis starts)
 # have a ring to go to: none is dropped.

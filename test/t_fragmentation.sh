@@ -59,7 +59,8 @@ for r in rows.values():
         continue
     # (a row whose books were stale has no free-resident part: docs/fragmentation.md)
     parts = (r["live_bytes"] + r["slack_bytes"] + r["pinned_bytes"]
-             + (r["free_resident_bytes"] or 0) + r["outside_heap_bytes"] + r["residual_bytes"])
+             + (r["free_resident_bytes"] or 0) + r["outside_heap_bytes"] + r["residual_bytes"]
+             + (r["libchurn_bytes"] or 0))
     expect("epoch %d: the parts add up to RSS" % r["epoch"], parts, r["rss_bytes"])
 
 top = field(report, "fragmentation_callsites")

@@ -40,8 +40,8 @@ try:
     if not label.endswith(" ms") or abs(float(label[:-3]) - longest) > 0.006 * longest:
         fail("duration chart's top is %r, the longest middle epoch %.4g ms" % (label, longest))
     parts = b.eval("document.querySelectorAll('svg.chart polygon').length")
-    if parts != 6:
-        fail("the live-vs-fragmented chart has %d parts, expected 6" % parts)
+    if parts != 7:
+        fail("the live-vs-fragmented chart has %d parts, expected 7" % parts)
     first = b.eval("(function(){var h=Array.from(document.querySelectorAll('h2')).find(h=>"
                    "h.textContent.startsWith('Top callsites')); var t=h.nextElementSibling;"
                    " while(t && t.tagName!='TABLE') t=t.nextElementSibling;"

@@ -75,7 +75,7 @@ traced "$WORK/paced.zst" "$WORK/paced.out" "$WORK/request_loop" 200 5
 grep -Eq '^  exit +200 .* -  .* books not read \(closed at the exit\)$' "$WORK/paced.txt" ||
     fail "paced: no exit row whose books were not read: $(grep -E '^  (last|exit) ' "$WORK/paced.txt")"
 last=$(grep -E '^  last +[0-9]+ ' "$WORK/paced.txt") || fail "paced: no last row above the exit's"
-echo "$last" | awk '{ exit !($2 < 200 && $7 ~ /[0-9]/ && NF == 9) }' ||
+echo "$last" | awk '{ exit !($2 < 200 && $7 ~ /[0-9]/ && NF == 10) }' ||
     fail "paced: the last row is not an earlier epoch with a free-resident figure: $last"
 grep -q "not traced" "$WORK/paced.txt" &&
     fail "paced: the report speaks of memory not traced: $(grep 'not traced' "$WORK/paced.txt")"

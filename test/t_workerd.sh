@@ -149,7 +149,8 @@ for r in rows:
         continue
     # (no free-resident part where the books were stale: docs/fragmentation.md)
     parts = (r["live_bytes"] + r["slack_bytes"] + r["pinned_bytes"]
-             + (r["free_resident_bytes"] or 0) + r["outside_heap_bytes"] + r["residual_bytes"])
+             + (r["free_resident_bytes"] or 0) + r["outside_heap_bytes"] + r["residual_bytes"]
+             + (r["libchurn_bytes"] or 0))
     expect("epoch %d: parts add up to RSS" % r["epoch"], parts, r["rss_bytes"])
 books = []
 for r in rows:
