@@ -1036,6 +1036,7 @@ static int attach_command(int argc, char **argv)
         {"sample-stacks", required_argument, NULL, OPT_FLAG},
         {"events", required_argument, NULL, OPT_FLAG},
         {"for", required_argument, NULL, OPT_FOR},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char config[3 * PATH_MAX] = "";
@@ -1045,7 +1046,11 @@ static int attach_command(int argc, char **argv)
     int c, index;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:", longopts, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, "+ho:", longopts, &index)) != -1) {
+        if (c == 'h') {
+            help(stdout);
+            return 0;
+        }
         if (c == OPT_FOR) {
             char *end;
             seconds = strtol(optarg, &end, 10);
@@ -1115,6 +1120,10 @@ static int attach_command(int argc, char **argv)
 static int detach_command(int argc, char **argv)
 {
     pid_t pid;
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        help(stdout);
+        return 0;
+    }
     if (argc != 2 || parse_pid(argv[1], &pid))
         return usage_error("detach: one PID wanted");
     char lib[PATH_MAX];

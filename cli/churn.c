@@ -402,13 +402,18 @@ static int run(int argc, char **argv)
         {"sample-stacks", required_argument, NULL, OPT_FLAG},
         {"sample-bytes", required_argument, NULL, OPT_FLAG},
         {"events", required_argument, NULL, OPT_FLAG},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out_opt = NULL;
     int c, index;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:", longopts, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, "+ho:", longopts, &index)) != -1) {
+        if (c == 'h') {
+            help(stdout);
+            return 0;
+        }
         const char *flag = c == 'o' ? "o" : c == OPT_FLAG ? longopts[index].name : NULL;
         const opt_row *row = flag ? row_of_flag(flag) : NULL;
         if (!row)

@@ -20,6 +20,12 @@ want=$(sed -n 's/^#define CHURN_VERSION "\(.*\)"$/\1/p' include/churn/version.h)
     fail "churn-analyze --version: $("$ANALYZE" --version)"
 "$CHURN" help >"$WORK/help.out" || fail "churn help exited with $?"
 grep -q -- '--epoch-signal SIG' "$WORK/help.out" || fail "churn help does not list --epoch-signal"
+# --help after a command is what people type: the same help, not a usage error
+for args in "--help" "-h" "run --help" "run -o x.zst -h" "attach --help" "detach --help"; do
+    # shellcheck disable=SC2086
+    "$CHURN" $args >"$WORK/help2.out" 2>"$WORK/help2.err" || fail "churn $args exited with $?"
+    cmp -s "$WORK/help.out" "$WORK/help2.out" || fail "churn $args does not print churn help"
+done
 
 # ---- bad usage: exactly one line on stderr, status 2, nothing run ----
 for args in "" "bogus" "run" "run --epoch-ms x true" "run --epoch-signal NOPE true" \
