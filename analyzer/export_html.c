@@ -263,11 +263,19 @@ static void fragmentation(FILE *out, const churn_analysis *a)
     const double left = 64, right = 10, top = 12, bottom = 22;
     const double pw = FRAG_W - left - right, ph = FRAG_H - top - bottom;
     double hi = 1;
-    /* the first, peak (by RSS) and last epochs, as the text report shows them */
-    churn_frag_row shown[3];
+    /* the first, peak (by RSS) and last epochs, as the text report shows them: the last
+       with a reading of the books, then the exit's, when the exit's has none */
+    churn_frag_row shown[4];
+    const char *label[4] = {"first", "peak RSS", "last", "exit"};
     churn_frag_row_at(f, first, &shown[0]);
     shown[1] = shown[0];
-    churn_frag_row_at(f, f->nrows - 1, &shown[2]);
+    int cols = 3;
+    if (churn_frag_last_read(f, a->has_exit ? a->last_epoch : UINT64_MAX, &shown[2])) {
+        churn_frag_row_at(f, f->nrows - 1, &shown[3]);
+        cols = 4;
+    } else {
+        churn_frag_row_at(f, f->nrows - 1, &shown[2]);
+    }
     uint64_t e0 = shown[0].epoch, e1 = e0;
     for (size_t i = first; i < f->nrows; i++) {
         churn_frag_row_at(f, i, &r);
@@ -315,8 +323,7 @@ static void fragmentation(FILE *out, const churn_analysis *a)
         fputs("\"/>", out);
     }
     fputs("</svg>\n<table><tr><th class=\"stack\">part</th>", out);
-    static const char *const label[3] = {"first", "peak RSS", "last"};
-    for (int c = 0; c < 3; c++)
+    for (int c = 0; c < cols; c++)
         fprintf(out, "<th>%s (epoch %llu)</th>", label[c], (unsigned long long)shown[c].epoch);
     fputs("</tr>\n", out);
     for (int k = 0; k <= FRAG_PARTS; k++) {
@@ -325,13 +332,17 @@ static void fragmentation(FILE *out, const churn_analysis *a)
                          "</td>", colors[k], names[k]);
         else
             fputs("<tr><td class=\"stack\">RSS</td>", out);
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < cols; c++) {
             const churn_frag_row *sr = &shown[c];
             long long v[FRAG_PARTS + 1] = {(long long)sr->live_bytes, (long long)sr->slack_bytes,
                                            sr->pinned_bytes, (long long)sr->free_resident_bytes,
                                            sr->residual_bytes, sr->outside_heap_bytes,
                                            (long long)sr->own_bytes, (long long)sr->rss_bytes};
-            fprintf(out, "<td>%s</td>", human((double)v[k], "B", b, sizeof b));
+            /* a part the epoch has no figure for: its books or RSS not read, or stale */
+            int known[FRAG_PARTS + 1] = {1, 1, 1, sr->has_books, sr->row != NULL,
+                                         sr->has_rss && !sr->rss_stale, sr->has_own,
+                                         sr->has_rss};
+            fprintf(out, "<td>%s</td>", known[k] ? human((double)v[k], "B", b, sizeof b) : "-");
         }
         fputs("</tr>\n", out);
     }

@@ -477,6 +477,22 @@ void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *o
         out->outside_heap_bytes -= (int64_t)out->own_bytes;
 }
 
+int churn_frag_last_read(const churn_fragmentation *f, uint64_t exit_epoch, churn_frag_row *out)
+{
+    churn_frag_row last;
+    if (!f->nrows || f->books == CHURN_BOOKS_NONE)
+        return 0;
+    churn_frag_row_at(f, f->nrows - 1, &last);
+    if (last.has_books || last.epoch != exit_epoch)
+        return 0;
+    for (size_t i = f->nrows - 1; i-- > 0;) {
+        churn_frag_row_at(f, i, out);
+        if (out->has_books)
+            return 1;
+    }
+    return 0;
+}
+
 int churn_frag_counter_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
                       uint64_t *bytes)
 {

@@ -114,6 +114,9 @@ void churn_fragment_take_peak(churn_fragmentation *f, churn_fragmentation *from)
 
 /* Row i of the window, 0 <= i < f->nrows. */
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out);
+/* The exit's epoch (exit_epoch; UINT64_MAX: none) carries no reading of the books: the last
+   row before it that has one, when the last row is the exit's without books. */
+int churn_frag_last_read(const churn_fragmentation *f, uint64_t exit_epoch, churn_frag_row *out);
 /* Counter `counter` (an index, -1 for none) at an epoch's row: the shim's own figures. */
 int churn_frag_counter_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
                       uint64_t *bytes);

@@ -555,15 +555,7 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     frag_row(out, "peak", &peak, read, exit_epoch);
     /* The exit's epoch has no reading of the books: the last epoch before it with a reading
        has the last free-resident figure there is, and is shown above the exit's row. */
-    size_t read_row = f->nrows - 1;
-    if (read && !last.has_books && last.epoch == exit_epoch) {
-        while (read_row-- > 0) {
-            churn_frag_row_at(f, read_row, &r);
-            if (r.has_books)
-                break;
-        }
-    }
-    if (read_row < f->nrows - 1) {
+    if (churn_frag_last_read(f, exit_epoch, &r)) {
         frag_row(out, "last", &r, read, exit_epoch);
         frag_row(out, "exit", &last, read, exit_epoch);
     } else {
