@@ -26,7 +26,19 @@
 static void guard_release(int *g) { churn_in_shim = *g; }
 #define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
 
-enum role { R_ALLOC, R_POSIX, R_FREE, R_REALLOC, R_REALLOCF };
+/* mimalloc's heaps.  mi_heap_destroy frees every block of a heap at once, without a free of
+   each, but only of a heap made destroyable (mi_heap_new, mi_heap_new_in_arena, or
+   mi_heap_new_ex with allow_destroy); of another it is mi_heap_delete, which moves the
+   blocks to the thread's backing heap and frees none.  So the relays of the heap makers
+   remember which heaps are destroyable (R_HEAP_NEW; count: the allow_destroy argument, -1:
+   always), mi_heap_delete forgets one (R_HEAP_DELETE), and mi_heap_destroy of a remembered
+   heap has its blocks visited (mi_heap_visit_blocks) and records a free of each before the
+   heap goes (R_HEAP_DESTROY).  A heap's own block (mimalloc's bookkeeping, made and freed
+   inside these calls) is never recorded: the calls run guarded, so that whether mimalloc
+   reaches its own entries for it (a shared library does, a unity build inlines them) changes
+   nothing. */
+enum role { R_ALLOC, R_POSIX, R_FREE, R_REALLOC, R_REALLOCF, R_HEAP_NEW, R_HEAP_DELETE,
+            R_HEAP_DESTROY };
 
 /* An entry point: its name after the family's prefix, what it does, and where its pointer,
    count and size arguments are (integer argument positions, -1 for none). */
@@ -48,7 +60,8 @@ enum { K_MALLOC = CHURN_ALLOC_MALLOC, K_CALLOC = CHURN_ALLOC_CALLOC,
        K_NEW_ARRAY = CHURN_ALLOC_NEW_ARRAY, K_FREE = CHURN_FREE_FREE,
        K_DELETE = CHURN_FREE_DELETE, K_DELETE_ARRAY = CHURN_FREE_DELETE_ARRAY };
 
-/* mimalloc 2 (mimalloc.h).  mi_new* pair with mi_free, so they are recorded as malloc. */
+/* mimalloc 2 (mimalloc.h).  mi_new* pair with mi_free, so they are recorded as malloc.
+   mi_expand resizes in place or fails, which a realloc's record says either way. */
 static const entry_def mimalloc_defs[] = {
     ALLOC("malloc", 0, K_MALLOC), ALLOC("zalloc", 0, K_CALLOC), ALLOC("malloc_small", 0, K_MALLOC),
     ALLOC("zalloc_small", 0, K_CALLOC), ALLOC("new", 0, K_MALLOC), ALLOC("new_nothrow", 0, K_MALLOC),
@@ -80,6 +93,10 @@ static const entry_def mimalloc_defs[] = {
     REALLOC("heap_rezalloc_aligned", 1, -1, 2), REALLOC("heap_rezalloc_aligned_at", 1, -1, 2),
     REALLOC("heap_reallocn", 1, 2, 3), REALLOC("heap_recalloc", 1, 2, 3),
     {"heap_reallocf", R_REALLOCF, 1, -1, 2, 0},
+    REALLOC("expand", 0, -1, 1),
+    {"heap_new", R_HEAP_NEW, -1, -1, -1, 0}, {"heap_new_in_arena", R_HEAP_NEW, -1, -1, -1, 0},
+    {"heap_new_ex", R_HEAP_NEW, -1, 1, -1, 0}, {"heap_delete", R_HEAP_DELETE, 0, -1, -1, 0},
+    {"heap_destroy", R_HEAP_DESTROY, 0, -1, -1, K_FREE},
     END,
 };
 
@@ -126,11 +143,13 @@ typedef struct family {
     const entry_def *defs;
     const char *usable;    /* the usable-size function, under the prefix */
     const char *books;     /* the function its counters are read with, under the prefix */
+    const char *visit;     /* the function that lists a heap's blocks (R_HEAP_DESTROY) */
 } family;
 
 enum { F_MIMALLOC, F_JE, F_RJEM, F_JEX, F_TC, F_RUST, NFAMILIES };
 static const family families[NFAMILIES] = {
-    [F_MIMALLOC] = {"mimalloc", "mi_", mimalloc_defs, "usable_size", "process_info"},
+    [F_MIMALLOC] = {"mimalloc", "mi_", mimalloc_defs, "usable_size", "process_info",
+                    "heap_visit_blocks"},
     [F_JE] = {"jemalloc", "je_", jemalloc_defs, "malloc_usable_size", "mallctl"},
     [F_RJEM] = {"jemalloc", "_rjem_", jemalloc_defs, "malloc_usable_size", "mallctl"},
     [F_JEX] = {"jemalloc", "", jemallocx_defs, "malloc_usable_size", NULL},
@@ -148,6 +167,8 @@ typedef struct group {
     char module[256];
     size_t (*usable)(void *);
     uintptr_t books;
+    /* mi_heap_visit_blocks(heap, visit_all_blocks, visitor, arg) */
+    int (*visit)(void *, int, int (*)(const void *, const void *, void *, size_t, void *), void *);
     unsigned patched;
 } group;
 
@@ -175,6 +196,43 @@ static size_t usable_of(const group *g, void *p, size_t size)
 /* Every relay passes the six integer argument registers on untouched: none of these entry
    points takes more, or a floating-point argument, and a callee ignores those it has no
    parameter for. */
+/* The destroyable heaps alive: a slot is taken with a compare-and-swap and given back at the
+   heap's delete or destroy.  A heap that finds no slot is never destroyed as remembered:
+   its destroy is said once on stderr and leaves its blocks live in the trace. */
+#define MAX_HEAPS 1024
+static _Atomic uintptr_t heaps[MAX_HEAPS];
+
+static void heap_remember(uintptr_t heap)
+{
+    for (size_t i = 0; heap && i < MAX_HEAPS; i++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&heaps[i], &none, heap))
+            return;
+    }
+}
+
+static int heap_forget(uintptr_t heap)
+{
+    for (size_t i = 0; heap && i < MAX_HEAPS; i++) {
+        uintptr_t h = heap;
+        if (atomic_compare_exchange_strong(&heaps[i], &h, 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* mi_heap_visit_blocks' visitor: called once per area (block NULL), then per block. */
+static int destroyed_block(const void *heap, const void *area, void *block, size_t size, void *arg)
+{
+    (void)heap;
+    (void)area;
+    (void)size;
+    (void)arg;
+    if (block)
+        churn_record_free(block, K_FREE);
+    return 1;
+}
+
 static uintptr_t relay(unsigned i, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3,
                        uintptr_t a4, uintptr_t a5)
 {
@@ -186,6 +244,29 @@ static uintptr_t relay(unsigned i, uintptr_t a0, uintptr_t a1, uintptr_t a2, uin
         (d->count >= 0 && __builtin_mul_overflow(a[d->count], size, &size)))
         return s->original(a0, a1, a2, a3, a4, a5);
     GUARD();
+    switch (d->role) {
+    case R_HEAP_NEW: {
+        uintptr_t heap = s->original(a0, a1, a2, a3, a4, a5);
+        if (d->count < 0 || (a[d->count] & 0xff))
+            heap_remember(heap);
+        return heap;
+    }
+    case R_HEAP_DELETE:
+        heap_forget(a[d->ptr]);
+        return s->original(a0, a1, a2, a3, a4, a5);
+    case R_HEAP_DESTROY:
+        if (heap_forget(a[d->ptr])) {
+            s->g->visit((void *)a[d->ptr], 1, destroyed_block, NULL);
+        } else if (a[d->ptr]) {
+            static _Atomic int said;
+            if (!atomic_exchange(&said, 1))
+                churn_log("mi_heap_destroy of a heap not made while traced, in %s: if it was "
+                          "destroyable its blocks stay live in the trace", s->g->module);
+        }
+        return s->original(a0, a1, a2, a3, a4, a5);
+    default:
+        break;
+    }
     switch (d->role) {
     case R_ALLOC: {
         void *p = (void *)s->original(a0, a1, a2, a3, a4, a5);
@@ -255,7 +336,7 @@ static int rust_name(const char *sym, const char *id)
 
 typedef struct found {
     uintptr_t addr[NFAMILIES][MAX_DEFS];
-    uintptr_t usable[NFAMILIES], books[NFAMILIES];
+    uintptr_t usable[NFAMILIES], books[NFAMILIES], visit[NFAMILIES];
     int rust_custom; /* a #[global_allocator]: __rg_alloc is defined */
 } found;
 
@@ -272,6 +353,8 @@ static void take(found *f, int fam, const char *rest, uintptr_t addr)
         f->usable[fam] = addr;
     if (F->books && !strcmp(rest, F->books) && !f->books[fam])
         f->books[fam] = addr;
+    if (F->visit && !strcmp(rest, F->visit) && !f->visit[fam])
+        f->visit[fam] = addr;
 }
 
 static void on_symbol(const char *name, uintptr_t addr, void *ctx)
@@ -317,7 +400,9 @@ static int has_role(const found *f, int fam, int alloc)
 {
     const entry_def *d = families[fam].defs;
     for (size_t i = 0; d[i].name; i++)
-        if (f->addr[fam][i] && (alloc ? d[i].role != R_FREE : d[i].role == R_FREE))
+        if (f->addr[fam][i] &&
+            (alloc ? d[i].role < R_FREE || d[i].role == R_REALLOC || d[i].role == R_REALLOCF
+                   : d[i].role == R_FREE))
             return 1;
     return 0;
 }
@@ -332,6 +417,12 @@ static void patch_group(const found *f, int fam, const char *module)
         need += f->addr[fam][i] && !churn_patch_done((void *)f->addr[fam][i]);
     if (!need)
         return; /* traced already, under the names a way in patched */
+    for (size_t i = 0; F->defs[i].name; i++)
+        if (F->defs[i].role == R_HEAP_DESTROY && f->addr[fam][i] && !f->visit[fam]) {
+            churn_log("%s in %s has %s%s but no %s%s to say which blocks it frees; not traced",
+                      F->allocator, module, F->prefix, F->defs[i].name, F->prefix, F->visit);
+            return;
+        }
     if (ngroups == MAX_GROUPS || nslots + need > MAX_SLOTS) {
         churn_log("%s in %s: too many allocators' entry points to patch; not traced",
                   F->allocator, module);
@@ -342,6 +433,8 @@ static void patch_group(const found *f, int fam, const char *module)
     snprintf(g->module, sizeof g->module, "%s", module);
     g->usable = (size_t (*)(void *))f->usable[fam];
     g->books = f->books[fam];
+    g->visit = (int (*)(void *, int, int (*)(const void *, const void *, void *, size_t, void *),
+                        void *))f->visit[fam];
     if (fam == F_RUST) {
         /* The default global allocator is the system's malloc, whichever libchurn forwards
            to; a #[global_allocator] has no usable size to ask. */

@@ -37,7 +37,7 @@ import sys
 from churncheck import *
 report, ph = load(sys.argv[1]), phases(sys.argv[2])
 cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
-expect("number of phases", len(cases), 7)
+expect("number of phases", len(cases), 11)
 for name, *figures in cases:
     allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
     expect_epoch(report, ph[name], name, allocs=allocs, frees=frees, alloc_bytes=alloc_bytes,

@@ -64,8 +64,9 @@ int main(void)
     expect_phase("plain_malloc", 20, 20, 1280, 1280, 0, 0);
 
 #ifdef NAMED_MIMALLOC
-    phase("heap_new"); /* the heap's own block, freed by mi_heap_delete: no expectation */
+    phase("heap_new"); /* a heap's own block is mimalloc's bookkeeping, never recorded */
     mi_heap_t *heap = mi_heap_new();
+    expect_phase("heap_new", 0, 0, 0, 0, 0, 0);
     phase("heap");
     for (unsigned i = 0; i < 300; i++)
         own("mi_heap_malloc", b[i] = mi_heap_malloc(heap, 100), 100, i);
@@ -76,6 +77,35 @@ int main(void)
     expect_phase("heap", 400, 400, 42000, 42000, 0, 0);
     phase("heap_delete");
     mi_heap_delete(heap);
+    expect_phase("heap_delete", 0, 0, 0, 0, 0, 0);
+
+    /* mi_heap_destroy frees the 150 blocks left without a free of each */
+    phase("heap_destroy");
+    mi_heap_t *doomed = mi_heap_new();
+    for (unsigned i = 0; i < 200; i++)
+        own("mi_heap_malloc", b[i] = mi_heap_malloc(doomed, 300), 300, i);
+    for (unsigned i = 0; i < 50; i++)
+        mi_free(b[i]);
+    mi_heap_destroy(doomed);
+    expect_phase("heap_destroy", 200, 200, 60000, 60000, 0, 0);
+
+    /* mi_expand grows a block within its usable size, in place, or fails */
+    phase("expand");
+    long grown = 0;
+    for (unsigned i = 0; i < 40; i++) {
+        void *p = mi_malloc(100);
+        own("mi_malloc", p, 100, i);
+        size_t usable = mi_usable_size(p);
+        if (usable <= 100 || mi_expand(p, usable) != p)
+            die("mi_expand(%zu) did not grow a block of 100 in place", usable);
+        if (mi_expand(p, usable + 65536))
+            die("mi_expand grew a block past its usable size");
+        b[i] = p;
+        grown += (long)usable;
+    }
+    for (unsigned i = 0; i < 40; i++)
+        mi_free(b[i]);
+    expect_phase("expand", 80, 80, 40 * 100L + grown, 40 * 100L + grown, 0, 0);
 
     phase("calloc_aligned_new");
     for (unsigned i = 0; i < 50; i++) {
