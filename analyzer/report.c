@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "churn/allocators.h"
 #include "churn/engines.h"
 #include "proctree.h"
 
@@ -204,7 +205,8 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     int warned = counter_named(a, "libchurn.untraced_warned");
     int module = counter_named(a, "libchurn.untraced_module");
     int engine = counter_named(a, "libchurn.untraced_engine");
-    uint64_t most = 0, culprit = 0, js = 0;
+    int allocator = counter_named(a, "libchurn.untraced_allocator");
+    uint64_t most = 0, culprit = 0, js = 0, hidden = 0;
     int said = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
@@ -219,6 +221,9 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
         if (engine >= 0 && (size_t)engine < r->n_counters && v[engine] &&
             v[engine] <= CHURN_N_ENGINES)
             js = v[engine];
+        if (allocator >= 0 && (size_t)allocator < r->n_counters && v[allocator] &&
+            v[allocator] <= CHURN_N_HIDDEN_ALLOCATORS)
+            hidden = v[allocator];
     }
     if (!said)
         return 0;
@@ -233,6 +238,14 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
                  "traced: objects on the JS heap",
                  (double)most / 1048576.0, churn_engines[js - 1].name, where ? ", in " : "",
                  where ? where : "");
+    else if (hidden)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+                 "holds memory through an allocator libchurn cannot trace, likely in %s, which "
+                 "carries %s without the names libchurn finds it by; every figure here misses "
+                 "it (libchurn's stderr names the mappings that grew)",
+                 (double)most / 1048576.0, where ? where : "the module the shim blamed",
+                 churn_hidden_allocators[hidden - 1].name);
     else
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "

@@ -12,11 +12,15 @@
  * XS's collector in its symbols; stripped, a message of V8's collector among its bytes) or the
  * mapping that grew most carries the engine's name, the
  * growth is named as that engine's own heap: outside malloc by design, and what is not traced
- * is the objects on it.
+ * is the objects on it.  Otherwise, when the culprit carries an allocator libchurn knows by
+ * name but none of the names (include/churn/allocators.h: mimalloc or jemalloc, by their
+ * warnings among its bytes), stderr says which: libchurn cannot trace it.
  *
- * The figures reach the trace as four counters after the allocator's own
+ * The figures reach the trace as six counters after the allocator's own
  * (libchurn.untraced_bytes, an estimate; libchurn.untraced_warned; libchurn.untraced_module,
- * the culprit's module id + 1; libchurn.untraced_engine, include/churn/engines.h's index + 1),
+ * the culprit's module id + 1; libchurn.untraced_engine, include/churn/engines.h's index + 1;
+ * libchurn.own_resident_bytes, libchurn's own resident memory; libchurn.untraced_allocator,
+ * include/churn/allocators.h's index + 1),
  * so the analyzer can warn and split RSS.  Everything here runs
  * on the writer thread outside its final pass: reading smaps walks page tables, and the exit
  * path must not wait for it.
@@ -31,6 +35,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "churn/allocators.h"
 #include "churn/engines.h"
 #include "elfsyms.h"
 #include "shim.h"
@@ -43,7 +48,7 @@
 #define TOP 3
 
 static _Atomic uint64_t untraced_now;
-static _Atomic uint64_t warned, culprit_id, engine_id;
+static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id;
 /* libchurn's own resident bytes, for the RSS split: refreshed every OWN_NS by the writer, so
    that a reading of the counters at the tick (on the program's thread) only loads it. */
 #define OWN_NS 10000000u
@@ -63,7 +68,7 @@ static struct {
 
 static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
                                     "libchurn.untraced_module", "libchurn.untraced_engine",
-                                    "libchurn.own_resident_bytes"};
+                                    "libchurn.own_resident_bytes", "libchurn.untraced_allocator"};
 
 static void counters(uint64_t *values, int fresh)
 {
@@ -73,13 +78,14 @@ static void counters(uint64_t *values, int fresh)
     values[2] = atomic_load_explicit(&culprit_id, memory_order_relaxed);
     values[3] = atomic_load_explicit(&engine_id, memory_order_relaxed);
     values[4] = atomic_load_explicit(&own_resident, memory_order_relaxed);
+    values[5] = atomic_load_explicit(&hidden_id, memory_order_relaxed);
 }
 
 void churn_blind_register(void)
 {
     churn_os_list_own_image();
     atomic_store(&own_resident, churn_os_own_resident());
-    if (!churn_allocator_add_counters(names, 5, counters))
+    if (!churn_allocator_add_counters(names, sizeof names / sizeof *names, counters))
         churn_log("no room in the trace for the blind-spot detector's counters");
 }
 
@@ -128,6 +134,7 @@ void churn_blind_after_fork_child(void)
     atomic_store(&culprit_id, 0);
     atomic_store(&engine_id, 0);
     own_next_ns = 0;
+    atomic_store(&hidden_id, 0);
 }
 
 static void rollup_line(const char *line, void *ctx)
@@ -247,7 +254,14 @@ typedef struct suspect {
     size_t allocator_names;
     int calls_mmap;
     int engine;             /* a JS engine's collector is in its symbols: index + 1 */
+    unsigned named;         /* bit i: a symbol names churn_hidden_allocators[i] */
 } suspect;
+
+static int ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n >= m && !memcmp(s + n - m, end, m);
+}
 
 static int allocator_like(const char *n)
 {
@@ -264,6 +278,9 @@ static void suspect_symbol(const char *name, uintptr_t addr, void *ctx)
     for (size_t i = 0; !s->engine && i < CHURN_N_ENGINES; i++)
         if (!strncmp(name, churn_engines[i].gc_prefix, strlen(churn_engines[i].gc_prefix)))
             s->engine = (int)i + 1;
+    for (size_t i = 0; i < CHURN_N_HIDDEN_ALLOCATORS; i++)
+        if (ends_with(name, churn_hidden_allocators[i].named_by))
+            s->named |= 1u << i;
 }
 
 typedef struct culprit {
@@ -274,6 +291,7 @@ typedef struct culprit {
     char path[256];
     int stripped;
     int engine;
+    unsigned named;
 } culprit;
 
 /* Objects that are not the program's: the C runtime and libchurn. */
@@ -308,7 +326,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
     const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
     if (!exe && (!path || !*path || ours_or_libc(path) || holds_self(info)))
         return 0;
-    suspect s = {0, 0, 0};
+    suspect s = {0, 0, 0, 0};
     s.calls_mmap = churn_file_refers(path, "mmap") || churn_file_refers(path, "mmap64");
     churn_file_symbols(path, info->dlpi_addr, suspect_symbol, &s);
     int stripped = exe && !churn_file_has_symtab(path);
@@ -321,6 +339,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
         c->best_names = s.allocator_names;
         c->stripped = stripped;
         c->engine = s.engine;
+        c->named = s.named;
         if (exe) {
             ssize_t n = readlink("/proc/self/exe", c->path, sizeof c->path - 1);
             c->path[n > 0 ? n : 0] = 0;
@@ -335,9 +354,10 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* The engine (index + 1) whose collector's message is among a stripped file's bytes.  The
-   file is mapped privately and read-only with a raw system call for the search only. */
-static int message_engine(const char *path)
+/* The first of n messages (index + 1) that is among a file's bytes, skipping those whose bit
+   is set in skip.  The file is mapped privately and read-only with a raw system call for the
+   search only. */
+static int message_among(const char *path, const char *const *messages, size_t n, unsigned skip)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -349,14 +369,32 @@ static int message_engine(const char *path)
     close(fd);
     if (p == -1 || (unsigned long)p > -4096UL)
         return 0;
-    int engine = 0;
-    for (size_t i = 0; !engine && i < CHURN_N_ENGINES; i++)
-        if (churn_engines[i].message &&
-            memmem((const void *)p, (size_t)st.st_size, churn_engines[i].message,
-                   strlen(churn_engines[i].message)))
-            engine = (int)i + 1;
+    int found = 0;
+    for (size_t i = 0; !found && i < n; i++)
+        if (messages[i] && !(skip >> i & 1) &&
+            memmem((const void *)p, (size_t)st.st_size, messages[i], strlen(messages[i])))
+            found = (int)i + 1;
     syscall(SYS_munmap, p, (size_t)st.st_size);
-    return engine;
+    return found;
+}
+
+/* The engine (index + 1) whose collector's message is among a stripped file's bytes. */
+static int message_engine(const char *path)
+{
+    const char *messages[CHURN_N_ENGINES];
+    for (size_t i = 0; i < CHURN_N_ENGINES; i++)
+        messages[i] = churn_engines[i].message;
+    return message_among(path, messages, CHURN_N_ENGINES, 0);
+}
+
+/* The allocator (index + 1) whose warnings are among the file's bytes while none of its
+   symbols names that allocator for the named way in. */
+static int message_allocator(const char *path, unsigned named)
+{
+    const char *messages[CHURN_N_HIDDEN_ALLOCATORS];
+    for (size_t i = 0; i < CHURN_N_HIDDEN_ALLOCATORS; i++)
+        messages[i] = churn_hidden_allocators[i].message;
+    return message_among(path, messages, CHURN_N_HIDDEN_ALLOCATORS, named);
 }
 
 /* The module id the trace gives that object (churn_module), or none. */
@@ -390,6 +428,10 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
     if (c.found && !c.engine && c.stripped)
         c.engine = message_engine(c.path);
     int engine = w.top_engine[0] ? w.top_engine[0] : c.found ? c.engine : 0;
+    /* Found by no name, a known allocator cannot be traced: saying which tells the user what
+       the report misses, where "an allocator libchurn does not know" would be wrong. */
+    int hidden = c.found && !engine ? message_allocator(c.path, c.named) : 0;
+    const char *hname = hidden ? churn_hidden_allocators[hidden - 1].name : "";
     double mib = (double)untraced / 1048576.0, secs = (double)(now - b.base_ns) / 1e9;
     if (engine)
         churn_log("anonymous memory grew %.1f MiB in %.1f s in mappings of %s's own heap "
@@ -410,7 +452,14 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
                              : "functions are in its symbols");
     else if (c.found && c.stripped)
         churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
-                  ".symtab): libchurn cannot see an allocator linked into it", c.path);
+                  ".symtab)%s%s%s: libchurn cannot see an allocator linked into it", c.path,
+                  hidden ? ", carrying " : "", hname,
+                  hidden ? " (its warnings are among its bytes)" : "");
+    else if (c.found && hidden)
+        churn_log("likely culprit: %s, which calls mmap and carries %s without the names "
+                  "libchurn traces it by (its warnings are among its bytes, and no symbol ends "
+                  "in %s): libchurn cannot find its functions, so it is not traced", c.path,
+                  hname, churn_hidden_allocators[hidden - 1].named_by);
     else if (c.found)
         churn_log("likely culprit: %s, which calls mmap and has %zu allocator-like function "
                   "names; an allocator libchurn does not know", c.path, c.best_names);
@@ -423,6 +472,7 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
     }
     atomic_store(&culprit_id, id);
     atomic_store(&engine_id, (uint64_t)engine);
+    atomic_store(&hidden_id, (uint64_t)hidden);
     atomic_store(&warned, 1);
 }
 

@@ -2,7 +2,8 @@
 # The blind-spot detector (shim/blind.c): test/programs/pool_alloc.c grows its RSS by 40 MiB
 # over four seconds through a pool allocator on one mmap that libchurn cannot know.  stderr
 # must say, once, that the growth is not traced, with the mapping that grew and the executable
-# as the likely culprit (named as stripped for the stripped copy); the report must carry a
+# as the likely culprit (named as stripped for the stripped copy, and no known allocator named
+# in it); the report must carry a
 # warning at the top that says "not traced" and fragmentation[].untraced_bytes within the
 # growth.  The same growth through malloc (traced) must raise nothing.  A copy that carries a
 # function under a name of V8's collector must have the growth named as V8's own heap (outside
@@ -47,6 +48,9 @@ for prog in pool_alloc pool_alloc_stripped; do
         want="likely culprit: the executable $WORK/pool_alloc_stripped, which calls mmap and is stripped"
     fi
     grep -q "$want" "$err" || fail "$prog: no line '$want': $(sed -n 2p "$err")"
+    # An allocator of its own carries no known allocator's warnings: none may be named.
+    grep -q 'carr[a-z]* mimalloc\|carr[a-z]* jemalloc' "$err" &&
+        fail "$prog: a known allocator named in a hand-written one: $(grep culprit "$err")"
     "$ANALYZE" "$WORK/$prog.zst" >"$WORK/$prog.txt" 2>&1 || fail "churn-analyze $prog.zst failed"
     sed -n 3p "$WORK/$prog.txt" | grep -q "WARNING: about .* MiB of RSS growth is not traced.*likely in $prog" ||
         fail "$prog: no 'not traced' warning at the top of the report: $(sed -n 3p "$WORK/$prog.txt")"
