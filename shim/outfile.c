@@ -2,8 +2,11 @@
  * The bounded ring file.  Segments are appended after the file header and the producer frame
  * (the version of libchurn); when the next one would pass the bound, writing wraps to just
  * after them and overwrites the oldest.
- * Each segment goes out in one pwrite, header and payload together, so a reader sees it whole
- * or fails its checksum; a kill -9 loses only what had not been written yet.
+ * The segment being filled is written at checkpoints, at the place it will have when closed:
+ * the new part of its frame, then an open header that counts it (docs/format.md, "Open
+ * segments"), so a kill -9 or an exit libchurn cannot see loses only what came after the last
+ * checkpoint, and a kill between the two writes leaves the previous checkpoint whole.  Closing
+ * writes the rest of the frame, then the closed header over the open one.
  *
  * The file is created with O_EXCL | O_NOFOLLOW and mode 0600: a symlink planted at the path
  * is refused, never followed, and an old regular file is replaced, never written through.
@@ -33,6 +36,13 @@ static dev_t file_dev;
 static ino_t file_ino;
 static uint64_t write_at, ring_bytes, seq;
 static uint64_t data_start; /* after the file header and the producer frame */
+/* The open segment's place once a checkpoint has put it in the file (NO_PLACE: not yet), and
+   how many bytes of its frame are there. */
+#define NO_PLACE UINT64_MAX
+static uint64_t open_at = NO_PLACE;
+static size_t open_written;
+_Static_assert(sizeof(churn_open_segment_header) == sizeof(churn_segment_header),
+               "the closed header is written over the open one");
 /* 0, or the failure already reported on stderr: each is said once. */
 static enum { FAILING = 1, OUT_OF_SPACE } write_failed;
 /* The ring was cut to what the disk holds: a segment too big for it is a full disk's loss,
@@ -61,6 +71,8 @@ int churn_outfile_open(const char *path, int events)
     owner = getpid();
     ring_bytes = churn_opt.ring_bytes;
     seq = 0;
+    open_at = NO_PLACE;
+    open_written = 0;
     write_failed = 0;
     cut_by_disk = 0;
     churn_file_header h;
@@ -107,13 +119,13 @@ uint64_t churn_outfile_ring_room(void)
     return ring_bytes > data_start ? ring_bytes - data_start : 0;
 }
 
-/* What the file can hold after a write at write_at failed, having written `wrote` bytes: the
+/* What the file can hold after a write at `at` failed, having written `wrote` bytes: the
    bytes it owns (up to its size, and what the short write added) and the space still free on
    its disk; and where the write stopped short of that, a limit of the file's own
    (RLIMIT_FSIZE), at what it owns. */
-static uint64_t file_holds(ssize_t wrote, int err)
+static uint64_t file_holds(uint64_t at, size_t wrote, int err)
 {
-    uint64_t owned = write_at + (wrote > 0 ? (uint64_t)wrote : 0);
+    uint64_t owned = at + wrote;
     struct stat st;
     if (!fstat(fd, &st) && (uint64_t)st.st_size > owned)
         owned = (uint64_t)st.st_size;
@@ -145,6 +157,23 @@ static ssize_t write_no_sigxfsz(const void *buf, size_t len, off_t at)
     return n;
 }
 
+/* Writes len bytes at `at`, going on after a short write (cut by a signal, or the next call
+   says why not); returns the bytes written, with *err 0 when all were, else why not. */
+static size_t write_all(const void *buf, size_t len, uint64_t at, int *err)
+{
+    size_t done = 0;
+    *err = 0;
+    while (done < len) {
+        ssize_t n = write_no_sigxfsz((const uint8_t *)buf + done, len - done, (off_t)(at + done));
+        if (n <= 0) {
+            *err = n < 0 ? errno : ENOSPC;
+            break;
+        }
+        done += (size_t)n;
+    }
+    return done;
+}
+
 pid_t churn_outfile_pid(void) { return fd >= 0 ? owner : 0; }
 
 /* A program can still take the trace's number (dup2 onto it, a raw close and a new open):
@@ -160,17 +189,72 @@ static int still_ours(void)
     return 0;
 }
 
-/* The caller leaves sizeof(churn_segment_header) bytes free in front of the zstd frame, so the
-   segment is written with a single call. */
-int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
-                                uint64_t first_epoch, uint64_t last_epoch)
+/* The open header at open_at no longer describes what the trace will hold (the segment was
+   written elsewhere, or lost): zeros over it, so that a reader never takes it. */
+static void forget_open(void)
+{
+    static const uint8_t zero[sizeof(churn_open_segment_header)];
+    int err;
+    if (open_at != NO_PLACE && open_written)
+        write_all(zero, sizeof zero, open_at, &err);
+    open_at = NO_PLACE;
+    open_written = 0;
+}
+
+int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                             uint64_t first_epoch, uint64_t now_ns, uint64_t reserve)
 {
     if (fd < 0 || !still_ours())
         return -1;
+    size_t hdr = sizeof(churn_open_segment_header);
+    if (open_at == NO_PLACE) {
+        uint64_t room = churn_outfile_ring_room();
+        if (reserve > room)
+            reserve = room;
+        open_at = write_at + reserve > ring_bytes ? data_start : write_at;
+        open_written = 0;
+    }
+    /* Grown past the end of the ring from its place: its close places it as any segment. */
+    if (open_at + hdr + zbytes > ring_bytes || zbytes < open_written)
+        return -1;
+    int err;
+    size_t more = zbytes - open_written;
+    size_t wrote = write_all((const uint8_t *)zstd_frame + open_written, more,
+                             open_at + hdr + open_written, &err);
+    if (wrote != more)
+        return -1;
+    open_written = zbytes;
+    churn_open_segment_header h;
+    memset(&h, 0, sizeof h);
+    h.frame_magic = CHURN_SKIPPABLE_MAGIC;
+    h.frame_size = sizeof h - 8;
+    h.magic = CHURN_SEGMENT_OPEN_MAGIC;
+    h.version = CHURN_FORMAT_VERSION;
+    h.seq = seq;
+    h.first_epoch = first_epoch;
+    h.checkpoint_ns = now_ns;
+    h.raw_bytes = raw_bytes;
+    h.zstd_bytes = (uint32_t)zbytes;
+    h.payload_crc = churn_crc32(0, zstd_frame, zbytes);
+    h.header_crc = churn_open_segment_header_crc(&h);
+    return write_all(&h, sizeof h, open_at, &err) == sizeof h ? 0 : -1;
+}
+
+/* The caller leaves sizeof(churn_segment_header) bytes free in front of the zstd frame, so a
+   segment that no checkpoint placed is written with a single call. */
+int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                                uint64_t first_epoch, uint64_t last_epoch)
+{
+    if (fd < 0 || !still_ours()) {
+        open_at = NO_PLACE;
+        return -1;
+    }
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
-    if (total > churn_outfile_ring_room())
+    if (total > churn_outfile_ring_room()) {
+        forget_open();
         return cut_by_disk ? CHURN_OUTFILE_FAILED : CHURN_OUTFILE_TOO_BIG;
+    }
     memset(h, 0, sizeof *h);
     h->frame_magic = CHURN_SKIPPABLE_MAGIC;
     h->frame_size = sizeof *h - 8;
@@ -183,22 +267,23 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     h->zstd_bytes = (uint32_t)zbytes;
     h->payload_crc = churn_crc32(0, zstd_frame, zbytes);
     h->header_crc = churn_segment_header_crc(h);
-    if (write_at + total > ring_bytes)
-        write_at = data_start;
-    ssize_t n = write_no_sigxfsz(h, total, (off_t)write_at), more = 1;
-    /* A short write is continued: it was cut by a signal, or the next call says why not. */
-    while (n > 0 && (size_t)n < total &&
-           (more = write_no_sigxfsz((const uint8_t *)h + n, total - (size_t)n,
-                                    (off_t)write_at + n)) > 0)
-        n += more;
-    if (n != (ssize_t)total) {
-        int err = n < 0 || more < 0 ? errno : ENOSPC;
+    /* Where a checkpoint put it, the rest of the frame first, then the header: a kill between
+       the two leaves the last checkpoint's header counting bytes still there. */
+    int placed = open_at != NO_PLACE && open_written && open_at + total <= ring_bytes;
+    uint64_t at = placed ? open_at : write_at + total > ring_bytes ? data_start : write_at;
+    size_t from = placed ? sizeof *h + open_written : 0;
+    int err;
+    size_t n = from + write_all((const uint8_t *)h + from, total - from, at + from, &err);
+    if (n == total && placed)
+        n = write_all(h, sizeof *h, at, &err) == sizeof *h ? total : 0;
+    if (n != total) {
+        forget_open();
         /* Out of space: the ring is cut to what the disk holds and the next segment, which
            the writer sizes to fit it, wraps to the start and overwrites the oldest ones.
            That next segment says how many events this one dropped; without the cut no later
            write would fit either and the trace would end without saying so. */
         int no_space = err == ENOSPC || err == EDQUOT || err == EFBIG;
-        uint64_t holds = no_space ? file_holds(n, err) : ring_bytes;
+        uint64_t holds = no_space ? file_holds(at, n, err) : ring_bytes;
         if (holds < ring_bytes) {
             uint64_t was = ring_bytes;
             ring_bytes = holds > data_start ? holds : data_start;
@@ -221,11 +306,16 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
             write_failed = no_space ? OUT_OF_SPACE : FAILING;
         return CHURN_OUTFILE_FAILED;
     }
+    /* Its closed header is over the open one; or it was written elsewhere (it outgrew its
+       place), and the open header there is stale unless the segment was written over it. */
+    if (placed || (open_at != NO_PLACE && open_at < at + total && open_at + sizeof *h > at))
+        open_at = NO_PLACE;
+    forget_open();
     if (write_failed == FAILING) {
         churn_log("writing the trace works again");
         write_failed = 0;
     }
-    write_at += total;
+    write_at = at + total;
     seq++;
     return 0;
 }

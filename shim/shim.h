@@ -737,6 +737,14 @@ pid_t churn_outfile_pid(void);   /* the process the open trace belongs to, 0 whe
 enum { CHURN_OUTFILE_FAILED = -1, CHURN_OUTFILE_TOO_BIG = -2 };
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch);
+/* A checkpoint of the open segment: its frame so far (zbytes, complete zstd blocks holding
+   raw_bytes of whole records, with the header's room in front as above) goes into the file
+   at the place the closed segment will have, the part not yet there first and then the open
+   header that counts it.  reserve: the bytes the closed segment is expected to need, header
+   included, which decide that place.  Returns 0, or -1 when this segment takes no more (its
+   close then writes it as any other). */
+int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                             uint64_t first_epoch, uint64_t now_ns, uint64_t reserve);
 uint64_t churn_outfile_ring_room(void); /* bytes of the ring for segments */
 void churn_outfile_close(void);
 uint64_t churn_outfile_next_seq(void);

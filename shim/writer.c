@@ -32,6 +32,9 @@
 #define BUSY_EVENTS 512u
 #define BUSY_POLL_NS 1000000u
 #define COUNTER_MIN_NS 1000000u    /* allocator counters are sampled at most every 1 ms */
+/* The open segment goes into the file at a pass at least this long after its last checkpoint
+   (docs/design.md, "Endings"): what a kill -9 or an exit libchurn cannot see loses. */
+#define CHECKPOINT_NS 10000000u
 #define FINISH_WAIT_NS 2000000000u /* how long the final flush waits for a busy writer */
 #define ALONE_CHECK_NS 100000000u  /* an idle writer looks whether it is the last thread */
 #define MAX_RINGS_PER_PASS 65536
@@ -54,6 +57,11 @@ static struct {
     size_t target;            /* close the segment at this raw size */
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
+    uint64_t ckpt_ns;         /* the open segment's last checkpoint, 0 before its first */
+    size_t ckpt_raw;          /* raw bytes it held */
+    int ckpt_off;             /* the segment takes no more checkpoints (outfile.c said why) */
+    uint64_t short_noted;     /* cut stacks the open segment's stream counted last (0: none
+                                 yet, SHORT_STACKS being a running total) */
     int finishing;            /* the final pass: no epoch opens after this one */
     /* The passes of exit, fatal signals and exec: they run on a thread that may have been
        interrupted inside the allocator, holding its locks, so they never ask it (counters
@@ -68,6 +76,8 @@ static struct {
        in a segment that is lost with it is still owed. */
     uint64_t dropped_reported, write_dropped, too_big_dropped;
     uint64_t noted_ring, noted_write, noted_too_big;
+    /* Those a checkpoint named in the open segment and took off: owed again if it is lost. */
+    uint64_t seg_noted_ring, seg_noted_write, seg_noted_too_big;
 
     uint64_t open_epoch;      /* the epoch whose histograms are being filled */
     churn_counts epoch_totals;
@@ -180,8 +190,11 @@ static void compress(size_t bytes, ZSTD_EndDirective mode)
     ZSTD_inBuffer in = {churn_enc.raw.buf, bytes, 0};
     size_t hdr = sizeof(churn_segment_header);
     for (;;) {
-        /* The frame so far never outgrows the bound of all the input so far. */
+        /* The frame so far outgrows the bound of all the input so far only by the headers of
+           the blocks that checkpoints ended early: room for those too. */
         size_t need = hdr + ZSTD_compressBound(segment_raw());
+        if (need < hdr + w.packed.len + (4u << 10))
+            need = hdr + w.packed.len + (64u << 10);
         if (w.seg_failed || (need > w.packed.cap && churn_buf_reserve(&w.packed, need - w.packed.len))) {
             w.seg_failed = 1;
             break;
@@ -193,8 +206,8 @@ static void compress(size_t bytes, ZSTD_EndDirective mode)
             w.seg_failed = 1;
             break;
         }
-        /* Everything taken; at the end also everything written out. */
-        if (in.pos == in.size && (mode != ZSTD_e_end || left == 0))
+        /* Everything taken; at a checkpoint or the end also everything written out. */
+        if (in.pos == in.size && (mode == ZSTD_e_continue || left == 0))
             break;
     }
     memmove(churn_enc.raw.buf, churn_enc.raw.buf + bytes, churn_enc.raw.len - bytes);
@@ -254,6 +267,11 @@ static void segment_open(void)
         w.target = fits;
     w.seg_first_epoch = w.open_epoch;
     w.seg_events = 0;
+    w.ckpt_ns = 0;
+    w.ckpt_raw = 0;
+    w.ckpt_off = 0;
+    w.short_noted = 0;
+    w.seg_noted_ring = w.seg_noted_write = w.seg_noted_too_big = 0;
     churn_seg_reset(w.seg_first_epoch);
     w.seg_open = 1;
 }
@@ -264,7 +282,8 @@ static void emit_dropped(void)
                              CHURN_DROP_RING_FULL);
     w.noted_write = churn_emit_drop(w.write_dropped, CHURN_DROP_WRITE_ERROR);
     w.noted_too_big = churn_emit_drop(w.too_big_dropped, CHURN_DROP_SEGMENT_TOO_BIG);
-    churn_emit_short_stacks(churn_unwind_short_stacks());
+    w.short_noted = churn_unwind_short_stacks();
+    churn_emit_short_stacks(w.short_noted);
 }
 
 /* Drops that no written segment has named yet. */
@@ -290,13 +309,47 @@ static void segment_close(void)
         w.dropped_reported += w.noted_ring;
         w.write_dropped -= w.noted_write;
         w.too_big_dropped -= w.noted_too_big;
-    } else if (rc == CHURN_OUTFILE_TOO_BIG) {
-        w.too_big_dropped += w.seg_events;
     } else {
-        w.write_dropped += w.seg_events;
+        w.dropped_reported -= w.seg_noted_ring;
+        w.write_dropped += w.seg_noted_write;
+        w.too_big_dropped += w.seg_noted_too_big;
+        if (rc == CHURN_OUTFILE_TOO_BIG)
+            w.too_big_dropped += w.seg_events;
+        else
+            w.write_dropped += w.seg_events;
     }
     w.noted_ring = w.noted_write = w.noted_too_big = 0;
     w.seg_open = 0;
+}
+
+/* The open segment into the file as far as its records go (outfile.c), ended as complete
+   zstd blocks.  Drops not yet named go into it first, so a trace that ends at a checkpoint
+   still says what it lacks; they are taken off now and owed again if the segment is lost. */
+static void checkpoint(uint64_t now)
+{
+    if (!w.seg_open || w.seg_failed || w.ckpt_off)
+        return;
+    if (drops_owed() || churn_unwind_short_stacks() != w.short_noted) {
+        emit_dropped();
+        w.dropped_reported += w.noted_ring;
+        w.write_dropped -= w.noted_write;
+        w.too_big_dropped -= w.noted_too_big;
+        w.seg_noted_ring += w.noted_ring;
+        w.seg_noted_write += w.noted_write;
+        w.seg_noted_too_big += w.noted_too_big;
+        w.noted_ring = w.noted_write = w.noted_too_big = 0;
+    }
+    if (segment_raw() == w.ckpt_raw)
+        return;
+    compress(churn_enc.raw.len, ZSTD_e_flush);
+    if (w.seg_failed)
+        return;
+    size_t hdr = sizeof(churn_segment_header);
+    if (churn_outfile_checkpoint(w.packed.buf + hdr, w.packed.len, (uint32_t)w.fed,
+                                 w.seg_first_epoch, now, hdr + ZSTD_compressBound(w.target)))
+        w.ckpt_off = 1;
+    w.ckpt_ns = now;
+    w.ckpt_raw = w.fed;
 }
 
 /* Starts a new segment when the current one is full; called between records only. */
@@ -799,6 +852,8 @@ static void pass(int final)
         segment_close();
         if (!final)
             segment_open();
+    } else if (now - w.ckpt_ns >= CHECKPOINT_NS) {
+        checkpoint(now);
     }
     w.compress_due = w.seg_open && compress_piece();
     w.busy = order.drained >= BUSY_EVENTS || stuck;

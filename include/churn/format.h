@@ -24,8 +24,9 @@
 
 /* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK, version 3
    CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
-   "Order of events") and CHURN_REC_UNORDERED; readers take 1 to 4. */
-#define CHURN_FORMAT_VERSION 4u
+   "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
+   (churn_open_segment_header); readers take 1 to 5. */
+#define CHURN_FORMAT_VERSION 5u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
@@ -79,6 +80,32 @@ typedef struct churn_segment_header {
     uint32_t payload_crc;    /* crc32 of the zstd frame */
     uint32_t header_crc;     /* crc32 of this struct with header_crc = 0 */
 } churn_segment_header;
+
+/*
+ * Version 5: the segment being filled is written at checkpoints, so that a process killed
+ * (SIGKILL, the OOM killer) or ended by an exit_group libchurn cannot see loses only what came
+ * after the last one.  At its place in the ring, a segment still open has this header in
+ * front of the frame so far: its zstd frame header and complete blocks, the frame not ended.
+ * The writer writes the new part of the frame first and this header after it, so a header
+ * never counts bytes that are not in the file; closing the segment writes the rest of the
+ * frame, then the closed header over this one.  A reader takes an open segment only as the
+ * newest of the trace, and only when its complete blocks decompress to exactly raw_bytes.
+ */
+#define CHURN_SEGMENT_OPEN_MAGIC 0x4f534843u /* "CHSO" little-endian */
+typedef struct churn_open_segment_header {
+    uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
+    uint32_t frame_size;     /* sizeof(churn_open_segment_header) - 8 */
+    uint32_t magic;          /* CHURN_SEGMENT_OPEN_MAGIC */
+    uint32_t version;        /* CHURN_FORMAT_VERSION */
+    uint64_t seq;            /* the sequence number the closed segment will have */
+    uint64_t first_epoch;    /* epoch current when the segment was opened */
+    uint64_t checkpoint_ns;  /* CLOCK_MONOTONIC at the checkpoint: the trace holds every
+                                event the writer had taken from the threads by then */
+    uint32_t raw_bytes;      /* record bytes in the complete blocks, whole records only */
+    uint32_t zstd_bytes;     /* bytes of the frame so far that follow the header */
+    uint32_t payload_crc;    /* crc32 of those zstd_bytes */
+    uint32_t header_crc;     /* crc32 of this struct with header_crc = 0 */
+} churn_open_segment_header;
 
 /* How many of a segment's latest stack definitions a STACK record may share frames with. */
 #define CHURN_STACK_REFS 16u
@@ -376,6 +403,14 @@ static inline uint32_t churn_crc32(uint32_t crc, const void *data, size_t len)
 static inline uint32_t churn_segment_header_crc(const churn_segment_header *h)
 {
     churn_segment_header c;
+    memcpy(&c, h, sizeof c);
+    c.header_crc = 0;
+    return churn_crc32(0, &c, sizeof c);
+}
+
+static inline uint32_t churn_open_segment_header_crc(const churn_open_segment_header *h)
+{
+    churn_open_segment_header c;
     memcpy(&c, h, sizeof c);
     c.header_crc = 0;
     return churn_crc32(0, &c, sizeof c);
