@@ -453,6 +453,8 @@ void churn_analysis_record(void *ctx, const churn_record *r)
             churn_warn(a->warn, "segment %llu starts with the sequence number %llu",
                        (unsigned long long)a->segment_seq,
                        (unsigned long long)r->u.segment_start.seq);
+        if (!a->trace_start_ns)
+            a->trace_start_ns = r->u.segment_start.ns;
         break;
     case CHURN_REC_MODULE:
         on_module(a, r);

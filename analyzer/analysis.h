@@ -82,6 +82,7 @@ typedef struct churn_analysis {
     uint64_t first_epoch, last_epoch; /* of the trace */
 
     size_t segments_used;
+    uint64_t trace_start_ns; /* CLOCK_MONOTONIC when the first segment used was opened */
     uint64_t first_seq, last_seq, segment_seq;
     int in_first_segment;
 

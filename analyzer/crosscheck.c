@@ -1,6 +1,7 @@
 #include "crosscheck.h"
 
 #include "analysis.h"
+#include "report.h"
 
 /* An epoch is comparable when all of its events can be in the trace: it has a summary,
    nothing was dropped in it, and it did not begin in a segment the ring overwrote.  A merged
@@ -205,10 +206,25 @@ void churn_crosscheck(churn_analysis *a)
     if (a->allocator && !a->allocs_seen && !t->dropped_events)
         churn_warn(w, "no allocation was traced: the program's allocator may be linked into it "
                       "(see docs/design.md, ways in)");
-    if (!a->has_exit && !a->detached)
+    char held[96];
+    if (a->info->ends_open)
+        snprintf(held, sizeof held, "its last checkpoint, %.3f s into the trace",
+                 churn_report_checkpoint_s(a));
+    else
+        snprintf(held, sizeof held, "the close of its last segment");
+    if (!a->has_exit && !a->detached && a->info->version >= 5)
+        churn_warn(w, "no exit record: the process ended without an exit libchurn saw (killed "
+                      "by SIGKILL or the OOM killer, or an exit_group system call made inline, "
+                      "past every function libchurn interposes) or was still running; the "
+                      "trace holds everything up to %s, and lacks what came after it: with the "
+                      "writer keeping up, at most the last 60 ms (a checkpoint at every pass "
+                      "10 ms after the last, a pass at least every 50 ms), and the last epoch's "
+                      "close", held);
+    else if (!a->has_exit && !a->detached)
         churn_warn(w, "no exit record: the process was killed (SIGKILL), ended by an "
                       "exit_group system call made inline (past every function libchurn "
                       "interposes), or was still running; its events of the last CHURN_FLUSH_MS "
                       "(1 s by default) + 50 ms before the end, and the last epoch's close, are "
-                      "not in the trace");
+                      "not in the trace (trace format %u has no checkpoints)",
+                   a->info->version);
 }

@@ -73,14 +73,28 @@ static void read_producer(churn_trace *t)
     memcpy(t->info.producer, p.version, sizeof p.version);
 }
 
-/* Where a segment header whose own checksum holds sits (the first check below). */
-static int segment_header_at(const churn_trace *t, size_t off, churn_segment_header *h)
+/* Where a segment header whose own checksum holds sits (the first check below): a closed
+   segment's, or (version 5) an open one's, which *open says; both have the same size and
+   their fields up to first_epoch and from raw_bytes on in the same places. */
+static int segment_header_at(const churn_trace *t, size_t off, churn_segment_header *h,
+                             int *open, uint64_t *checkpoint_ns)
 {
     if (t->size - off < sizeof *h)
         return 0;
     memcpy(h, t->map + off, sizeof *h);
-    return h->frame_size == sizeof *h - 8 && h->magic == CHURN_SEGMENT_MAGIC &&
-           churn_segment_header_crc(h) == h->header_crc;
+    if (h->frame_size != sizeof *h - 8)
+        return 0;
+    *open = 0;
+    if (h->magic == CHURN_SEGMENT_MAGIC)
+        return churn_segment_header_crc(h) == h->header_crc;
+    churn_open_segment_header o;
+    memcpy(&o, t->map + off, sizeof o);
+    if (o.magic != CHURN_SEGMENT_OPEN_MAGIC || churn_open_segment_header_crc(&o) != o.header_crc)
+        return 0;
+    *open = 1;
+    *checkpoint_ns = o.checkpoint_ns;
+    h->last_epoch = o.first_epoch;
+    return 1;
 }
 
 /* A segment is used only when both checksums hold; the payload must be one plain zstd frame.
@@ -92,9 +106,12 @@ static int valid_segment_at(const churn_trace *t, size_t off, size_t next,
                             churn_segment_info *out)
 {
     churn_segment_header h;
-    if (!segment_header_at(t, off, &h))
+    int open;
+    uint64_t checkpoint_ns = 0;
+    if (!segment_header_at(t, off, &h, &open, &checkpoint_ns))
         return 0;
     if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
+        (open && t->info.version < 5) ||
         h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h ||
         next < off + sizeof h + h.zstd_bytes)
         return -1;
@@ -103,8 +120,8 @@ static int valid_segment_at(const churn_trace *t, size_t off, size_t next,
     memcpy(&magic, payload, 4);
     if (magic != ZSTD_MAGICNUMBER || churn_crc32(0, payload, h.zstd_bytes) != h.payload_crc)
         return -1;
-    *out = (churn_segment_info){off, h.seq, h.first_epoch, h.last_epoch, h.raw_bytes,
-                                h.zstd_bytes};
+    *out = (churn_segment_info){off,         h.seq,        h.first_epoch, h.last_epoch,
+                                h.raw_bytes, h.zstd_bytes, open,          checkpoint_ns};
     return 1;
 }
 
@@ -146,7 +163,9 @@ static int scan_segments(churn_trace *t, char *err, size_t errlen)
             break;
         off = (size_t)(hit - t->map);
         churn_segment_header h;
-        if (segment_header_at(t, off, &h)) {
+        int open;
+        uint64_t ns;
+        if (segment_header_at(t, off, &h, &open, &ns)) {
             churn_reserve(&heads, &heads_cap, nheads + 1, sizeof *heads);
             heads[nheads++] = off;
         } else if (file_header_at(t, off, err, errlen)) {
@@ -168,11 +187,14 @@ static int scan_segments(churn_trace *t, char *err, size_t errlen)
     return 0;
 }
 
+/* By sequence number; of two copies, the closed one first. */
 static int by_seq(const void *a, const void *b)
 {
     const churn_segment_info *x = a, *y = b;
     if (x->seq != y->seq)
         return x->seq < y->seq ? -1 : 1;
+    if (x->open != y->open)
+        return x->open - y->open;
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
@@ -183,6 +205,23 @@ static void keep_newest_run(churn_trace *t)
     qsort(t->segs, t->nsegs, sizeof *t->segs, by_seq);
     size_t n = 0;
     for (size_t i = 0; i < t->nsegs; i++) {
+        /* The writer closes a segment where its checkpoints were, over their header, unless
+           it outgrew that place: then the open copy is what a kill left before the writer
+           could zero it, superseded by the closed one. */
+        if (n && t->segs[n - 1].seq == t->segs[i].seq && t->segs[i].open &&
+            !t->segs[n - 1].open)
+            continue;
+        /* Only the segment being filled is written open: an open one before the newest is
+           not what the writer leaves. */
+        if (t->segs[i].open && i + 1 < t->nsegs) {
+            churn_warn(t->warn, "open segment %llu at offset %llu is not the newest (segment "
+                       "%llu follows it): damaged, not used",
+                       (unsigned long long)t->segs[i].seq,
+                       (unsigned long long)t->segs[i].offset,
+                       (unsigned long long)t->segs[i + 1].seq);
+            t->info.segments_invalid++;
+            continue;
+        }
         if (n && t->segs[n - 1].seq == t->segs[i].seq) {
             churn_warn(t->warn, "segment %llu appears twice; the copy at offset %llu is ignored",
                        (unsigned long long)t->segs[i].seq,
@@ -205,6 +244,10 @@ static void keep_newest_run(churn_trace *t)
         memmove(t->segs, t->segs + first, (n - first) * sizeof *t->segs);
         t->nsegs = n - first;
         t->info.segments_gapped = first;
+    }
+    if (t->nsegs && t->segs[t->nsegs - 1].open) {
+        t->info.ends_open = 1;
+        t->info.checkpoint_ns = t->segs[t->nsegs - 1].checkpoint_ns;
     }
 }
 
@@ -303,11 +346,50 @@ const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i)
     return &t->segs[i];
 }
 
+#define BLOCK_HEADER_BYTES 3 /* a zstd block's header */
+
+/* An open segment's frame so far: a frame header and complete blocks, not ended, which
+   must give exactly raw_bytes with every byte of it taken.  A frame that ends in it, a block
+   cut short, or more (or less) output than the header counts is damage, never read as
+   all of the segment. */
+static int decompress_open(churn_trace *t, const churn_segment_info *s, const uint8_t *payload,
+                           uint8_t **buf, size_t *cap, size_t *len, char *why, size_t whylen)
+{
+    churn_reserve(buf, cap, (size_t)s->raw_bytes + CHURN_RECORDS_PADDING, 1);
+    ZSTD_inBuffer in = {payload, s->zstd_bytes, 0};
+    ZSTD_outBuffer out = {*buf, s->raw_bytes, 0};
+    ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
+    size_t r = 1;
+    while (in.pos < in.size) {
+        size_t before_in = in.pos, before_out = out.pos;
+        r = ZSTD_decompressStream(t->dctx, &out, &in);
+        if (ZSTD_isError(r) || r == 0 || (in.pos == before_in && out.pos == before_out))
+            break;
+    }
+    ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
+    /* Between blocks the decoder asks for the next block's header, and for more inside one. */
+    if (ZSTD_isError(r) || r != BLOCK_HEADER_BYTES || in.pos != in.size ||
+        out.pos != s->raw_bytes) {
+        snprintf(why, whylen, "open segment damaged (%s)",
+                 ZSTD_isError(r)      ? ZSTD_getErrorName(r)
+                 : r == 0             ? "its frame ends, as no checkpoint leaves it"
+                 : in.pos != in.size  ? "more in its frame than its header counts"
+                 : r != BLOCK_HEADER_BYTES ? "its last block is cut short"
+                                      : "its blocks hold less than its header counts");
+        return -1;
+    }
+    memset(*buf + out.pos, 0, CHURN_RECORDS_PADDING);
+    *len = out.pos;
+    return 0;
+}
+
 int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap, size_t *len,
                            char *why, size_t whylen)
 {
     const churn_segment_info *s = &t->segs[i];
     const uint8_t *payload = t->map + s->offset + sizeof(churn_segment_header);
+    if (s->open)
+        return decompress_open(t, s, payload, buf, cap, len, why, whylen);
     if (ZSTD_findFrameCompressedSize(payload, s->zstd_bytes) != s->zstd_bytes) {
         snprintf(why, whylen, "payload is not exactly one zstd frame");
         return -1;

@@ -16,6 +16,10 @@ typedef struct churn_segment_info {
     uint64_t offset;     /* of the segment header in the file */
     uint64_t seq, first_epoch, last_epoch;
     uint32_t raw_bytes, zstd_bytes;
+    /* An open segment (version 5): its frame so far, written at a checkpoint at
+       checkpoint_ns (CLOCK_MONOTONIC); last_epoch is first_epoch. */
+    int open;
+    uint64_t checkpoint_ns;
 } churn_segment_info;
 
 typedef struct churn_trace_info {
@@ -23,6 +27,10 @@ typedef struct churn_trace_info {
     uint64_t ring_bytes, pid, start_realtime_ns, file_bytes;
     size_t segments_invalid;  /* candidate headers whose checks failed */
     size_t segments_gapped;   /* valid segments older than a gap in the sequence, not used */
+    /* The newest segment is an open one: the process ended without an exit the shim saw
+       (or still runs), and the trace holds what it had at its last checkpoint. */
+    int ends_open;
+    uint64_t checkpoint_ns;   /* CLOCK_MONOTONIC of that checkpoint */
     char producer[24];        /* version of the libchurn that wrote it; "" in older traces */
 } churn_trace_info;
 

@@ -97,8 +97,19 @@ int churn_report_run_as(const churn_report_options *o, char *file, char *name, s
     return found;
 }
 
+double churn_report_checkpoint_s(const churn_analysis *a)
+{
+    uint64_t at = a->info->checkpoint_ns, start = a->trace_start_ns;
+    return at > start ? (double)(at - start) / 1e9 : 0;
+}
+
 const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len)
 {
+    if (!a->has_exit && a->info->ends_open) {
+        snprintf(buf, len, "no exit record (ends at a checkpoint, %.3f s in)",
+                 churn_report_checkpoint_s(a));
+        return buf;
+    }
     if (!a->has_exit)
         return "no exit record";
     if (a->exit_how == CHURN_EXIT_EXEC)

@@ -43,6 +43,10 @@ int churn_report_run_as(const churn_report_options *o, char *file, char *name, s
 /* How the process ended, for a header: "exit 3", "signal 6", "_exit 0", "exec", "no exit
    record"; written into buf when it has a number. */
 const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len);
+/* Seconds from the opening of the first segment used (the trace's start, unless the ring
+   overwrote it) to the last checkpoint, when the trace ends with an open segment
+   (churn_trace_info.ends_open). */
+double churn_report_checkpoint_s(const churn_analysis *a);
 /* v in binary units with `unit` after the prefix: "512B", "1.9MiB" for "B"; one decimal from
    1024 up, whole below it. */
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len);

@@ -22,12 +22,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "churn/version.h"
 #include "commands.h"
 #include "options.c"
 #include "proctree.h"
+#include "reader.h"
 #include "util.h"
 
 #define EXIT_USAGE 2
@@ -309,7 +311,45 @@ static int by_bytes(const void *x, const void *y)
 /* After a run: the trace of the image that allocated most (the program, past a script in
    front of it that exec'd it or ran it as a child), the command that analyzes it and the one
    that analyzes the whole tree, and the images that allocated most. */
-static void report_traces(const char *out, pid_t pid, int status)
+/* How long before end_ns (CLOCK_MONOTONIC, when churn saw the process end) the trace's last
+   checkpoint was made, in ms; -1 when the trace does not end with an open segment. */
+static double checkpoint_before(const char *trace, uint64_t end_ns)
+{
+    churn_warnings w = {0};
+    char err[256];
+    churn_trace *t = churn_trace_open(trace, &w, err, sizeof err);
+    double ms = -1;
+    if (t && churn_trace_info_of(t)->ends_open) {
+        uint64_t at = churn_trace_info_of(t)->checkpoint_ns;
+        ms = end_ns > at ? (double)(end_ns - at) / 1e6 : 0;
+    }
+    churn_trace_close(t);
+    churn_warnings_free(&w);
+    return ms;
+}
+
+/* The last image ended without an exit libchurn saw: what its trace holds, and, measured
+   against when churn saw the end, the most it lacks. */
+static void say_unseen_end(const char *trace, int status, uint64_t end_ns)
+{
+    char how[96];
+    if (WIFEXITED(status))
+        snprintf(how, sizeof how, "ended (status %d) by an exit_group system call made inline, "
+                 "which libchurn cannot see", WEXITSTATUS(status));
+    else
+        snprintf(how, sizeof how, "was killed (signal %d), which libchurn cannot see",
+                 WTERMSIG(status));
+    double ms = checkpoint_before(trace, end_ns);
+    if (ms >= 0)
+        fprintf(stderr, "churn: the process %s: the trace has no exit record; it holds "
+                        "everything up to its last checkpoint, %.1f ms before the process "
+                        "ended, and lacks what came after it\n", how, ms);
+    else
+        fprintf(stderr, "churn: the process %s: the trace has no exit record and lacks what "
+                        "came after its last segment was written\n", how);
+}
+
+static void report_traces(const char *out, pid_t pid, int status, uint64_t end_ns)
 {
     char *index = churn_proctree_index_of(out);
     churn_proctree t;
@@ -357,13 +397,10 @@ static void report_traces(const char *out, pid_t pid, int status)
     }
     const char *trace = chosen ? chosen->trace : out;
     fprintf(stderr, "churn: trace in %s\n", trace);
-    /* The program ended by itself, yet its last image recorded no end: it left by an
-       exit_group libchurn could not see, and what a kill -9 loses is lost. */
-    if (own && !own->ended && WIFEXITED(status))
-        fprintf(stderr, "churn: the process ended (status %d) by an exit_group system call made "
-                        "inline, which libchurn cannot see: the trace has no exit record and "
-                        "lacks its events of the last %llu ms + 50 ms (CHURN_FLUSH_MS)\n",
-                WEXITSTATUS(status), (unsigned long long)churn_opt.flush_ms);
+    /* Its last image recorded no end: it left by an exit_group libchurn could not see, or a
+       signal no process sees (SIGKILL), and what came after the last checkpoint is lost. */
+    if (own && !own->ended && own->trace)
+        say_unseen_end(own->trace, status, end_ns);
     print_command("analyze it with", "", trace);
     if (t.n > 1) {
         print_command("the whole tree", "--tree ", index);
@@ -510,6 +547,8 @@ static int run(int argc, char **argv)
             fprintf(stderr, "churn: waitpid: %s\n", strerror(errno));
             return EXIT_SETUP;
         }
+    struct timespec ended;
+    clock_gettime(CLOCK_MONOTONIC, &ended);
     child = 0; /* its pid may be reused now */
     if (got == (ssize_t)sizeof err) {
         struct stat st;
@@ -533,7 +572,8 @@ static int run(int argc, char **argv)
     else if (WEXITSTATUS(status))
         fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
     if (out)
-        report_traces(out, pid, status);
+        report_traces(out, pid, status,
+                      (uint64_t)ended.tv_sec * 1000000000u + (uint64_t)ended.tv_nsec);
     free(out);
     if (WIFSIGNALED(status))
         die_of(WTERMSIG(status));
