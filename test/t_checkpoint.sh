@@ -1,0 +1,71 @@
+#!/bin/sh
+# A process that ends without an exit libchurn sees, an exit_group system call made inline or
+# a kill -9, loses only what came after the trace's last checkpoint (docs/design.md,
+# "Endings"), with the default options: test/programs/steady_end.c makes one malloc and free a
+# microsecond for 2.5 s in steady_loop and counts them in a shared mapping, which a kill -9
+# leaves behind.  The trace holds every one of them up to at most LOST_MS before the end (the
+# design's bound is 60 ms with the writer keeping up; a loaded machine gets more room, and a
+# trace without checkpoints loses up to CHURN_FLUSH_MS, 1 s: about 500 ms of this run), never
+# more than the program made; the report says the trace ends at a checkpoint, and `churn run`
+# says how long before the end it was.
+. test/lib.sh
+
+LOST_MS=200
+build_c steady_end test/programs/steady_end.c
+for mode in asm kill; do
+    trace=$WORK/$mode.zst
+    status=0
+    if [ $mode = asm ]; then
+        timeout -k 2 30 env CHURN_OUT="$trace" LD_PRELOAD="$SHIM" \
+            "$WORK/steady_end" asm 2500 "$WORK/$mode.count" 2>"$WORK/$mode.err" || status=$?
+        [ "$status" -eq 0 ] || fail "steady_end asm exited with status $status: $(cat "$WORK/$mode.err")"
+    else
+        env CHURN_OUT="$trace" LD_PRELOAD="$SHIM" \
+            "$WORK/steady_end" kill 0 "$WORK/$mode.count" 2>"$WORK/$mode.err" &
+        pid=$!
+        sleep 2.5
+        kill -9 $pid
+        wait $pid || status=$?
+        [ "$status" -eq 137 ] || fail "steady_end kill ended with status $status, not SIGKILL's 137"
+    fi
+    analyze "$trace" "$WORK/$mode.json"
+    check "$WORK/$mode.json" "$WORK/$mode.count" $mode $LOST_MS <<'PY'
+import struct, sys
+from churncheck import *
+report, mode, bound = load(sys.argv[1]), sys.argv[3], float(sys.argv[4])
+made, first_ns, last_ns = struct.unpack("<3Q", open(sys.argv[2], "rb").read(24))
+rows = [g for g in field(report, "growth") if any("steady_loop" in f for f in g["stack"][:2])]
+allocs, frees = sum(g["allocs"] for g in rows), sum(g["frees"] for g in rows)
+if not made or allocs > made or frees > allocs:
+    fail("%s: %d allocations and %d frees traced of the %d made" % (mode, allocs, frees, made))
+per_ms = made / ((last_ns - first_ns) / 1e6)
+lost_ms = (made - allocs) / per_ms
+if lost_ms > bound:
+    fail("%s: %d of the %d allocations traced: the last %.0f ms are lost (at most %.0f allowed)"
+         % (mode, allocs, made, lost_ms, bound))
+meta = field(report, "metadata")
+if meta["exit"]["how"] != "none" or not meta.get("checkpoint"):
+    fail("%s: metadata says exit %r, checkpoint %r; want none, and the checkpoint the trace ends at"
+         % (mode, meta["exit"], meta.get("checkpoint")))
+said = [w for w in field(report, "warnings") if w.startswith("no exit record")]
+if not said or "up to its last checkpoint" not in said[0] or "SIGKILL" not in said[0]:
+    fail("%s: the report does not say the trace holds everything up to its last checkpoint: %r"
+         % (mode, field(report, "warnings")))
+print("%s: %d of %d allocations traced, %.1f ms lost (an estimate: %d allocations at %.0f a ms); "
+      "the trace ends at its checkpoint at %.3f s" % (mode, allocs, made, lost_ms, made - allocs,
+                                                      per_ms, meta["checkpoint"]["s"]))
+PY
+done
+
+# churn run says how long before the end the checkpoint was: measured by the parent, an exact
+# bound on what the trace lacks.
+CHURN=$ROOT/build/churn
+status=0
+timeout -k 2 30 "$CHURN" run -o "$WORK/run.zst" "$WORK/steady_end" asm 1000 "$WORK/run.count" \
+    >/dev/null 2>"$WORK/run.err" || status=$?
+[ "$status" -eq 0 ] || fail "churn run steady_end asm: status $status: $(cat "$WORK/run.err")"
+ms=$(sed -n 's/.*inline, which libchurn cannot see: the trace has no exit record; it holds everything up to its last checkpoint, \([0-9.]*\) ms before the process ended.*/\1/p' "$WORK/run.err")
+[ -n "$ms" ] || fail "churn run does not say how long before the end the last checkpoint was: $(cat "$WORK/run.err")"
+awk -v ms="$ms" -v bound=$LOST_MS 'BEGIN { exit !(ms <= bound) }' ||
+    fail "churn run: the last checkpoint was $ms ms before the end, more than $LOST_MS"
+echo "churn run: the last checkpoint $ms ms before the inline exit_group"
