@@ -366,14 +366,20 @@ static int decompress_open(churn_trace *t, const churn_segment_info *s, const ui
         if (ZSTD_isError(r) || r == 0 || (in.pos == before_in && out.pos == before_out))
             break;
     }
+    /* Decoded bytes the full output could not take are more than the header counts. */
+    uint8_t extra;
+    ZSTD_outBuffer past = {&extra, 1, 0};
+    if (!ZSTD_isError(r) && r != 0 && out.pos == out.size)
+        ZSTD_decompressStream(t->dctx, &past, &in);
     ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
     /* Between blocks the decoder asks for the next block's header, and for more inside one. */
-    if (ZSTD_isError(r) || r != BLOCK_HEADER_BYTES || in.pos != in.size ||
+    if (ZSTD_isError(r) || r != BLOCK_HEADER_BYTES || in.pos != in.size || past.pos ||
         out.pos != s->raw_bytes) {
+        t->info.ends_open = 0; /* the trace does not hold what its checkpoint says */
         snprintf(why, whylen, "open segment damaged (%s)",
                  ZSTD_isError(r)      ? ZSTD_getErrorName(r)
                  : r == 0             ? "its frame ends, as no checkpoint leaves it"
-                 : in.pos != in.size  ? "more in its frame than its header counts"
+                 : in.pos != in.size || past.pos ? "more in its frame than its header counts"
                  : r != BLOCK_HEADER_BYTES ? "its last block is cut short"
                                       : "its blocks hold less than its header counts");
         return -1;

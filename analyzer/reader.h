@@ -28,7 +28,8 @@ typedef struct churn_trace_info {
     size_t segments_invalid;  /* candidate headers whose checks failed */
     size_t segments_gapped;   /* valid segments older than a gap in the sequence, not used */
     /* The newest segment is an open one: the process ended without an exit the shim saw
-       (or still runs), and the trace holds what it had at its last checkpoint. */
+       (or still runs), and the trace holds what it had at its last checkpoint.  Cleared
+       when that segment turns out damaged as it is decompressed. */
     int ends_open;
     uint64_t checkpoint_ns;   /* CLOCK_MONOTONIC of that checkpoint */
     char producer[24];        /* version of the libchurn that wrote it; "" in older traces */

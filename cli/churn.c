@@ -319,10 +319,15 @@ static double checkpoint_before(const char *trace, uint64_t end_ns)
     char err[256];
     churn_trace *t = churn_trace_open(trace, &w, err, sizeof err);
     double ms = -1;
-    if (t && churn_trace_info_of(t)->ends_open) {
+    uint8_t *buf = NULL;
+    size_t cap = 0, len;
+    size_t last = t ? churn_trace_segments(t) - 1 : 0;
+    if (t && churn_trace_info_of(t)->ends_open &&
+        !churn_trace_decompress(t, last, &buf, &cap, &len, err, sizeof err)) {
         uint64_t at = churn_trace_info_of(t)->checkpoint_ns;
         ms = end_ns > at ? (double)(end_ns - at) / 1e6 : 0;
     }
+    free(buf);
     churn_trace_close(t);
     churn_warnings_free(&w);
     return ms;

@@ -7,7 +7,7 @@
 # design's bound is 60 ms with the writer keeping up; a loaded machine gets more room, and a
 # trace without checkpoints loses up to CHURN_FLUSH_MS, 1 s: about 500 ms of this run), never
 # more than the program made; the report says the trace ends at a checkpoint, and `churn run`
-# says how long before the end it was.
+# says how long before the end it was.  A damaged open segment is reported, not read.
 . test/lib.sh
 
 LOST_MS=200
@@ -54,6 +54,56 @@ if not said or "up to its last checkpoint" not in said[0] or "SIGKILL" not in sa
 print("%s: %d of %d allocations traced, %.1f ms lost (an estimate: %d allocations at %.0f a ms); "
       "the trace ends at its checkpoint at %.3f s" % (mode, allocs, made, lost_ms, made - allocs,
                                                       per_ms, meta["checkpoint"]["s"]))
+PY
+done
+
+# A damaged open segment is reported, never read as the trace's end: its header counting
+# more records than its blocks hold, or fewer, its frame cut inside its last block (each with
+# checksums made right again), or a byte of it flipped.
+check "$WORK/asm.zst" "$WORK" <<'PY'
+import struct, sys, zlib
+from churncheck import *
+data = open(sys.argv[1], "rb").read()
+at = data.find(struct.pack("<II", 0x184D2A5C, 48) + b"CHSO")
+if at < 0:
+    fail("asm.zst has no open segment header")
+fields = list(struct.unpack_from("<IIIIQQQIIII", data, at))
+RAW, ZBYTES, PCRC, HCRC = 7, 8, 9, 10
+
+def write(name, fields, payload_fix=True):
+    out = bytearray(data)
+    if payload_fix:
+        fields[PCRC] = zlib.crc32(out[at + 56:at + 56 + fields[ZBYTES]])
+    fields[HCRC] = 0
+    fields[HCRC] = zlib.crc32(struct.pack("<IIIIQQQIIII", *fields))
+    struct.pack_into("<IIIIQQQIIII", out, at, *fields)
+    open("%s/damaged_%s.zst" % (sys.argv[2], name), "wb").write(out)
+
+for name, field_, delta in (("more", RAW, 1), ("fewer", RAW, -1), ("cut", ZBYTES, -2)):
+    f = list(fields)
+    f[field_] += delta
+    write(name, f)
+flipped = bytearray(data)
+flipped[at + 56 + fields[ZBYTES] // 2] ^= 0x40
+open("%s/damaged_flip.zst" % sys.argv[2], "wb").write(flipped)
+PY
+for name in more fewer cut flip; do
+    analyze "$WORK/damaged_$name.zst" "$WORK/damaged_$name.json"
+    check "$WORK/damaged_$name.json" $name <<'PY'
+import sys
+from churncheck import *
+report, name = load(sys.argv[1]), sys.argv[2]
+warnings = field(report, "warnings")
+said = [w for w in warnings if "open segment damaged" in w]
+meta = field(report, "metadata")
+if name == "flip":
+    said = [w for w in warnings if "damaged segment" in w] if meta["segments_damaged"] else []
+if not said:
+    fail("%s: the damaged open segment is not reported: %r" % (name, warnings))
+if meta.get("checkpoint") or any("up to its last checkpoint" in w for w in warnings):
+    fail("%s: the report says the trace ends at a checkpoint it could not read: %r, %r"
+         % (name, meta.get("checkpoint"), warnings))
+print("%s: reported: %s" % (name, said[0][:90]))
 PY
 done
 
