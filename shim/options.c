@@ -98,7 +98,8 @@ static const opt_row table[] = {
      "cut, with one line at start-up, where four of them at their worst would not fit in "
      "`CHURN_RING_MB`", NULL},
     {"CHURN_FLUSH_MS", OPT_UINT, "1000", 10, 3600000, AT(flush_ms, 0),
-     "longest time events wait in memory; what a `kill -9` can lose at most", NULL},
+     "longest time a segment stays open before it is closed (until then it is in the file "
+     "up to its last checkpoint, 10 ms apart, which bound what a `kill -9` loses)", NULL},
     {"CHURN_ZSTD_LEVEL", OPT_UINT, "1", 1, 19, AT(zstd_level, 0), "zstd compression level of segments", NULL},
     {"CHURN_QUIET", OPT_BOOL, "0", 0, 1, AT(quiet, 0), "1 silences libchurn's own messages on stderr", NULL},
     {"CHURN_HELP", OPT_HELP, "0", 0, 1, NOWHERE,
