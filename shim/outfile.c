@@ -41,6 +41,7 @@ static uint64_t data_start; /* after the file header and the producer frame */
 #define NO_PLACE UINT64_MAX
 static uint64_t open_at = NO_PLACE;
 static size_t open_written;
+static uint32_t open_crc; /* of those bytes: each checkpoint and the close add only theirs */
 _Static_assert(sizeof(churn_open_segment_header) == sizeof(churn_segment_header),
                "the closed header is written over the open one");
 /* 0, or the failure already reported on stderr: each is said once. */
@@ -199,6 +200,7 @@ static void forget_open(void)
         write_all(zero, sizeof zero, open_at, &err);
     open_at = NO_PLACE;
     open_written = 0;
+    open_crc = 0;
 }
 
 int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
@@ -213,6 +215,7 @@ int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw
             reserve = room;
         open_at = write_at + reserve > ring_bytes ? data_start : write_at;
         open_written = 0;
+        open_crc = 0;
     }
     /* Grown past the end of the ring from its place: its close places it as any segment. */
     if (open_at + hdr + zbytes > ring_bytes || zbytes < open_written)
@@ -223,6 +226,7 @@ int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw
                              open_at + hdr + open_written, &err);
     if (wrote != more)
         return -1;
+    open_crc = churn_crc32(open_crc, (const uint8_t *)zstd_frame + open_written, more);
     open_written = zbytes;
     churn_open_segment_header h;
     memset(&h, 0, sizeof h);
@@ -235,7 +239,7 @@ int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw
     h.checkpoint_ns = now_ns;
     h.raw_bytes = raw_bytes;
     h.zstd_bytes = (uint32_t)zbytes;
-    h.payload_crc = churn_crc32(0, zstd_frame, zbytes);
+    h.payload_crc = open_crc;
     h.header_crc = churn_open_segment_header_crc(&h);
     return write_all(&h, sizeof h, open_at, &err) == sizeof h ? 0 : -1;
 }
@@ -263,13 +267,15 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     h->seq = seq;
     h->first_epoch = first_epoch;
     h->last_epoch = last_epoch;
-    h->raw_bytes = raw_bytes;
-    h->zstd_bytes = (uint32_t)zbytes;
-    h->payload_crc = churn_crc32(0, zstd_frame, zbytes);
-    h->header_crc = churn_segment_header_crc(h);
     /* Where a checkpoint put it, the rest of the frame first, then the header: a kill between
        the two leaves the last checkpoint's header counting bytes still there. */
     int placed = open_at != NO_PLACE && open_written && open_at + total <= ring_bytes;
+    h->raw_bytes = raw_bytes;
+    h->zstd_bytes = (uint32_t)zbytes;
+    h->payload_crc = placed ? churn_crc32(open_crc, (const uint8_t *)zstd_frame + open_written,
+                                          zbytes - open_written)
+                            : churn_crc32(0, zstd_frame, zbytes);
+    h->header_crc = churn_segment_header_crc(h);
     uint64_t at = placed ? open_at : write_at + total > ring_bytes ? data_start : write_at;
     size_t from = placed ? sizeof *h + open_written : 0;
     int err;
