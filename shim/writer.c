@@ -852,7 +852,8 @@ static void pass(int final)
         segment_close();
         if (!final)
             segment_open();
-    } else if (now - w.ckpt_ns >= CHECKPOINT_NS) {
+    } else if (!w.final_path && now - w.ckpt_ns >= CHECKPOINT_NS) {
+        /* (the passes of exit, fatal signals and exec end with the segment's close) */
         checkpoint(now);
     }
     w.compress_due = w.seg_open && compress_piece();
