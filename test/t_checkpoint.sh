@@ -7,7 +7,8 @@
 # design's bound is 60 ms with the writer keeping up; a loaded machine gets more room, and a
 # trace without checkpoints loses up to CHURN_FLUSH_MS, 1 s: about 500 ms of this run), never
 # more than the program made; the report says the trace ends at a checkpoint, and `churn run`
-# says how long before the end it was.  A damaged open segment is reported, not read.
+# says how long before the end it was.  In a ring that wraps the checkpoints stay within
+# CHURN_RING_MB.  A damaged open segment is reported, not read.
 . test/lib.sh
 
 LOST_MS=200
@@ -56,6 +57,31 @@ print("%s: %d of %d allocations traced, %.1f ms lost (an estimate: %d allocation
                                                       per_ms, meta["checkpoint"]["s"]))
 PY
 done
+
+# In a ring that wraps (1 MiB of 64 KiB segments, python3 with every object through malloc,
+# killed after 1.5 s), the checkpoints stay inside the ring: the file is never larger, and
+# the trace still ends at its open segment's checkpoint.
+env PYTHONMALLOC=malloc PYTHONHASHSEED=0 CHURN_RING_MB=1 CHURN_SEGMENT_KB=64 \
+    CHURN_OUT="$WORK/ring.zst" LD_PRELOAD="$SHIM" \
+    /usr/bin/python3 bench/python_churn.py 1000000 >/dev/null 2>"$WORK/ring.err" &
+pid=$!
+sleep 1.5
+kill -9 $pid
+wait $pid || true
+size=$(stat -c %s "$WORK/ring.zst")
+[ "$size" -le 1048576 ] || fail "the ring file is $size bytes, past CHURN_RING_MB=1"
+analyze "$WORK/ring.zst" "$WORK/ring.json"
+check "$WORK/ring.json" <<'PY'
+import sys
+from churncheck import *
+meta = field(load(sys.argv[1]), "metadata")
+if not meta["segments_dropped"] or not meta.get("checkpoint"):
+    fail("python3 killed in a 1 MiB ring: %d segment(s) overwritten, checkpoint %r; want the "
+         "ring wrapped and the trace ending at a checkpoint" % (meta["segments_dropped"],
+                                                                  meta.get("checkpoint")))
+print("ring: %d segments overwritten, %d used, the trace ends at its checkpoint at %.3f s"
+      % (meta["segments_dropped"], meta["segments_used"], meta["checkpoint"]["s"]))
+PY
 
 # A damaged open segment is reported, never read as the trace's end: its header counting
 # more records than its blocks hold, or fewer, its frame cut inside its last block (each with
