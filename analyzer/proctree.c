@@ -376,8 +376,8 @@ void churn_proctree_text(FILE *out, const char *index, const churn_proctree *t,
                 churn_proc_bytes((double)s.carried_live_bytes, b[0], sizeof b[0]));
     if (s.killed)
         fprintf(out, "  Killed: %zu image(s) ended with no exit and no exec that libchurn saw "
-                     "(SIGKILL, or still running);\n  their traces end at the last segment "
-                     "written.\n", s.killed);
+                     "(SIGKILL, or still running);\n  their traces end at their last "
+                     "checkpoint (a segment written, or the open one in part).\n", s.killed);
     if (s.analyzed < t->n)
         fprintf(out, "  %zu trace(s) could not be read (a line on stderr says why).\n",
                 t->n - s.analyzed);
