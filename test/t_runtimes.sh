@@ -15,7 +15,8 @@
 #   php 8.2: its twenty RTLD_DEEPBIND extensions load without a line on stderr; under
 #     USE_ZEND_ALLOC=0 the strings (24-byte header + 1001, rounded to 8: 1032 bytes) come
 #     through __zend_malloc, the row says via _safe_femalloc, kept until exit; with the Zend
-#     allocator (its own 2 MiB chunks) the growth is reported not traced, in php8.2
+#     allocator (its own 2 MiB chunks) the growth is reported not traced, in php8.2, and
+#     stderr says that USE_ZEND_ALLOC=0 traces it
 . test/lib.sh
 
 # The versions these figures were checked against (the comparisons depend on each runtime's
@@ -163,7 +164,9 @@ env CHURN_OUT="$WORK/zend.zst" CHURN_EPOCH_AT=zend_memory_usage LD_PRELOAD="$SHI
 grep -qx 30000 "$WORK/zend.out" || fail "php's output under the shim: $(cat "$WORK/zend.out")"
 grep -q "that nothing traced explains" "$WORK/zend.err" ||
     fail "php's Zend heap grew without a word: $(cat "$WORK/zend.err")"
+grep -q "likely culprit: /usr/bin/php8.2, PHP's own allocator (_emalloc, on chunks it maps): USE_ZEND_ALLOC=0" "$WORK/zend.err" ||
+    fail "stderr does not tell how to trace PHP's objects: $(cat "$WORK/zend.err")"
 "$ANALYZE" "$WORK/zend.zst" >"$WORK/zend.txt" 2>&1 || fail "churn-analyze failed on php's trace"
 grep -q "WARNING: about .* of RSS growth is not traced .*likely in php8.2" "$WORK/zend.txt" ||
     fail "the report does not put php's untraced growth first: $(sed -n 3p "$WORK/zend.txt")"
-echo "php: the Zend allocator's growth reported not traced, in php8.2"
+echo "php: the Zend allocator's growth reported not traced, in php8.2, with USE_ZEND_ALLOC=0 to trace it"
