@@ -1,0 +1,64 @@
+#!/bin/sh
+# Debian 12's command-line tools under LD_PRELOAD, each on a deterministic input, against
+# valgrind's "total heap usage" of the same run (--run-libc-freeres=no: valgrind would
+# otherwise free glibc's own buffers at exit, which no program run does):
+#   jq 1.6, a stripped 9.5 KiB main around libjq: libchurn silent (it is no blind executable,
+#     libjq's allocations are traced), and allocations, frees, bytes allocated and the bytes
+#     and blocks in use at exit all equal valgrind's
+#   gawk 5.2.1: within 10 calls and 0.01 % of bytes of valgrind's (ENVIRON copies the
+#     environment, which each tool changes: valgrind adds three variables, libchurn two)
+# and the output and status unchanged.
+. test/lib.sh
+
+for pin in jq=1.6-2.1+deb12u1 libjq1=1.6-2.1+deb12u1 gawk=1:5.2.1-2 valgrind=1:3.19.0-1; do
+    pkg=${pin%%=*} want=${pin#*=}
+    have=$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null) ||
+        fail "$pkg is not installed (make check installs it)"
+    [ "$have" = "$want" ] || fail "$pkg is $have, the comparisons were checked against $want"
+done
+
+python3 - "$WORK" <<'PY' || fail "cannot write the inputs"
+import random, sys
+random.seed(1)
+with open(sys.argv[1] + "/data.json", "w") as f:
+    f.write("[" + ",".join('{"id":%d,"name":"n%d","v":[%s]}' % (i, i, ",".join(
+        str(random.randint(0, 999)) for _ in range(10))) for i in range(8000)) + "]")
+with open(sys.argv[1] + "/data.txt", "w") as f:
+    for i in range(10000):
+        f.write("k%d %d %s\n" % (random.randint(0, 5000), i, "x" * random.randint(1, 30)))
+PY
+
+# compare NAME TOLERANCE_CALLS TOLERANCE_BYTES CMD...
+compare() {
+    name=$1 calls=$2 bytes=$3
+    shift 3
+    valgrind --run-libc-freeres=no "$@" >"$WORK/$name.vg.out" 2>"$WORK/$name.vg.err" ||
+        fail "$name under valgrind failed: $(tail -n 1 "$WORK/$name.vg.err")"
+    traced "$WORK/$name.zst" "$WORK/$name.out" "$@"
+    cmp -s "$WORK/$name.vg.out" "$WORK/$name.out" || fail "$name: output differs under libchurn"
+    ! grep -q "libchurn:" "$WORK/$name.out.err" ||
+        fail "$name: libchurn spoke on stderr: $(grep -m1 libchurn: "$WORK/$name.out.err")"
+    analyze "$WORK/$name.zst" "$WORK/$name.json"
+    check "$WORK/$name.json" "$WORK/$name.vg.err" "$name" "$calls" "$bytes" <<'PY'
+import re, sys
+from churncheck import *
+report, vg, name = load(sys.argv[1]), open(sys.argv[2]).read(), sys.argv[3]
+calls, share = int(sys.argv[4]), float(sys.argv[5])
+num = lambda s: int(s.replace(",", ""))
+usage = re.search(r"total heap usage: ([\d,]+) allocs, ([\d,]+) frees, ([\d,]+) bytes allocated", vg)
+in_use = re.search(r"in use at exit: ([\d,]+) bytes in ([\d,]+) blocks", vg)
+want = {"allocs": num(usage.group(1)), "frees": num(usage.group(2)), "bytes": num(usage.group(3)),
+        "live bytes": num(in_use.group(1)), "live blocks": num(in_use.group(2))}
+t = field(report, "totals")
+got = {"allocs": t["allocs"], "frees": t["frees"], "bytes": t["alloc_bytes"],
+       "live bytes": t["alloc_bytes"] - t["free_bytes"], "live blocks": t["allocs"] - t["frees"]}
+for k in want:
+    tolerance = calls if k in ("allocs", "frees", "live blocks") else share * want[k]
+    if abs(got[k] - want[k]) > tolerance:
+        fail("%s: %s %d, valgrind %d" % (name, k, got[k], want[k]))
+print("%s: %s (valgrind %s)" % (name, got, want))
+PY
+}
+
+compare jq 0 0 jq -c '[.[] | select(.id % 3 == 0) | {id, s: (.v | add)}] | length' "$WORK/data.json"
+compare gawk 10 0.0001 gawk '{c[$1] += length($3)} END {n = 0; for (k in c) n++; print n}' "$WORK/data.txt"
