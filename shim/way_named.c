@@ -17,6 +17,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "elfsyms.h"
 #include "patch.h"
@@ -608,12 +609,30 @@ static void check_needed(const char *name, void *ctx)
     *launcher = n.allocates;
 }
 
+/* Whether the executable can get memory for an allocator of its own: it imports a way to map
+   or grow memory, or carries a static arena (writable segments of 1 MiB or more).  setarch
+   and the like import none and allocate nothing. */
+static int can_hold_memory(void)
+{
+    static const char *const ways[] = {"mmap", "mmap64", "mremap", "sbrk", "brk", "syscall"};
+    for (size_t i = 0; i < sizeof ways / sizeof *ways; i++)
+        if (churn_file_refers("/proc/self/exe", ways[i]))
+            return 1;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    size_t n = (size_t)getauxval(AT_PHNUM), writable = 0;
+    for (size_t i = 0; ph && i < n; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W))
+            writable += ph[i].p_memsz;
+    return writable >= (1u << 20);
+}
+
 /* A stripped executable shows none of the names above.  When it does not call an allocating
    function of the malloc family through the PLT either, whatever allocator it carries is
    invisible: say so rather than trace it silently short.  Not when it needs a library (other
    than the C runtime's) that calls malloc: the program is then most likely a launcher of that
    library, whose allocations are traced (ruby3.1 is 549 bytes of code around libruby, jq's
-   work is in libjq).  (One that does call malloc may still carry an allocator of its own, but
+   work is in libjq), nor when it has no way to hold memory of its own (can_hold_memory).
+   (One that does call malloc may still carry an allocator of its own, but
    so does every stripped program with a private pool, such as python3's pymalloc: that is
    left to the blind-spot detector, which speaks only when memory grows untraced.) */
 static void stripped_executable(void)
@@ -623,7 +642,7 @@ static void stripped_executable(void)
     for (size_t i = 0; i < ngroups; i++)
         if (atomic_load(&groups[i].on) && !strcmp(groups[i].module, "the executable"))
             return;
-    if (file_allocates("/proc/self/exe"))
+    if (file_allocates("/proc/self/exe") || !can_hold_memory())
         return;
     int launcher = 0;
     churn_exe_needed(check_needed, &launcher);
