@@ -7,7 +7,8 @@
 # zend_string layout) and heaptrack's or valgrind's totals of the same run.
 #   ruby 3.1 (a 549-byte launcher of libruby, stripped): no warning that it is blind; the
 #     strings' callsite 100 objects and 100 x memsize_of - slot bytes per epoch, leaked (ruby
-#     3.1 frees nothing at exit); allocation calls and leaked bytes within 0.5 % of heaptrack's
+#     3.1 frees nothing at exit); allocation calls and leaked bytes within 0.5 % of heaptrack's;
+#     collected once in between, the row names the window that fits the growth after it
 #   perl 5.36: the function row Perl_sv_grow via Perl_safesysmalloc, 100 x SvLEN per epoch,
 #     kept until exit (perl_destruct frees them); allocations within 0.1 % of valgrind's
 #   lua 5.4: the live bytes at the epoch of the last turn's end equal the Lua state's own
@@ -83,6 +84,26 @@ if abs(live - leaked) > 0.005 * leaked:
 print("ruby: %d B/epoch in 100 strings (memsize_of less its slot: %d B), leaked; %d allocations "
       "(heaptrack %d), %d live at exit (heaptrack %.2fM)" % (g["bytes_per_epoch"], buf, t["allocs"],
                                                            calls, live, leaked / 1e6))
+PY
+
+# A collection in between: 100 turns kept, dropped and collected in epoch 100, then 50 more
+# kept to the exit.  The fit over the whole run mixes both ramps, so the row names the window
+# that fits the growth since, and over that window it is the strings' own.
+CHURN_EPOCH_AT=rb_gc_count run_both rbgc ruby test/programs/grow.rb 150 100
+"$ANALYZE" "$WORK/rbgc.zst" >"$WORK/rbgc.txt" 2>&1 || fail "churn-analyze failed on ruby's trace"
+grep -qF "leaked; 9900 objects freed at once in epoch 100 (the growth since: --epochs 101:)" "$WORK/rbgc.txt" ||
+    fail "ruby: the strings' row does not name the collection and the window after it: $(grep -m1 'freed at once' "$WORK/rbgc.txt")"
+analyze "$WORK/rbgc.zst" "$WORK/rbgc.json" --epochs 101:
+check "$WORK/rbgc.json" "$WORK/rbgc.out" <<'PY'
+import sys
+from churncheck import *
+report, (kept, buf) = load(sys.argv[1]), map(int, open(sys.argv[2]).read().split())
+g = [g for g in field(report, "growth") if any(f.startswith("rb_str_times ") for f in g["stack"])
+     and g["allocs"] == kept]
+expect("ruby after the collection: callsites of the strings", len(g), 1)
+expect("ruby after the collection: per epoch (objects, bytes)",
+       (round(g[0]["count_per_epoch"], 6), round(g[0]["bytes_per_epoch"])), (100, 100 * buf))
+print("ruby, collected in epoch 100: --epochs 101: gives %d B/epoch" % g[0]["bytes_per_epoch"])
 PY
 
 # ---- perl: LD_PRELOAD, an epoch per getppid ----
