@@ -86,6 +86,27 @@ print("ruby: %d B/epoch in 100 strings (memsize_of less its slot: %d B), leaked;
                                                            calls, live, leaked / 1e6))
 PY
 
+# A script in front that lacks the epoch function is not traced, the ruby it starts is: churn
+# run names ruby's trace, not the script's that was never written.
+printf '#!/bin/sh\nruby %s/test/programs/grow.rb 20\n' "$ROOT" >"$WORK/front.sh"
+chmod +x "$WORK/front.sh"
+status=0
+timeout 60 build/churn run -o "$WORK/front.zst" --epoch-at rb_gc_count "$WORK/front.sh" \
+    >"$WORK/front.out" 2>"$WORK/front.err" || status=$?
+[ "$status" -eq 0 ] || fail "churn run of a script in front of ruby: status $status: $(tail -n 1 "$WORK/front.err")"
+grep -q "that churn started is not traced (libchurn said why above); the trace below is of pid [0-9]*, in its tree: ruby " \
+    "$WORK/front.err" || fail "churn run does not say the script is not traced: $(cat "$WORK/front.err")"
+trace=$(sed -n 's/^churn: trace in //p' "$WORK/front.err")
+[ -s "$trace" ] || fail "churn run named a trace that does not exist: $trace"
+analyze "$trace" "$WORK/front.json"
+check "$WORK/front.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+expect("the named trace's epochs (ruby's: one per GC.count)", len(epochs(report)), 21)
+print("a script in front: churn run names ruby's trace")
+PY
+
 # A collection in between: 100 turns kept, dropped and collected in epoch 100, then 50 more
 # kept to the exit.  The fit over the whole run mixes both ramps, so the row names the window
 # that fits the growth since, and over that window it is the strings' own.
