@@ -12,7 +12,8 @@
 #   perl 5.36: the function row Perl_sv_grow via Perl_safesysmalloc, 100 x SvLEN per epoch,
 #     kept until exit (perl_destruct frees them); allocations within 0.1 % of valgrind's
 #   lua 5.4: the live bytes at the epoch of the last turn's end equal the Lua state's own
-#     count to the byte
+#     count to the byte; collected once in between, the strings kept after it are kept until
+#     exit (lua_close frees them), the collected ones reclaimed
 #   php 8.2: its twenty RTLD_DEEPBIND extensions load without a line on stderr; under
 #     USE_ZEND_ALLOC=0 the strings (24-byte header + 1001, rounded to 8: 1032 bytes) come
 #     through __zend_malloc, the row says via _safe_femalloc, kept until exit; with the Zend
@@ -174,6 +175,23 @@ expect("lua: bytes of turn 100 (50 strings of 1025 bytes, 50 of 1026)",
 expect("lua: live bytes when the books were read, against collectgarbage('count')",
        rows[202]["live_bytes"], books)
 print("lua: %d live bytes at the books' reading, as the Lua state counts them" % books)
+PY
+
+# Collected once after 100 turns (epoch 102), then 50 turns more that lua_close frees at the
+# exit: the second ramp is kept until exit, the first reclaimed.
+CHURN_EPOCH_AT=lua_gc run_both luagc lua5.4 test/programs/grow.lua 150 100
+analyze "$WORK/luagc.zst" "$WORK/luagc.json"
+check "$WORK/luagc.json" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+g = [g for g in field(report, "growth") if g["allocs"] == 15000]
+expect("lua collected: callsites of the 15000 strings", len(g), 1)
+g = g[0]
+expect("lua collected: retention, retained, reclaimed",
+       (g["retention"], g["retained_count"], g["reclaimed"]),
+       ("kept_until_exit", 5000, {"epoch": 102, "count": 10000}))
+print("lua collected in epoch 102: 10000 reclaimed, then 5000 kept until exit")
 PY
 
 # ---- php: LD_PRELOAD; with USE_ZEND_ALLOC=0 every zend_string through malloc ----
