@@ -357,8 +357,9 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             snprintf(module, sizeof module, "%s", fn->module ? fn->module : "?");
         if (fn->name)
             fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, module);
-        else
-            fprintf(out, "  #%zu %s+0x%llx", i + 1, module, (unsigned long long)fn->offset);
+        else /* an offset into the file, named as the stacks' frames name it */
+            fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
+                    (unsigned long long)fn->offset);
         if (fn->via)
             fprintf(out, " via %s%s", fn->via, fn->via_others ? " and others" : "");
         fprintf(out, ": %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects (%sB), "

@@ -197,6 +197,11 @@ PY
 # ---- php: LD_PRELOAD; with USE_ZEND_ALLOC=0 every zend_string through malloc ----
 USE_ZEND_ALLOC=0 CHURN_EPOCH_AT=zend_memory_usage run_both php php test/programs/grow.php 200
 analyze "$WORK/php.zst" "$WORK/php.json"
+# php8.2 run as php: a named row says "execute_ex (php [php8.2])", an unnamed one is the
+# offset into the file, as its frames are
+"$ANALYZE" "$WORK/php.zst" >"$WORK/php.txt" 2>&1 || fail "churn-analyze failed on php's trace"
+grep -q "^  #1 php8.2+0x[0-9a-f]* via _safe_femalloc: " "$WORK/php.txt" ||
+    fail "php: the first row is not the offset into php8.2: $(grep -m1 '^  #1 ' "$WORK/php.txt")"
 USE_ZEND_ALLOC=0 valgrind php test/programs/grow.php 200 >"$WORK/php-vg.out" 2>"$WORK/php-vg.err" ||
     fail "php under valgrind failed"
 check "$WORK/php.json" "$WORK/php-vg.err" <<'PY'
