@@ -1,7 +1,8 @@
 #!/bin/sh
 # Debian 12's language runtimes, traced as a new user would (`churn run`, LD_PRELOAD), each
 # keeping 100 strings of about 1000 bytes per turn of a loop with an epoch per turn
-# (test/programs/grow.*): the output and status unchanged, libchurn silent on stderr, and the
+# (test/programs/grow.*): the output and status unchanged, libchurn silent on stderr, every
+# trace complete (its exit recorded, nothing dropped), and the
 # figures against books that share no code with libchurn: the runtime's own (ruby's
 # ObjectSpace.memsize_of, perl's SvLEN, lua's collectgarbage("count"), PHP's known
 # zend_string layout) and heaptrack's or valgrind's totals of the same run.
@@ -235,3 +236,17 @@ grep -q "likely culprit: /usr/bin/php8.2, PHP's own allocator (_emalloc, on chun
 grep -q "WARNING: about .* of RSS growth is not traced .*likely in php8.2" "$WORK/zend.txt" ||
     fail "the report does not put php's untraced growth first: $(sed -n 3p "$WORK/zend.txt")"
 echo "php: the Zend allocator's growth reported not traced, in php8.2, with USE_ZEND_ALLOC=0 to trace it"
+
+# Every trace complete: the exit recorded, nothing dropped or damaged.
+check "$WORK"/rb.json "$WORK"/rbgc.json "$WORK"/front.json "$WORK"/pl.json "$WORK"/lua.json \
+    "$WORK"/luagc.json "$WORK"/php.json <<'PY'
+import sys
+from churncheck import *
+for path in sys.argv[1:]:
+    report = load(path)
+    m = field(report, "metadata")
+    expect("%s: exit" % path, field(m, "exit", "how"), "normal")
+    expect("%s: segments dropped, damaged" % path, (m["segments_dropped"], m["segments_damaged"]), (0, 0))
+    expect("%s: events dropped" % path, field(report, "totals", "dropped_events"), 0)
+print("%d traces complete: exit recorded, nothing dropped" % (len(sys.argv) - 1))
+PY
