@@ -4,7 +4,7 @@
 # otherwise free glibc's own buffers at exit, which no program run does):
 #   jq 1.6, a stripped 9.5 KiB main around libjq: libchurn silent (it is no blind executable,
 #     libjq's allocations are traced), and allocations, frees, bytes allocated and the bytes
-#     and blocks in use at exit all equal valgrind's
+#     and blocks in use at exit all equal valgrind's; its wrapper jv_mem_alloc is named "via"
 #   gawk 5.2.1: within 10 calls and 0.01 % of bytes of valgrind's (ENVIRON copies the
 #     environment, which each tool changes: valgrind adds three variables, libchurn two)
 #   gcc 12's cc1 compiling a generated file of 300 functions at -O2 (about 2.1 million
@@ -75,6 +75,19 @@ PY
 }
 
 compare jq 0 0 jq -c '[.[] | select(.id % 3 == 0) | {id, s: (.v | add)}] | length' "$WORK/data.json"
+# libjq's allocation wrapper jv_mem_alloc is not a row of its own: its callers are, via it
+check "$WORK/jq.json" <<'PY'
+import sys
+from churncheck import *
+rows = field(load(sys.argv[1]), "functions")
+names = [f["function"] for f in rows]
+if "jv_mem_alloc" in names:
+    fail("jq: the wrapper jv_mem_alloc is a function row")
+via = [f for f in rows if f["via"] == "jv_mem_alloc"]
+if len(via) < 5 or "jv_array_sized" not in [f["function"] for f in via]:
+    fail("jq: rows via jv_mem_alloc: %s" % [f["function"] for f in via])
+print("jq: %d function rows via jv_mem_alloc (jv_array_sized among them)" % len(via))
+PY
 compare gawk 10 0.0001 gawk '{c[$1] += length($3)} END {n = 0; for (k in c) n++; print n}' "$WORK/data.txt"
 
 CC1=/usr/lib/gcc/x86_64-linux-gnu/12/cc1
