@@ -510,8 +510,9 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             snprintf(name, sizeof name, "%s (%s), type %s", fn->name, module, fn->type);
         else if (fn->name)
             snprintf(name, sizeof name, "%s (%s)", fn->name, module);
-        else
-            snprintf(name, sizeof name, "%s+0x%llx", module, (unsigned long long)fn->offset);
+        else /* an offset into the file, named as the stacks' frames name it */
+            snprintf(name, sizeof name, "%s+0x%llx", fn->module ? fn->module : "?",
+                     (unsigned long long)fn->offset);
         text(out, name);
         if (fn->via) {
             fputs(" via ", out);

@@ -84,9 +84,9 @@ static uint64_t intern(churn_functions *f, const churn_function *want)
 /* An allocation wrapper of the program (docs/analyzer.md, "Growth per function"): a function
    whose own name says it is an allocation entry point, matched on its last name component
    (after any namespace, without parameters), case-insensitively: containing malloc, calloc,
-   realloc, memalign or strdup/strndup; "alloc" after at most two letters (leading
-   underscores aside: xalloc, kzalloc, alloc::alloc::alloc); __rust_alloc, __rdl_alloc,
-   __rg_alloc, g_slice_alloc; or operator new / new[]. */
+   realloc, memalign, strdup/strndup or mem_alloc (jq's jv_mem_alloc); "alloc" after at
+   most two letters (leading underscores aside: xalloc, kzalloc, alloc::alloc::alloc);
+   __rust_alloc, __rdl_alloc, __rg_alloc, g_slice_alloc; or operator new / new[]. */
 static int is_wrapper(const char *name)
 {
     if (!name)
@@ -107,7 +107,7 @@ static int is_wrapper(const char *name)
         low[i] = (char)(last[i] >= 'A' && last[i] <= 'Z' ? last[i] - 'A' + 'a' : last[i]);
     low[n] = 0;
     static const char *const parts[] = {"malloc", "calloc", "realloc", "memalign", "strdup",
-                                        "strndup"};
+                                        "strndup", "mem_alloc"};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (strstr(low, parts[i]))
             return 1;

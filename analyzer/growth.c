@@ -114,6 +114,8 @@ void churn_growth_epoch(churn_callsite *s, uint64_t epoch)
         s->drop_count = drop;
         s->drop_from = s->epoch_start_count;
         s->drop_epoch = s->epoch_now;
+        s->drop_n = s->count_fit.n;
+        s->drop_sum = s->count_fit.n * s->count_fit.mean_y;
     }
     s->epoch_start_count = s->live_count;
     s->epoch_start_bytes = s->live_bytes;
@@ -177,6 +179,15 @@ churn_retained churn_growth_retention(const churn_growth *g, const churn_callsit
     double active = g->window_last >= from_epoch ? (double)(g->window_last - from_epoch + 1) : 0;
     double mean = active > 0 ? s->count_fit.n * s->count_fit.mean_y / active : 0;
     int accumulated = r.count >= 2 && (double)r.count >= 1.5 * mean;
+    /* After a collection, what is kept is a new ramp: the mean before it (a ramp twice as
+       high: lua's strings collected once, then 50 turns more) is not its measure.  The
+       points since the drop closed: the epochs sampled at that moment stay out, which can
+       only raise this mean. */
+    if (r.reclaimed_count && drop_epoch == s->drop_epoch && s->count_fit.n > s->drop_n + 1) {
+        double since = (s->count_fit.n * s->count_fit.mean_y - s->drop_sum) /
+                       (s->count_fit.n - s->drop_n);
+        accumulated = accumulated || (r.count >= 2 && (double)r.count >= 1.5 * since);
+    }
     if (s->live_count > 0)
         r.kind = ended ? CHURN_RETENTION_LEAKED : CHURN_RETENTION_LIVE;
     else if (ended && teardown && accumulated)

@@ -34,6 +34,7 @@ typedef struct churn_callsite {
     int64_t epoch_start_count, epoch_start_bytes;
     int64_t drop_count, drop_from;
     uint64_t drop_epoch;
+    double drop_n, drop_sum; /* the count fit's points and their sum when that drop closed */
     /* --freed: frees inside that window, the epochs their objects were allocated in, and
        those allocated before the window began (what had accumulated, not the window's own
        temporaries) */
@@ -126,9 +127,9 @@ void churn_growth_finish(churn_growth *g);
 /* What happened to a callsite's objects, from its live series (docs/analyzer.md):
    LEAKED        still live at the end of a trace that recorded the process's exit;
    KEPT          accumulated (at least 1.5 times its mean live count over the epochs since
-                 its first change: a ramp is 2, objects in flight 1) and live at the end
-                 of the last epoch before the teardown (the epoch the exit ended, left out of
-                 the fits), all freed by it;
+                 its first change, or since the bulk free below: a ramp is 2, objects in
+                 flight 1) and live at the end of the last epoch before the teardown (the
+                 epoch the exit ended, left out of the fits), all freed by it;
    RECLAIMED     half or more of what had accumulated (two objects at least) freed within one
                  epoch before the teardown: a collection, a flush (also given, with its epoch,
                  for a callsite that is then leaked or kept);

@@ -266,6 +266,18 @@ static void lifetime_line(FILE *out, const uint64_t *buckets)
     fputs("\n", out);
 }
 
+/* Objects that stay after a collection: the fit over the whole window mixes the ramp the
+   collection ended with the one after it (a runtime that keeps 100 strings a turn and
+   collects once shows a fraction of the growth that goes on), so the row names the window
+   that fits what came after. */
+static void since_text(FILE *out, const churn_growth *g, const churn_retained *r)
+{
+    if (r->kind != CHURN_RETENTION_RECLAIMED && r->kind != CHURN_RETENTION_STEADY &&
+        r->reclaimed_epoch >= g->window_first && r->reclaimed_epoch < g->window_last)
+        fprintf(out, " (the growth since: --epochs %llu:)",
+                (unsigned long long)r->reclaimed_epoch + 1);
+}
+
 /* "leaked", "kept_until_exit: 20000 objects (1.2MiB) live before the teardown" and the like. */
 static void retention_text(FILE *out, const churn_analysis *a, const churn_growth *g,
                            const churn_callsite *s)
@@ -276,10 +288,12 @@ static void retention_text(FILE *out, const churn_analysis *a, const churn_growt
     if (r.kind == CHURN_RETENTION_KEPT)
         fprintf(out, ": %lld objects (%sB) live before the teardown freed them",
                 (long long)r.count, human((double)r.bytes, b, sizeof b));
-    if (r.reclaimed_count)
+    if (r.reclaimed_count) {
         fprintf(out, "%s %lld objects freed at once in epoch %llu",
-                r.kind == CHURN_RETENTION_KEPT ? ";" : ":", (long long)r.reclaimed_count,
+                r.kind == CHURN_RETENTION_RECLAIMED ? ":" : ";", (long long)r.reclaimed_count,
                 (unsigned long long)r.reclaimed_epoch);
+        since_text(out, g, &r);
+    }
 }
 
 /* A sampled trace's row: its growth's standard error and the samples it rests on. */
@@ -316,9 +330,11 @@ static void function_retention_text(FILE *out, const churn_analysis *a, const ch
                 human((double)c->bytes, b, sizeof b), c->stacks, c->stacks == 1 ? "" : "s");
     }
     fputs(")", out);
-    if (r.reclaimed_count)
+    if (r.reclaimed_count) {
         fprintf(out, ", %lld objects freed at once in epoch %llu", (long long)r.reclaimed_count,
                 (unsigned long long)r.reclaimed_epoch);
+        since_text(out, &a->functions.growth, &r);
+    }
 }
 
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
@@ -341,8 +357,9 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             snprintf(module, sizeof module, "%s", fn->module ? fn->module : "?");
         if (fn->name)
             fprintf(out, "  #%zu %s (%s)", i + 1, fn->name, module);
-        else
-            fprintf(out, "  #%zu %s+0x%llx", i + 1, module, (unsigned long long)fn->offset);
+        else /* an offset into the file, named as the stacks' frames name it */
+            fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
+                    (unsigned long long)fn->offset);
         if (fn->via)
             fprintf(out, " via %s%s", fn->via, fn->via_others ? " and others" : "");
         fprintf(out, ": %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects (%sB), "

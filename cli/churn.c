@@ -372,9 +372,10 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
     const churn_proc *own = churn_proctree_last(&t, pid);
     churn_proc_figures *f = NULL;
     const churn_proc *most = NULL;
-    if (t.n > 1) {
+    if (t.n > 1 || !own) {
         /* Every image is read once to find the one that allocated most: what a shell
-           script in front of the program cannot tell us otherwise. */
+           script in front of the program cannot tell us otherwise (nor, when the process
+           churn started is not traced, which of its descendants' traces to name). */
         f = churn_xcalloc(t.n, sizeof *f);
         for (size_t i = 0; i < t.n; i++)
             churn_proc_measure(t.v[i].trace, &f[i]);
@@ -391,6 +392,13 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
         fprintf(stderr, "churn: pid %d exec'd %d time(s)%s; the trace below is of its last "
                         "image, %s\n",
                 (int)pid, own->n, script, own->exe);
+    if (most && !own) {
+        char p[32];
+        snprintf(p, sizeof p, most->n ? "%ld.%d" : "%ld", most->pid, most->n);
+        fprintf(stderr, "churn: pid %d that churn started is not traced (libchurn said why "
+                        "above); the trace below is of pid %s, in its tree: %.60s%s\n",
+                (int)pid, p, most->command, strlen(most->command) > 60 ? "..." : "");
+    }
     if (most && own && most != own) {
         char bytes[32], p[32];
         snprintf(p, sizeof p, most->n ? "%ld.%d" : "%ld", most->pid, most->n);

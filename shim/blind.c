@@ -14,7 +14,9 @@
  * growth is named as that engine's own heap: outside malloc by design, and what is not traced
  * is the objects on it.  Otherwise, when the culprit carries an allocator libchurn knows by
  * name but none of the names (include/churn/allocators.h: mimalloc or jemalloc, by their
- * warnings among its bytes), stderr says which: libchurn cannot trace it.
+ * warnings among its bytes), stderr says which: libchurn cannot trace it.  A culprit with
+ * PHP's allocator (_emalloc) is named so, with the variable that sends PHP's objects to malloc
+ * instead.
  *
  * The figures reach the trace as six counters after the allocator's own
  * (libchurn.untraced_bytes, an estimate; libchurn.untraced_warned; libchurn.untraced_module,
@@ -255,6 +257,7 @@ typedef struct suspect {
     int calls_mmap;
     int engine;             /* a JS engine's collector is in its symbols: index + 1 */
     unsigned named;         /* bit i: a symbol names churn_hidden_allocators[i] */
+    int zend;               /* PHP's Zend allocator is in its symbols (_emalloc) */
 } suspect;
 
 static int ends_with(const char *s, const char *end)
@@ -275,6 +278,8 @@ static void suspect_symbol(const char *name, uintptr_t addr, void *ctx)
     suspect *s = ctx;
     if (allocator_like(name))
         s->allocator_names++;
+    if (!strcmp(name, "_emalloc"))
+        s->zend = 1;
     for (size_t i = 0; !s->engine && i < CHURN_N_ENGINES; i++)
         if (!strncmp(name, churn_engines[i].gc_prefix, strlen(churn_engines[i].gc_prefix)))
             s->engine = (int)i + 1;
@@ -292,6 +297,7 @@ typedef struct culprit {
     int stripped;
     int engine;
     unsigned named;
+    int zend;
 } culprit;
 
 /* Objects that are not the program's: the C runtime and libchurn. */
@@ -326,7 +332,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
     const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
     if (!exe && (!path || !*path || ours_or_libc(path) || holds_self(info)))
         return 0;
-    suspect s = {0, 0, 0, 0};
+    suspect s = {0, 0, 0, 0, 0};
     s.calls_mmap = churn_file_refers(path, "mmap") || churn_file_refers(path, "mmap64");
     churn_file_symbols(path, info->dlpi_addr, suspect_symbol, &s);
     int stripped = exe && !churn_file_has_symtab(path);
@@ -340,6 +346,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
         c->stripped = stripped;
         c->engine = s.engine;
         c->named = s.named;
+        c->zend = s.zend;
         if (exe) {
             ssize_t n = readlink("/proc/self/exe", c->path, sizeof c->path - 1);
             c->path[n > 0 ? n : 0] = 0;
@@ -450,6 +457,11 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
                   "%s)", c.path, churn_engines[engine - 1].name,
                   c.stripped ? "messages are in its bytes: it is stripped"
                              : "functions are in its symbols");
+    else if (c.found && c.zend)
+        /* PHP keeps its objects in its own 2 MiB chunks, and has a switch to malloc instead */
+        churn_log("likely culprit: %s, PHP's own allocator (_emalloc, on chunks it maps): "
+                  "USE_ZEND_ALLOC=0 in the environment sends PHP's objects to malloc, traced",
+                  c.path);
     else if (c.found && c.stripped)
         churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
                   ".symtab)%s%s%s: libchurn cannot see an allocator linked into it", c.path,

@@ -8,9 +8,10 @@
  * which is what the flag was there to prevent.  So the flag is kept and, once the library is
  * loaded, each of its allocator bindings that resolved (or, lazily, would resolve) to the very
  * function libchurn forwards to is pointed at libchurn's instead: the call ends in the same
- * function as before, traced.  A binding to another allocator (the library's own) is left
- * alone and named on stderr.  What the library's constructors allocated during the dlopen is
- * not traced (it ran before the rewrite); its later frees count as frees of unknown objects.
+ * function as before, traced, and nothing is said.  A binding to another allocator (the
+ * library's own) is left alone and named on stderr.  What the library's constructors
+ * allocated during the dlopen is not traced (it ran before the rewrite); its later frees
+ * count as frees of unknown objects.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -179,11 +180,13 @@ static void rebind_deep(void *handle, const char *file)
         rb.paths[rb.nobjects++] = lm->l_name ? lm->l_name : "";
     }
     dl_iterate_phdr(rebind_object, &rb);
-    churn_log("dlopen(%s, RTLD_DEEPBIND): %u allocator binding(s) that skipped libchurn now "
-              "reach it through the same functions (the flag is kept)%s%s%s%s",
-              file, rb.redirected, rb.foreign ? "; not traced: its " : "",
-              rb.foreign ? rb.foreign_name : "", rb.foreign ? " binds to another allocator in " : "",
-              rb.foreign ? rb.foreign_object : "");
+    /* Silent when every binding reaches libchurn: php-cli loads its twenty extensions this
+       way on every run, and a line each would be noise on every script's stderr. */
+    if (rb.foreign)
+        churn_log("dlopen(%s, RTLD_DEEPBIND): %u allocator binding(s) that skipped libchurn "
+                  "now reach it through the same functions (the flag is kept); not traced: its "
+                  "%s binds to another allocator in %s",
+                  file, rb.redirected, rb.foreign_name, rb.foreign_object);
 }
 
 CHURN_API void *dlopen(const char *file, int flags)

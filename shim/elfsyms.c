@@ -245,6 +245,31 @@ int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi)
     return 0;
 }
 
+size_t churn_exe_needed(void (*fn)(const char *name, void *ctx), void *ctx)
+{
+    ensure_read();
+    size_t n = 0;
+    for (size_t i = 0; i < exe.nsections; i++) {
+        const Elf64_Shdr *sh = &exe.sections[i];
+        if (sh->sh_type != SHT_DYNAMIC || sh->sh_link >= exe.nsections)
+            continue;
+        const Elf64_Shdr *str = &exe.sections[sh->sh_link];
+        if (!in_file(sh->sh_offset, sh->sh_size, exe.size) ||
+            !in_file(str->sh_offset, str->sh_size, exe.size))
+            return 0;
+        const Elf64_Dyn *d = (const Elf64_Dyn *)(exe.base + sh->sh_offset);
+        const char *names = (const char *)(exe.base + str->sh_offset);
+        for (size_t k = 0; k < sh->sh_size / sizeof *d && d[k].d_tag != DT_NULL; k++) {
+            if (d[k].d_tag != DT_NEEDED || d[k].d_un.d_val >= str->sh_size ||
+                !memchr(names + d[k].d_un.d_val, 0, str->sh_size - d[k].d_un.d_val))
+                continue;
+            n++;
+            fn(names + d[k].d_un.d_val, ctx);
+        }
+    }
+    return n;
+}
+
 /* The tables are read at start-up only; a large executable's symbol and string tables are
    tens of MB of resident file pages (workerd: about 40 MB), which must not stay in the RSS
    that the trace reports. */

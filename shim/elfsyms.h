@@ -30,6 +30,10 @@ int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi);
 size_t churn_file_symbols(const char *path, uintptr_t bias,
                           void (*fn)(const char *name, uintptr_t addr, void *ctx), void *ctx);
 
+/* Calls fn with the name of each library the executable needs (DT_NEEDED: libruby-3.1.so.3.1),
+   in its order; returns how many. */
+size_t churn_exe_needed(void (*fn)(const char *name, void *ctx), void *ctx);
+
 /* 1 when the executable has a full symbol table (.symtab): it is not stripped. */
 int churn_exe_has_symtab(void);
 

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elfsyms.h"
 #include "patch.h"
@@ -103,8 +104,14 @@ int churn_epoch_at_install(const char *list)
             return -1;
         }
         if (!found.n) {
-            churn_log("CHURN_EPOCH_AT: no function \"%s\" in the executable or its libraries; "
-                      "not tracing", name);
+            /* The process is named: it may be a wrapper (timeout, env, a shell) in front of the
+               program that has the function, and the programs it starts look for it again. */
+            char exe[256];
+            ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+            exe[len > 0 ? len : 0] = 0;
+            churn_log("CHURN_EPOCH_AT: no function \"%s\" in %s (pid %d) or its libraries; "
+                      "not tracing this process",
+                      name, len > 0 ? exe : "the executable", (int)getpid());
             return -1;
         }
         for (size_t i = 0; i < found.n; i++) {

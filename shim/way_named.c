@@ -17,6 +17,7 @@
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "elfsyms.h"
 #include "patch.h"
@@ -558,25 +559,94 @@ static void watch_dlopen(void)
                   "own names: %s", why ? why : "the dynamic linker has no r_debug breakpoint");
 }
 
+static const char *const allocating[] = {"malloc", "calloc", "realloc", "posix_memalign",
+                                         "aligned_alloc", "memalign", "_Znwm", "_Znam"};
+
+static int file_allocates(const char *path)
+{
+    for (size_t i = 0; i < sizeof allocating / sizeof *allocating; i++)
+        if (churn_file_refers(path, allocating[i]))
+            return 1;
+    return 0;
+}
+
+/* The C runtime's libraries: needing them says nothing of where a program's objects come
+   from (a Rust program needs libgcc_s, which calls malloc for the unwinder's own use). */
+static int runtime_library(const char *name)
+{
+    static const char *const runtime[] = {"libc.so", "libm.so", "libgcc_s.so", "libstdc++.so",
+                                          "libpthread.so", "libdl.so", "librt.so", "ld-linux"};
+    for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
+        if (!strncmp(name, runtime[i], strlen(runtime[i])))
+            return 1;
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    int allocates;
+} needed_lib;
+
+static int find_needed(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    needed_lib *n = arg;
+    const char *path = info->dlpi_name, *base = path ? strrchr(path, '/') : NULL;
+    if (base && !strcmp(base + 1, n->name)) {
+        n->allocates = file_allocates(path);
+        return 1;
+    }
+    return 0;
+}
+
+static void check_needed(const char *name, void *ctx)
+{
+    int *launcher = ctx;
+    if (*launcher || runtime_library(name))
+        return;
+    needed_lib n = {name, 0};
+    dl_iterate_phdr(find_needed, &n);
+    *launcher = n.allocates;
+}
+
+/* Whether the executable can get memory for an allocator of its own: it imports a way to map
+   or grow memory, or carries a static arena (writable segments of 1 MiB or more).  setarch
+   and the like import none and allocate nothing. */
+static int can_hold_memory(void)
+{
+    static const char *const ways[] = {"mmap", "mmap64", "mremap", "sbrk", "brk", "syscall"};
+    for (size_t i = 0; i < sizeof ways / sizeof *ways; i++)
+        if (churn_file_refers("/proc/self/exe", ways[i]))
+            return 1;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+    size_t n = (size_t)getauxval(AT_PHNUM), writable = 0;
+    for (size_t i = 0; ph && i < n; i++)
+        if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W))
+            writable += ph[i].p_memsz;
+    return writable >= (1u << 20);
+}
+
 /* A stripped executable shows none of the names above.  When it does not call an allocating
    function of the malloc family through the PLT either, whatever allocator it carries is
-   invisible: say so rather than trace it silently short.  (One that does call malloc may still
-   carry an allocator of its own, but so does every stripped program with a private pool, such
-   as python3's pymalloc: that is left to the blind-spot detector, which speaks only when
-   memory grows untraced.) */
+   invisible: say so rather than trace it silently short.  Not when it needs a library (other
+   than the C runtime's) that calls malloc: the program is then most likely a launcher of that
+   library, whose allocations are traced (ruby3.1 is 549 bytes of code around libruby, jq's
+   work is in libjq), nor when it has no way to hold memory of its own (can_hold_memory).
+   (One that does call malloc may still carry an allocator of its own, but
+   so does every stripped program with a private pool, such as python3's pymalloc: that is
+   left to the blind-spot detector, which speaks only when memory grows untraced.) */
 static void stripped_executable(void)
 {
-    static const char *const allocating[] = {"malloc", "calloc", "realloc", "posix_memalign",
-                                             "aligned_alloc", "memalign", "_Znwm", "_Znam"};
     if (churn_exe_has_symtab())
         return;
     for (size_t i = 0; i < ngroups; i++)
         if (atomic_load(&groups[i].on) && !strcmp(groups[i].module, "the executable"))
             return;
-    int calls_malloc = 0;
-    for (size_t i = 0; i < sizeof allocating / sizeof *allocating && !calls_malloc; i++)
-        calls_malloc = churn_file_refers("/proc/self/exe", allocating[i]);
-    if (!calls_malloc)
+    if (file_allocates("/proc/self/exe") || !can_hold_memory())
+        return;
+    int launcher = 0;
+    churn_exe_needed(check_needed, &launcher);
+    if (!launcher)
         churn_log("the executable is stripped (no .symtab) and calls no malloc through the PLT: "
                   "libchurn cannot see the allocator it carries, and its allocations are not "
                   "traced (the blind-spot detector says so if its memory grows)");

@@ -3,7 +3,8 @@
 # epoch.  A C name (handle_delivery) and a qualified C++ constructor (app::Request::Request,
 # turned into its mangled prefix) are each called 50 times: 100 epochs begin, and every one of
 # them holds exactly the one allocation that follows its call.  A name that matches nothing is
-# one line on stderr at start-up, and the program still runs.
+# one line on stderr at start-up, and the program still runs; behind a wrapper (timeout) that
+# lacks it, the line names the wrapper, and the program is traced.
 . test/lib.sh
 
 build_cxx epoch_at test/programs/epoch_at.cc -O1
@@ -31,6 +32,16 @@ echo "$out" | grep -q "3 deliveries" || fail "the program's output changed: $out
 grep -q 'CHURN_EPOCH_AT: no function "no_such_function"' "$WORK/err" ||
     fail "no clear error for an unknown name: $(cat "$WORK/err")"
 echo "unknown name reported: $(cat "$WORK/err")"
+# A wrapper in front (timeout) lacks the function and is not traced, while the program it runs
+# is: the line names the process it is about, not "not tracing" the run.
+rm -f "$WORK"/wrapped*
+CHURN_EPOCH_AT=handle_delivery CHURN_OUT="$WORK/wrapped.zst" LD_PRELOAD="$SHIM" \
+    timeout 60 "$WORK/epoch_at" 3 >/dev/null 2>"$WORK/err" || fail "the program failed behind timeout"
+timeout=$(command -v timeout)
+grep -q "CHURN_EPOCH_AT: no function \"handle_delivery\" in $timeout (pid [0-9]*) or its libraries; not tracing this process" "$WORK/err" ||
+    fail "the wrapper's line does not name it: $(cat "$WORK/err")"
+ls "$WORK"/wrapped.*.zst >/dev/null 2>&1 || fail "the program behind timeout was not traced"
+echo "behind timeout: $(cat "$WORK/err")"
 
 # A function of a shared library: each of its 30 calls begins an epoch holding its own
 # allocation and its free of the previous one.
