@@ -62,7 +62,10 @@ static struct {
     int ckpt_off;             /* the segment takes no more checkpoints (outfile.c said why) */
     uint64_t short_noted;     /* cut stacks the open segment's stream counted last (0: none
                                  yet, SHORT_STACKS being a running total) */
-    int finishing;            /* the final pass: no epoch opens after this one */
+    /* Set once exit or exec has ended the last epoch: a segment closed after that (a flush
+       of the same pass) ends with it, not with the empty one opened after it. */
+    int last_ended;
+    uint64_t last_epoch;
     /* The passes of exit, fatal signals and exec: they run on a thread that may have been
        interrupted inside the allocator, holding its locks, so they never ask it (counters
        are read outside the writer lock, size classes not at all) ... */
@@ -299,8 +302,7 @@ static void segment_close(void)
         return;
     emit_dropped();
     compress(churn_enc.raw.len, ZSTD_e_end);
-    /* The final segment ends with the epoch the exit closed, not the empty one after. */
-    uint64_t last = w.finishing && w.open_epoch ? w.open_epoch - 1 : w.open_epoch;
+    uint64_t last = w.last_ended && w.open_epoch > w.last_epoch ? w.last_epoch : w.open_epoch;
     int rc = w.seg_failed ? CHURN_OUTFILE_FAILED
                           : churn_outfile_write_segment(
                                 w.packed.buf + sizeof(churn_segment_header), w.packed.len,
@@ -1014,9 +1016,9 @@ void churn_writer_finish(int how, int detail)
     w.final_path = 1;
     w.no_loader = how == CHURN_EXIT_SIGNAL;
     /* The epoch in progress ends here, so its figures are in the trace. */
-    churn_epoch_advance_last();
+    w.last_epoch = churn_epoch_advance_last() - 1;
+    w.last_ended = 1;
     pass(0);
-    w.finishing = 1;
     if (w.seg_open)
         churn_emit_exit((uint64_t)how, detail);
     pass(1);
@@ -1041,13 +1043,15 @@ int churn_writer_exec_flush(void)
     if (churn_writer_is_self() || w.owner_tid == churn_gettid() || lock_writer(FINISH_WAIT_NS))
         return -1;
     w.final_path = 1; /* exec is async-signal-safe: a handler may call it */
-    churn_epoch_advance_last();
+    w.last_epoch = churn_epoch_advance_last() - 1;
+    w.last_ended = 1;
     pass(0);
     if (w.seg_open)
         churn_emit_exit(CHURN_EXIT_EXEC, 0);
     if (w.seg_open)
         segment_close();
     segment_open();
+    w.last_ended = 0; /* the exec may fail: the trace goes on in the epoch after */
     w.final_path = 0;
     unlock_writer();
     return 0;
