@@ -291,6 +291,7 @@ static void on_carry(churn_analysis *a, const churn_record *r)
     }
     a->live_count = a->carried_count = a->start_live_count = count;
     a->live_bytes = a->carried_bytes = a->start_live_bytes = bytes;
+    a->growth.carried_inherited = a->first_seq == 0 && !a->window.has_first && count > 0;
     /* the peak tracker starts from the same state, which comes before any event */
     a->peak.bytes = a->live_bytes;
     a->peak.count = a->live_count;

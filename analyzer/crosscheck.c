@@ -112,9 +112,13 @@ static void undefined_stacks(churn_analysis *a)
 static void event_oddities(churn_analysis *a)
 {
     churn_warnings *w = a->warn;
-    if (a->unmatched_frees && a->first_seq == 0 && !a->totals.dropped_events)
-        churn_warn(w, "%llu free(s) of objects the trace never allocated",
-                   (unsigned long long)a->unmatched_frees);
+    /* A forked child's trace starts with copies of its parent's objects (its first segment's
+       carry): freeing them is what the child is expected to do. */
+    uint64_t inherited = a->start_live_count > 0 ? (uint64_t)a->start_live_count : 0;
+    if (a->unmatched_frees > inherited && a->first_seq == 0 && !a->totals.dropped_events)
+        churn_warn(w, "%llu free(s) of objects the trace never allocated%s",
+                   (unsigned long long)(a->unmatched_frees - inherited),
+                   inherited ? " beyond the objects it started with" : "");
     if (a->mismatched_frees)
         churn_warn(w, "%llu free(s) whose size, stack or age differ from the live object "
                       "at that address",

@@ -142,6 +142,7 @@ void churn_growth_finish(churn_growth *g)
 {
     if (g->parents) {
         g->parents->window_last = g->window_last;
+        g->parents->carried_inherited = g->carried_inherited;
         churn_growth_finish(g->parents);
     }
     for (size_t i = 0; i < g->count; i++)
@@ -188,7 +189,8 @@ churn_retained churn_growth_retention(const churn_growth *g, const churn_callsit
                        (s->count_fit.n - s->drop_n);
         accumulated = accumulated || (r.count >= 2 && (double)r.count >= 1.5 * since);
     }
-    if (s->live_count > 0)
+    int inherited = g->carried_inherited && !s->allocs;
+    if (s->live_count > 0 && !inherited)
         r.kind = ended ? CHURN_RETENTION_LEAKED : CHURN_RETENTION_LIVE;
     else if (ended && teardown && accumulated)
         r.kind = CHURN_RETENTION_KEPT;

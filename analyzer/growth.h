@@ -54,6 +54,10 @@ typedef struct churn_growth {
     size_t *direct;   /* stack id -> index + 1, for the dense ids the shim hands out */
     size_t direct_cap;
     uint64_t window_first, window_last; /* epochs sampled, inclusive */
+    /* The objects carried in are the process's from before its trace began (the trace starts
+       at its first segment: a forked child's copies of its parent's objects), not those of
+       segments the ring overwrote. */
+    int carried_inherited;
     /* A table that sums groups of these callsites (functions.h), or NULL: each new callsite
        asks parent_of for its group's id (0: none), and passes every change on to it. */
     struct churn_growth *parents;
@@ -125,7 +129,10 @@ void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_
 void churn_growth_finish(churn_growth *g);
 
 /* What happened to a callsite's objects, from its live series (docs/analyzer.md):
-   LEAKED        still live at the end of a trace that recorded the process's exit;
+   LEAKED        still live at the end of a trace that recorded the process's exit, and
+                 allocated in it (a callsite that allocated nothing in a trace that starts
+                 with inherited objects, carried_inherited, is STEADY: a forked worker's
+                 copies of its parent's objects are not the worker's leak);
    KEPT          accumulated (at least 1.5 times its mean live count over the epochs since
                  its first change, or since the bulk free below: a ramp is 2, objects in
                  flight 1) and live at the end of the last epoch before the teardown (the

@@ -337,6 +337,7 @@ static int analyze_tree(const char *arg, options *o)
         free(index);
         return 1;
     }
+    churn_proctree_take_exits(&t);
     churn_proc_figures *f = churn_xcalloc(t.n, sizeof *f);
     size_t read = 0;
     int usage = 0; /* a bad --model: every image would say it */

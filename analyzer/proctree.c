@@ -218,6 +218,27 @@ void churn_proc_measure(const char *trace, churn_proc_figures *f)
     churn_warnings_free(&warnings);
 }
 
+void churn_proc_take_exit(churn_proc *p, const churn_proc_figures *f)
+{
+    if (p->ended || !f->analyzed || !f->has_exit)
+        return;
+    p->ended = 1;
+    p->how = (int)f->exit_how;
+    p->detail = (int)f->exit_detail;
+}
+
+void churn_proctree_take_exits(churn_proctree *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        churn_proc *p = &t->v[i];
+        if (p->ended || churn_proctree_find(t, p->pid, p->n + 1))
+            continue;
+        churn_proc_figures f;
+        churn_proc_measure(p->trace, &f);
+        churn_proc_take_exit(p, &f);
+    }
+}
+
 /* Among the images whose trace was read. */
 static long most(const churn_proctree *t, const churn_proc_figures *f, int by_growth)
 {

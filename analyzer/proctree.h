@@ -74,6 +74,14 @@ void churn_proc_figures_of(const struct churn_analysis *a, churn_proc_figures *f
    whether it could be read. */
 void churn_proc_measure(const char *trace, churn_proc_figures *f);
 
+/* An image with no end line in the index takes how its trace's EXIT record says it ended: a
+   process that changed user (nginx's workers run as nobody) cannot reopen the index it
+   started in, while its trace was opened before. */
+void churn_proc_take_exit(churn_proc *p, const churn_proc_figures *f);
+/* The same for every image with no end line and no exec after it, each trace read for it
+   (the figures are not kept). */
+void churn_proctree_take_exits(churn_proctree *t);
+
 /* The image that allocated the most bytes, or that grew most; -1 when none was analyzed. */
 long churn_proctree_most_allocated(const churn_proctree *t, const churn_proc_figures *f);
 long churn_proctree_grew_most(const churn_proctree *t, const churn_proc_figures *f);

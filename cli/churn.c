@@ -377,8 +377,10 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
            script in front of the program cannot tell us otherwise (nor, when the process
            churn started is not traced, which of its descendants' traces to name). */
         f = churn_xcalloc(t.n, sizeof *f);
-        for (size_t i = 0; i < t.n; i++)
+        for (size_t i = 0; i < t.n; i++) {
             churn_proc_measure(t.v[i].trace, &f[i]);
+            churn_proc_take_exit(&t.v[i], &f[i]);
+        }
         long m = churn_proctree_most_allocated(&t, f);
         most = m >= 0 ? &t.v[m] : NULL;
     }
