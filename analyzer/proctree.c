@@ -97,12 +97,19 @@ int churn_proctree_load(const char *path, churn_proctree *t)
             p->argv0 = churn_xstrdup(field[6]);
             if (end0)
                 p->argv0[end0 - field[6]] = '\0';
-        } else if (nf == 5 && !strcmp(field[0], "end")) {
+        } else if ((nf == 5 || nf == 6) && !strcmp(field[0], "end")) {
             churn_proc *p = churn_proctree_find(t, atol(field[1]), atoi(field[2]));
             if (p) {
                 p->ended = 1;
                 p->how = atoi(field[3]);
                 p->detail = atoi(field[4]);
+                /* the title the process gave itself after it started (a server's workers);
+                   the same command less its trailing empty words is no title */
+                if (nf == 6 && *unescape(field[5], NULL) &&
+                    strncmp(field[5], p->command, strlen(field[5]))) {
+                    free(p->command);
+                    p->command = churn_xstrdup(field[5]);
+                }
             }
         }
     }

@@ -18,7 +18,8 @@ struct churn_analysis;
 typedef struct churn_proc {
     long pid, ppid;
     int n; /* execs of pid before this image */
-    char *trace, *exe, *argv0, *command;
+    char *trace, *exe, *argv0;
+    char *command; /* the start line's argv, or the end line's when the process retitled itself */
     int ended, how, detail; /* the index's end line: CHURN_EXIT_* and status or signal */
 } churn_proc;
 

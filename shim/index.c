@@ -5,11 +5,14 @@
  * the program, a shell's subshells, a server's workers):
  *
  *   start TAB pid TAB ppid TAB n TAB trace TAB exe TAB argv
- *   end TAB pid TAB n TAB how TAB detail
+ *   end TAB pid TAB n TAB how TAB detail TAB argv
  *
  * n counts the execs of pid that led to the image (0: the image the tree or a fork started
  * with); an image followed by a start of the same pid with n + 1 ended in that exec.  how is
- * the trace's CHURN_EXIT_* number, detail its status or signal.  The words of argv are
+ * the trace's CHURN_EXIT_* number, detail its status or signal.  The end line's argv is the
+ * command line at the end: a server's processes name themselves after the fork (nginx's
+ * "nginx: worker process", postgres's "postgres: checkpointer") by writing over their argv,
+ * trailing spaces and NULs of that title left out.  The words of argv are
  * separated by spaces; in every field a backslash, tab, newline or (in argv) space is written
  * \\, \t, \n, \s.  argv is cut at LINE_MAX bytes with a final "...".
  *
@@ -65,8 +68,9 @@ static void put_num(long long v)
     put(buf, (size_t)n, 0);
 }
 
-/* argv from /proc/self/cmdline: NUL-separated words. */
-static void put_argv(void)
+/* argv from /proc/self/cmdline: NUL-separated words.  With title set, a program's own title
+   written over its argv: its padding (NULs, spaces) is not words. */
+static void put_argv(int title)
 {
     static char cmd[LINE_MAX_BYTES];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -75,6 +79,13 @@ static void put_argv(void)
         close(fd);
     if (n <= 0)
         return;
+    if (title && n < (ssize_t)sizeof cmd) {
+        while (n > 0 && (cmd[n - 1] == '\0' || cmd[n - 1] == ' '))
+            n--;
+        if (!n)
+            return;
+        cmd[n++] = '\0';
+    }
     size_t start = 0;
     for (size_t i = 0; i < (size_t)n; i++)
         if (!cmd[i]) {
@@ -139,7 +150,7 @@ void churn_index_start(void)
     put_char('\t');
     put_str(exe);
     put_char('\t');
-    put_argv();
+    put_argv(0);
     append(first);
 }
 
@@ -157,5 +168,7 @@ void churn_index_end(int how, int detail)
     put_num(how);
     put_char('\t');
     put_num(detail);
+    put_char('\t');
+    put_argv(1);
     append(0);
 }

@@ -6,8 +6,10 @@
 # through the shared buffers, stopped by SIGINT (pg_ctl's fast shutdown).
 #  - behaviour: pgbench completes every transaction with none failed, the table's count is
 #    the same, and the server exits 0, as natively;
-#  - every image (postmaster, its auxiliary processes, the backends) ends as postgres's log
-#    says (exit 0; exit 1 for the logical replication launcher and a FATAL backend) with no dropped event;
+#  - every image (postmaster, its auxiliary processes, the backends) is named by its own
+#    title ("postgres: checkpointer", "postgres: postgres postgres [local] idle") and ends
+#    as postgres's log says (exit 0; exit 1 for the logical replication launcher and a
+#    backend that said FATAL), with no dropped event;
 #  - the shared memory is outside malloc, checked against /proc: the postmaster's mapping of
 #    it (/dev/zero (deleted) in /proc/PID/maps) is in its program_mapped_bytes, and in the
 #    psql backend, whose RssShmem (/proc/PID/status, read while it sleeps) holds the table's
@@ -118,6 +120,13 @@ for p in procs.values():
     expect("pid %d's dropped events" % p["pid"], p["report"]["totals"]["dropped_events"], 0)
 if len(procs) < 8:
     fail("only %d images traced (postmaster, auxiliaries, 5 backends at least)" % len(procs))
+# each child is named by the title it gave itself after the fork, not the postmaster's argv
+titles = sorted(p["command"] for p in procs.values())
+for want in ("postgres: checkpointer", "postgres: background writer", "postgres: walwriter"):
+    if want not in titles:
+        fail("no image named %r: %s" % (want, titles))
+if sum(t.startswith("postgres: postgres postgres [local]") for t in titles) < 5:
+    fail("fewer than 5 backends named by their title: %s" % titles)
 
 # the shared memory: one /dev/zero mapping in the postmaster, of postgres's own size
 lo, hi = (int(x, 16) for x in open(sys.argv[2]).read().split()[0].split("-"))
