@@ -16,7 +16,12 @@
  * separated by spaces; in every field a backslash, tab, newline or (in argv) space is written
  * \\, \t, \n, \s.  argv is cut at LINE_MAX bytes with a final "...".
  *
- * Each line is one write with O_APPEND, so the lines of concurrent processes never mix.  No
+ * Each line is one write with O_APPEND, so the lines of concurrent processes never mix.  The
+ * descriptor the start line opened is kept (one of libchurn's own, shim/fds.c) for the end
+ * line: a process that changes user after it starts (nginx's workers run as nobody) could
+ * not open the index again.  Only under a descriptor limit of 1024 or more: under a low one
+ * a traced process keeps at most the trace's own descriptors (test/t_low_fds.sh), and the
+ * end line opens the index again.  No
  * allocation: start runs once per image (in the bring-up or in a fork child, one thread) and
  * end once (churn_finish), each with static buffers and plain system calls.
  */
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,6 +42,7 @@ static char line[LINE_MAX_BYTES + 64];
 static size_t len;
 static char path[sizeof churn_opt.out + 8];
 static int image = -1; /* this image's n; -1: no start line was written */
+static int kept = -1;  /* the index, open since the start line */
 
 static void put_char(char c)
 {
@@ -98,13 +105,24 @@ static void put_argv(int title)
         put_str(" ...");
 }
 
-static void append(int truncate)
+void churn_index_close(void)
+{
+    churn_fd_drop(kept);
+    kept = -1;
+}
+
+/* The start line opens the index (a fork child's copy of its parent's descriptor goes) and
+   keeps it; the end line writes there, or opens it when there is none. */
+static void append(int truncate, int start)
 {
     put_char('\n');
     if (truncate)
         unlink(path); /* a previous run's index, by the same name */
-    int fd = churn_fd_keep(
-        open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (start)
+        churn_index_close();
+    int fd = kept >= 0 ? kept
+                       : churn_fd_keep(open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
+                                                      O_CLOEXEC, 0600));
     ssize_t w = fd >= 0 ? write(fd, line, len) : -1;
     if (w != (ssize_t)len) {
         static int said;
@@ -112,7 +130,10 @@ static void append(int truncate)
             churn_log("cannot write the index %s: %s; the traces do not depend on it", path,
                       strerror(fd < 0 || w < 0 ? errno : ENOSPC));
     }
-    if (fd >= 0)
+    struct rlimit r;
+    if (start && fd >= 0 && !getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur >= 1024)
+        kept = fd;
+    else if (fd != kept)
         churn_fd_drop(fd);
 }
 
@@ -151,7 +172,7 @@ void churn_index_start(void)
     put_str(exe);
     put_char('\t');
     put_argv(0);
-    append(first);
+    append(first, 1);
 }
 
 void churn_index_end(int how, int detail)
@@ -170,5 +191,6 @@ void churn_index_end(int how, int detail)
     put_num(detail);
     put_char('\t');
     put_argv(1);
-    append(0);
+    append(0, 0);
+    churn_index_close();
 }

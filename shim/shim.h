@@ -752,6 +752,7 @@ uint64_t churn_outfile_next_seq(void);
 /* ---- index.c: NAME.index, which process image wrote which trace file of the tree ---- */
 void churn_index_start(void);               /* once the image's trace file is open */
 void churn_index_end(int how, int detail);  /* from churn_finish, after the last segment */
+void churn_index_close(void);              /* an untraced fork child keeps no descriptor of it */
 
 /* ---- arena.c: libchurn's own heap (mmap-backed), for the writer and zstd ---- */
 void *churn_mem_alloc(size_t bytes);

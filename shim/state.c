@@ -232,6 +232,7 @@ static void after_fork_child(void)
         /* an untraced child keeps none of our descriptors */
         atomic_store(&churn_state, CHURN_DISABLED);
         churn_rss_close();
+        churn_index_close();
         churn_fd_release_captured();
     }
     churn_in_shim--;

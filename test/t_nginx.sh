@@ -4,9 +4,9 @@
 # 27 KiB static file and a `return 200`), stopped by SIGQUIT, nginx's graceful stop.
 #  - behaviour: the same responses (status and a digest of every body) and exit status 0
 #    as the native run, three times;
-#  - the tree: both images end "exit 0" (the worker, running as nobody, cannot reopen the
-#    root's index for its end line: its trace's EXIT record says how it ended), and neither
-#    was killed;
+#  - the tree: both images end "exit 0", neither was killed, the index has both end lines
+#    (the worker, running as nobody by then, writes its own through the descriptor its start
+#    line opened), and the worker is named by its title, "nginx: worker process";
 #  - figures against valgrind (memcheck 3.19, --run-libc-freeres=no so that glibc's own
 #    buffers stay live at exit as they do natively): the allocation calls of the master and
 #    the objects live at each image's exit (the worker's inherited copies included) are the
@@ -96,6 +96,9 @@ grep -q "^churn:   .* killed " "$WORK/churn1.err" && fail "churn run calls an im
 serve valgrind valgrind --trace-children=yes --run-libc-freeres=no --run-cxx-freeres=no
 cmp -s "$WORK/native.load" "$WORK/valgrind.load" || fail "nginx answered differently under valgrind"
 
+[ "$(grep -c "^end$(printf '\t')" "$WORK/t1.index")" -eq 2 ] ||
+    { cat "$WORK/t1.index"; fail "the index has not an end line for each image"; }
+
 check "$WORK/tree.json" "$WORK/valgrind.err" "$WORK/tree.txt" <<'PY'
 import re, sys
 from churncheck import *
@@ -110,6 +113,8 @@ for p in procs:
     expect("pid %d's trace exit" % p["pid"], md["exit"]["how"], "normal")
     expect("pid %d's dropped events" % p["pid"], p["report"]["totals"]["dropped_events"], 0)
 expect("images killed", tree["summary"]["totals"]["killed"], 0)
+if not worker["command"].startswith("nginx: worker process"):
+    fail("the worker is named %r, not by its title" % worker["command"])
 if "Killed:" in open(sys.argv[3]).read():
     fail("the tree's text says an image was killed")
 
