@@ -38,6 +38,8 @@ typedef struct churn_frag_row {
     int books_stale;
     int rss_stale;               /* the live set's spans alone pass RSS: the RSS reading is
                                     older than the epoch's end (reused while under 1 ms old) */
+    int not_resident;            /* the heap passes RSS by more than the epoch allocated: pages
+                                    of it were never touched, RSS holds less than the heap */
     int64_t stale_in_use_bytes;
     uint64_t rss_bytes;
     uint64_t heap_bytes;         /* the allocator's resident memory by its counters */

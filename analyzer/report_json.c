@@ -556,12 +556,14 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         u64(out, "spans", r->spans, 1);
         opt_i64(out, "free_resident_bytes", r->has_books, (long long)r->free_resident_bytes);
         opt_i64(out, "heap_bytes", r->row != NULL, (long long)r->heap_bytes);
-        opt_i64(out, "outside_heap_bytes", r->has_rss && !r->rss_stale, r->outside_heap_bytes);
+        opt_i64(out, "outside_heap_bytes", r->has_rss && !r->rss_stale && !r->not_resident,
+                r->outside_heap_bytes);
         opt_i64(out, "rss_bytes", r->has_rss, (long long)r->rss_bytes);
         opt_i64(out, "program_mapped_bytes", r->row != NULL, (long long)r->mapped_bytes);
         opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);
         fprintf(out, "\"books_stale\": %s, ", r->books_stale ? "true" : "false");
         fprintf(out, "\"rss_stale\": %s, ", r->rss_stale ? "true" : "false");
+        fprintf(out, "\"heap_not_resident\": %s, ", r->not_resident ? "true" : "false");
         opt_i64(out, "untraced_bytes", r->has_untraced, (long long)r->untraced_bytes);
         opt_i64(out, "libchurn_bytes", r->has_own, (long long)r->own_bytes);
         if (r->row)

@@ -511,10 +511,12 @@ static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int 
             human((double)r->live_bytes, b[1], 32), human((double)r->slack_bytes, b[2], 32),
             human((double)r->pinned_bytes, b[3], 32),
             signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
-            signed_human(r->has_rss && !r->rss_stale, (double)r->outside_heap_bytes, b[5], 32),
+            signed_human(r->has_rss && !r->rss_stale && !r->not_resident,
+                         (double)r->outside_heap_bytes, b[5], 32),
             signed_human(r->has_own, (double)r->own_bytes, b[7], 32),
             signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
-            r->books_stale                      ? "  books stale (see warnings)"
+            r->not_resident                     ? "  heap not all resident (see warnings)"
+            : r->books_stale                    ? "  books stale (see warnings)"
             : r->rss_stale                      ? "  rss stale (see warnings)"
             : books && r->row && r->row->counters_stale
                 ? (r->epoch == exit_epoch ? "  books not read (closed at the exit)"
