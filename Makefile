@@ -13,7 +13,7 @@ BUILD   := build
 BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev redis-server rustc g++ libc6-dbg clang sqlite3 \
                   chromium golang-go golang-github-google-pprof-dev valgrind groff-base ruby3.1 perl lua5.4 php8.2-cli jq gawk \
-                  nginx-light memcached postgresql-15
+                  nginx-light memcached postgresql-15 lighttpd gdb
 
 SHIM_SRC     := $(sort $(wildcard shim/*.c))
 ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
