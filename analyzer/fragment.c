@@ -496,7 +496,7 @@ void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *o
                                           &out->untraced_bytes);
     /* libchurn's own memory is not the program's: it leaves "outside the heap" */
     out->has_own = churn_frag_counter_at(f->own_counter, out->row, f->epochs, &out->own_bytes);
-    if (out->has_own && out->has_rss && !out->rss_stale)
+    if (out->has_own && out->has_rss && !out->rss_stale && !out->not_resident)
         out->outside_heap_bytes -= (int64_t)out->own_bytes;
 }
 
