@@ -39,7 +39,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 port=$((20000 + $$ % 20000))
 data=$dir/data
-psql() { $as "$BIN/psql" -X -At -h "$dir" -p $port -U postgres "$@" postgres; }
+# one backend reads the whole table (no parallel workers share the scan)
+psql() { $as env PGOPTIONS='-c max_parallel_workers_per_gather=0' "$BIN/psql" -X -At -h "$dir" -p $port -U postgres "$@" postgres; }
 $as "$BIN/initdb" -D "$data" -A trust -U postgres >"$WORK/initdb.out" 2>&1 || fail "initdb failed: $(tail -n 1 "$WORK/initdb.out")"
 $as "$BIN/pg_ctl" -D "$data" -o "-p $port -k $dir -c listen_addresses=''" -w start >"$WORK/pgctl.out" 2>&1 ||
     fail "pg_ctl start failed: $(tail -n 1 "$WORK/pgctl.out")"

@@ -20,6 +20,7 @@ int main(void)
         churn_epoch_begin();
         for (int i = 0; i < PER_EPOCH; i++)
             kept[e * PER_EPOCH + i] = keep_one(64);
+        usleep(5000); /* the writer reads the allocator's counters for each epoch */
     }
     churn_epoch_begin();
     usleep(200000);
