@@ -1,7 +1,8 @@
 /*
  * Allocators under their own names: a program (or a library it loads) that carries mimalloc,
- * a prefixed jemalloc, gperftools or a Rust global allocator and calls it by its own names
- * (mi_malloc, je_mallocx, tc_new, __rust_alloc) goes past every malloc libchurn sees.  At
+ * a prefixed jemalloc, gperftools, rpmalloc, snmalloc or a Rust global allocator and calls it
+ * by its own names (mi_malloc, je_mallocx, tc_new, rpmalloc, sn_malloc, __rust_alloc) goes
+ * past every malloc libchurn sees.  At
  * start-up, after the way in is installed, every loaded object's symbol tables (.symtab and
  * .dynsym, from its file) are searched for those names, and each entry found is patched
  * (patch.c) to one of the relays below, which records it like the malloc family.
@@ -131,6 +132,35 @@ static const entry_def gperftools_defs[] = {
     END,
 };
 
+/* rpmalloc (rpmalloc.h): rpmalloc, rpfree, ... and its first-class heaps.  Its
+   rpmalloc_heap_free_all frees a heap's blocks with no way to list them: an object that has
+   it is not traced (family.refuse). */
+static const entry_def rpmalloc_defs[] = {
+    ALLOC("malloc", 0, K_MALLOC), ALLOCN("calloc", 0, 1, K_CALLOC),
+    ALLOC("aligned_alloc", 1, K_ALIGNED), ALLOC("memalign", 1, K_ALIGNED),
+    {"posix_memalign", R_POSIX, 0, -1, 2, K_ALIGNED}, ALLOCN("aligned_calloc", 1, 2, K_ALIGNED),
+    FREE("free", K_FREE), REALLOC("realloc", 0, -1, 1), REALLOC("aligned_realloc", 0, -1, 2),
+    ALLOC("malloc_heap_alloc", 1, K_MALLOC), ALLOC("malloc_heap_aligned_alloc", 2, K_ALIGNED),
+    ALLOCN("malloc_heap_calloc", 1, 2, K_CALLOC),
+    ALLOCN("malloc_heap_aligned_calloc", 2, 3, K_ALIGNED),
+    REALLOC("malloc_heap_realloc", 1, -1, 2), REALLOC("malloc_heap_aligned_realloc", 1, -1, 3),
+    {"malloc_heap_free", R_FREE, 1, -1, -1, K_FREE},
+    END,
+};
+
+/* snmalloc's library build (SNMALLOC_STATIC_LIBRARY_PREFIX, sn_ by default): the C names,
+   and the Rust ones (snmalloc-rs): alloc(align, size), dealloc(ptr, align, size),
+   realloc(ptr, align, old size, new size). */
+static const entry_def snmalloc_defs[] = {
+    ALLOC("malloc", 0, K_MALLOC), ALLOCN("calloc", 0, 1, K_CALLOC),
+    ALLOC("aligned_alloc", 1, K_ALIGNED), ALLOC("memalign", 1, K_ALIGNED),
+    {"posix_memalign", R_POSIX, 0, -1, 2, K_ALIGNED}, FREE("free", K_FREE),
+    REALLOC("realloc", 0, -1, 1), ALLOC("rust_alloc", 1, K_MALLOC),
+    ALLOC("rust_alloc_zeroed", 1, K_CALLOC), FREE("rust_dealloc", K_FREE),
+    REALLOC("rust_realloc", 0, -1, 3),
+    END,
+};
+
 /* The shims every Rust program's allocations go through: alloc(size, align),
    dealloc(ptr, size, align), realloc(ptr, old size, align, new size). */
 static const entry_def rust_defs[] = {
@@ -145,9 +175,10 @@ typedef struct family {
     const char *usable;    /* the usable-size function, under the prefix */
     const char *books;     /* the function its counters are read with, under the prefix */
     const char *visit;     /* the function that lists a heap's blocks (R_HEAP_DESTROY) */
+    const char *refuse;    /* an entry whose frees cannot be known: its object is not traced */
 } family;
 
-enum { F_MIMALLOC, F_JE, F_RJEM, F_JEX, F_TC, F_RUST, NFAMILIES };
+enum { F_MIMALLOC, F_JE, F_RJEM, F_JEX, F_TC, F_RP, F_SN, F_RUST, NFAMILIES };
 static const family families[NFAMILIES] = {
     [F_MIMALLOC] = {"mimalloc", "mi_", mimalloc_defs, "usable_size", "process_info",
                     "heap_visit_blocks"},
@@ -155,6 +186,9 @@ static const family families[NFAMILIES] = {
     [F_RJEM] = {"jemalloc", "_rjem_", jemalloc_defs, "malloc_usable_size", "mallctl"},
     [F_JEX] = {"jemalloc", "", jemallocx_defs, "malloc_usable_size", NULL},
     [F_TC] = {"gperftools", "tc_", gperftools_defs, "malloc_size", NULL},
+    [F_RP] = {"rpmalloc", "rp", rpmalloc_defs, "malloc_usable_size", NULL, NULL,
+              "malloc_heap_free_all"},
+    [F_SN] = {"snmalloc", "sn_", snmalloc_defs, "malloc_usable_size", NULL},
     [F_RUST] = {"Rust global allocator", "", rust_defs, NULL, NULL},
 };
 
@@ -337,7 +371,7 @@ static int rust_name(const char *sym, const char *id)
 
 typedef struct found {
     uintptr_t addr[NFAMILIES][MAX_DEFS];
-    uintptr_t usable[NFAMILIES], books[NFAMILIES], visit[NFAMILIES];
+    uintptr_t usable[NFAMILIES], books[NFAMILIES], visit[NFAMILIES], refuse[NFAMILIES];
     int rust_custom; /* a #[global_allocator]: __rg_alloc is defined */
 } found;
 
@@ -356,6 +390,8 @@ static void take(found *f, int fam, const char *rest, uintptr_t addr)
         f->books[fam] = addr;
     if (F->visit && !strcmp(rest, F->visit) && !f->visit[fam])
         f->visit[fam] = addr;
+    if (F->refuse && !strcmp(rest, F->refuse))
+        f->refuse[fam] = addr;
 }
 
 static void on_symbol(const char *name, uintptr_t addr, void *ctx)
@@ -376,7 +412,19 @@ static void on_symbol(const char *name, uintptr_t addr, void *ctx)
         if (name[1] == 'c' && name[2] == '_')
             take(f, F_TC, name + 3, addr);
         break;
-    case 'r': case 'd': case 's':
+    case 'r':
+        if (name[1] == 'p')
+            take(f, F_RP, name + 2, addr);
+        else
+            take(f, F_JEX, name, addr);
+        break;
+    case 's':
+        if (name[1] == 'n' && name[2] == '_')
+            take(f, F_SN, name + 3, addr);
+        else
+            take(f, F_JEX, name, addr);
+        break;
+    case 'd':
         take(f, F_JEX, name, addr);
         break;
     case '_':
@@ -418,6 +466,11 @@ static void patch_group(const found *f, int fam, const char *module)
         need += f->addr[fam][i] && !churn_patch_done((void *)f->addr[fam][i]);
     if (!need)
         return; /* traced already, under the names a way in patched */
+    if (f->refuse[fam]) {
+        churn_log("%s in %s has %s%s, which frees blocks it does not name; not traced",
+                  F->allocator, module, F->prefix, F->refuse);
+        return;
+    }
     for (size_t i = 0; F->defs[i].name; i++)
         if (F->defs[i].role == R_HEAP_DESTROY && f->addr[fam][i] && !f->visit[fam]) {
             churn_log("%s in %s has %s%s but no %s%s to say which blocks it frees; not traced",

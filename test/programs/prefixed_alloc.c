@@ -4,7 +4,9 @@
  * PREFIX malloc, calloc, realloc, free, malloc_usable_size and mallctl (on glibc's allocator,
  * with a size header) and calls them by those names only.  libchurn must trace them through
  * the patch way in, exactly, name them in the report and read the books through PREFIX
- * mallctl ("stats.mapped" answers MAPPED_MARK, so the test can recognise it).
+ * mallctl ("stats.mapped" answers MAPPED_MARK, so the test can recognise it).  Under
+ * PREFIX=rp and sn_ the same names are rpmalloc's and snmalloc's (their mallctl unused);
+ * -DHEAP_FREE_ALL adds rpmalloc's rpmalloc_heap_free_all.
  */
 #include <malloc.h>
 #include <time.h>
@@ -67,6 +69,14 @@ __attribute__((noinline)) int P(mallctl)(const char *name, void *oldp, size_t *o
     *(size_t *)oldp = !strcmp(name, "stats.mapped") ? MAPPED_MARK : 0;
     return 0;
 }
+
+#ifdef HEAP_FREE_ALL
+/* rpmalloc's bulk free of a heap, which names none of the blocks it frees */
+__attribute__((noinline)) void P(malloc_heap_free_all)(void *heap)
+{
+    (void)heap;
+}
+#endif
 
 int main(void)
 {
