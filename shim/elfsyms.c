@@ -3,10 +3,13 @@
  * privately and read-only, with a raw system call (libchurn's mmap is interposed and would
  * record it), and stays mapped: lookups happen at start-up and the mapping costs address space
  * only.  .symtab is preferred (it also names static functions and survives where .dynsym has
- * only exported names); a stripped executable still has .dynsym.
+ * only exported names); a stripped executable still has .dynsym, and its .symtab may be in
+ * its debug file.
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -33,6 +36,8 @@ static struct {
     const Elf64_Shdr *sections;
     const char *section_names;
     size_t nsections, section_names_size;
+    const uint8_t *debug; /* a stripped executable's debug file, whose .symtab is tabs[0] */
+    size_t debug_size;
 } exe;
 
 static const void *map_file(const char *path, size_t *size)
@@ -86,8 +91,113 @@ static int symbol_table(const uint8_t *base, size_t size, const Elf64_Shdr *sh, 
     return 1;
 }
 
+/* ---- a stripped file's separate debug file ----
+
+   A stripped file's full symbol table may be in its debug file (Debian's -dbgsym packages,
+   `objcopy --only-keep-debug`): looked for where gdb looks, by build id under
+   /usr/lib/debug/.build-id/, then by the name its .gnu_debuglink gives, beside the file, in
+   .debug/ beside it and under /usr/lib/debug/ and the file's directory.  One is taken only
+   when its build id is the file's: nothing else says it describes this build. */
+#define DEBUG_ROOT "/usr/lib/debug"
+
+/* The file's GNU build id (the note's bytes), or 0. */
+static size_t build_id(const uint8_t *base, size_t size, const Elf64_Shdr *sh, unsigned count,
+                       const uint8_t **id)
+{
+    for (unsigned i = 0; i < count; i++) {
+        if (sh[i].sh_type != SHT_NOTE || !in_file(sh[i].sh_offset, sh[i].sh_size, size))
+            continue;
+        const uint8_t *p = base + sh[i].sh_offset, *end = p + sh[i].sh_size;
+        while ((size_t)(end - p) >= sizeof(Elf64_Nhdr)) {
+            Elf64_Nhdr n;
+            memcpy(&n, p, sizeof n);
+            size_t name = (n.n_namesz + 3u) & ~3u, desc = (n.n_descsz + 3u) & ~3u;
+            p += sizeof n;
+            if (name > (size_t)(end - p) || desc > (size_t)(end - p) - name)
+                break;
+            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && !memcmp(p, "GNU", 4)) {
+                *id = p + name;
+                return n.n_descsz;
+            }
+            p += name + desc;
+        }
+    }
+    return 0;
+}
+
+/* The file name a .gnu_debuglink section gives, or NULL. */
+static const char *debug_link(const uint8_t *base, size_t size, const Elf64_Shdr *sh,
+                              unsigned count)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+    if (eh->e_shstrndx >= count || !in_file(sh[eh->e_shstrndx].sh_offset,
+                                            sh[eh->e_shstrndx].sh_size, size))
+        return NULL;
+    const char *names = (const char *)(base + sh[eh->e_shstrndx].sh_offset);
+    size_t names_size = sh[eh->e_shstrndx].sh_size;
+    for (unsigned i = 0; i < count; i++) {
+        if (sh[i].sh_name >= names_size || strncmp(names + sh[i].sh_name, ".gnu_debuglink",
+                                                   names_size - sh[i].sh_name) ||
+            !in_file(sh[i].sh_offset, sh[i].sh_size, size) || sh[i].sh_size < 2)
+            continue;
+        const char *link = (const char *)(base + sh[i].sh_offset);
+        return memchr(link, 0, sh[i].sh_size) && *link && !strchr(link, '/') ? link : NULL;
+    }
+    return NULL;
+}
+
+/* The debug file at path if its build id is id (len bytes): mapped, with its .symtab. */
+static const uint8_t *debug_candidate(const char *path, const uint8_t *id, size_t len,
+                                      size_t *size, symtab *t)
+{
+    const uint8_t *base = map_file(path, size);
+    if (!base)
+        return NULL;
+    unsigned count;
+    const Elf64_Shdr *sh = section_headers(base, *size, &count);
+    const uint8_t *its = NULL;
+    if (sh && build_id(base, *size, sh, count, &its) == len && !memcmp(its, id, len))
+        for (unsigned i = 0; i < count; i++)
+            if (sh[i].sh_type == SHT_SYMTAB && symbol_table(base, *size, sh, count, i, t))
+                return base;
+    syscall(SYS_munmap, base, *size);
+    return NULL;
+}
+
+/* A stripped file's debug file with its .symtab (mapped: the caller unmaps it), or NULL. */
+static const uint8_t *debug_file(const char *path, const uint8_t *base, size_t size,
+                                 const Elf64_Shdr *sh, unsigned count, size_t *dsize,
+                                 symtab *t)
+{
+    const uint8_t *id = NULL;
+    size_t len = build_id(base, size, sh, count, &id);
+    if (len < 2 || len > 64)
+        return NULL;
+    char cand[PATH_MAX];
+    size_t n = (size_t)snprintf(cand, sizeof cand, DEBUG_ROOT "/.build-id/%02x/", id[0]);
+    for (size_t i = 1; i < len; i++)
+        n += (size_t)snprintf(cand + n, sizeof cand - n, "%02x", id[i]);
+    snprintf(cand + n, sizeof cand - n, ".debug");
+    const uint8_t *d = debug_candidate(cand, id, len, dsize, t);
+    const char *link = d ? NULL : debug_link(base, size, sh, count);
+    char dir[PATH_MAX];
+    ssize_t dl = link ? readlink(path, dir, sizeof dir - 1) : -1;
+    if (dl < 0 && link && strlen(path) < sizeof dir)
+        dl = (ssize_t)strlen(strcpy(dir, path));
+    if (dl <= 0 || dir[0] != '/')
+        return d;
+    dir[dl] = 0;
+    *strrchr(dir, '/') = 0;
+    static const char *const forms[] = {"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s"};
+    for (size_t f = 0; !d && f < sizeof forms / sizeof *forms; f++)
+        if ((size_t)snprintf(cand, sizeof cand, forms[f], dir, link) < sizeof cand)
+            d = debug_candidate(cand, id, len, dsize, t);
+    return d;
+}
+
 /* Maps a loaded object's file for the call and hands fn each of its symbol tables of type
-   `type` (SHT_DYNSYM, or 0 for .symtab and .dynsym both) until fn returns nonzero. */
+   `type` (SHT_DYNSYM, or 0 for .symtab and .dynsym both, a stripped file's .symtab from its
+   debug file) until fn returns nonzero. */
 static void each_file_table(const char *path, unsigned type,
                             int (*fn)(const symtab *t, void *ctx), void *ctx)
 {
@@ -98,10 +208,20 @@ static void each_file_table(const char *path, unsigned type,
         return;
     const Elf64_Shdr *sh = section_headers(base, size, &count);
     symtab t;
-    for (unsigned i = 0; sh && i < count; i++)
-        if ((!type || sh[i].sh_type == type) && symbol_table(base, size, sh, count, i, &t) &&
-            fn(&t, ctx))
-            break;
+    int full = 0, done = 0;
+    for (unsigned i = 0; sh && i < count && !done; i++)
+        if ((!type || sh[i].sh_type == type) && symbol_table(base, size, sh, count, i, &t)) {
+            full |= sh[i].sh_type == SHT_SYMTAB;
+            done = fn(&t, ctx);
+        }
+    size_t dsize = 0;
+    const uint8_t *d = sh && !type && !full && !done ? debug_file(path, base, size, sh, count,
+                                                                   &dsize, &t)
+                                                     : NULL;
+    if (d) {
+        fn(&t, ctx);
+        syscall(SYS_munmap, d, dsize);
+    }
     syscall(SYS_munmap, base, size);
 }
 
@@ -149,6 +269,9 @@ static void read_exe(void)
         if (symbol_table(base, size, sh, count, i, &t))
             exe.tabs[sh[i].sh_type == SHT_SYMTAB ? 0 : 1] = t;
     }
+    if (!exe.tabs[0].count)
+        exe.debug = debug_file("/proc/self/exe", base, size, sh, count, &exe.debug_size,
+                               &exe.tabs[0]);
 }
 
 static void ensure_read(void)
@@ -278,8 +401,11 @@ void churn_exe_symbols_release(void)
     if (atomic_load(&exe.state) != 2 || !exe.base)
         return;
     syscall(SYS_munmap, exe.base, exe.size);
+    if (exe.debug)
+        syscall(SYS_munmap, exe.debug, exe.debug_size);
     memset(exe.tabs, 0, sizeof exe.tabs);
     exe.base = NULL;
+    exe.debug = NULL;
     exe.sections = NULL;
     exe.nsections = 0;
 }

@@ -1,0 +1,67 @@
+#!/bin/sh
+# A stripped executable whose symbols are in its separate debug file (as Debian's -dbgsym
+# packages and `objcopy --only-keep-debug` leave them): the shim reads the debug file's
+# .symtab where gdb would find it (by build id under /usr/lib/debug, or by .gnu_debuglink
+# beside the file or in .debug/ beside it), and only when its build id is the file's.  So an
+# allocator under its own names (prefixed_alloc.c's je_ stand-in) is traced exactly, and
+# CHURN_EPOCH_AT finds a function by name; a debug file of another build is refused.
+. test/lib.sh
+
+strip_beside() { # NAME: NAME.debug beside the stripped NAME, linked by .gnu_debuglink
+    (cd "$WORK" && objcopy --only-keep-debug "$1" "$1.debug" && strip --strip-all "$1" &&
+        objcopy --add-gnu-debuglink="$1.debug" "$1") || fail "cannot strip $1"
+    if readelf -S "$WORK/$1" | grep -q '\.symtab'; then
+        fail "$1 still has a .symtab"
+    fi
+}
+
+build_c je test/programs/prefixed_alloc.c -DPREFIX=je_
+strip_beside je
+traced "$WORK/je.zst" "$WORK/je.out" "$WORK/je"
+grep -q "tracing jemalloc in the executable through the patch way in" "$WORK/je.out.err" ||
+    fail "stripped je_ stand-in with its debug file beside it: not traced: $(head -n 1 "$WORK/je.out.err")"
+analyze "$WORK/je.zst" "$WORK/je.json"
+check "$WORK/je.json" "$WORK/je.out" <<'PY'
+import sys
+from churncheck import *
+report, ph = load(sys.argv[1]), phases(sys.argv[2])
+cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
+expect("phases", len(cases), 2)
+for name, *figures in cases:
+    allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
+    expect_epoch(report, ph[name], name, allocs=allocs, frees=frees, alloc_bytes=alloc_bytes,
+                 free_bytes=free_bytes)
+print("stripped je_ stand-in with its debug file: %d phases exact" % len(cases))
+PY
+
+# The same in .debug/ beside it
+mkdir -p "$WORK/.debug" && mv "$WORK/je.debug" "$WORK/.debug/je.debug"
+traced "$WORK/je2.zst" "$WORK/je2.out" "$WORK/je"
+grep -q "tracing jemalloc in the executable" "$WORK/je2.out.err" ||
+    fail "debug file in .debug/: not traced: $(head -n 1 "$WORK/je2.out.err")"
+
+# A debug file of another build under the linked name: its build id differs, it is not read
+build_c other test/programs/prefixed_alloc.c -DPREFIX=je_ -DHEAP_FREE_ALL
+(cd "$WORK" && objcopy --only-keep-debug other .debug/je.debug) || fail "objcopy other"
+traced "$WORK/je3.zst" "$WORK/je3.out" "$WORK/je"
+if grep -q "tracing jemalloc" "$WORK/je3.out.err"; then
+    fail "a debug file of another build was taken for the executable's"
+fi
+
+# CHURN_EPOCH_AT names a function of a stripped executable that only its debug file names
+build_c ticks test/programs/ticks.c
+strip_beside ticks
+"$WORK/ticks" >"$WORK/ticks.native" || fail "ticks failed natively"
+CHURN_EPOCH_AT=tick traced "$WORK/ticks.zst" "$WORK/ticks.out" "$WORK/ticks"
+cmp -s "$WORK/ticks.native" "$WORK/ticks.out" || fail "ticks' output changed under the shim"
+analyze "$WORK/ticks.zst" "$WORK/ticks.json"
+check "$WORK/ticks.json" <<'PY'
+import sys
+from churncheck import *
+epochs = [e for e in field(load(sys.argv[1]), "epochs") if e["summary"]]
+kept = [e for e in epochs if e["allocs"] == 1 and e["alloc_bytes"] == 256]
+if len(kept) < 49:
+    fail("CHURN_EPOCH_AT=tick in the stripped ticks: %d epochs of one 256-byte allocation, "
+         "not 49 or 50 (%d epochs)" % (len(kept), len(epochs)))
+print("ticks: %d epochs begun at tick, named by the debug file" % len(kept))
+PY
