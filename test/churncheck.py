@@ -100,6 +100,23 @@ def live_delta(report, number, what):
     return (cur["live_count"] - prev["live_count"], cur["live_bytes"] - prev["live_bytes"])
 
 
+def expect_phases(report, out_path, what, count):
+    """Every `expect` line a static_pattern.h program printed (test/programs): its phase's
+    epoch has exactly those allocations, frees and bytes, and that live change; `count`
+    phases.  Returns the phases' epochs, by name."""
+    ph = phases(out_path)
+    cases = [line.split()[1:] for line in open(out_path) if line.startswith("expect ")]
+    expect("%s: number of phases" % what, len(cases), count)
+    for name, *figures in cases:
+        allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
+        label = "%s %s" % (what, name)
+        expect_epoch(report, ph[name], label, allocs=allocs, frees=frees,
+                     alloc_bytes=alloc_bytes, free_bytes=free_bytes)
+        expect("%s live (count, bytes) change" % label, live_delta(report, ph[name], label),
+               (live_count, live_bytes))
+    return ph
+
+
 def growth_with(report, function):
     """The growth entries whose stack names `function` in one of its frames."""
     return [g for g in field(report, "growth")

@@ -52,17 +52,9 @@ for prog in named_mimalloc named_jemalloc_static named_jemalloc_shared named_dl 
     check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
 import sys
 from churncheck import *
-report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
-cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
-expect("%s: number of phases" % prog, len(cases),
-       {"named_mimalloc": 11, "named_dl": 3}.get(prog, 2 if prog.startswith("prefixed_") else 5))
-for name, *figures in cases:
-    allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
-    what = "%s %s" % (prog, name)
-    expect_epoch(report, ph[name], what, allocs=allocs, frees=frees, alloc_bytes=alloc_bytes,
-                 free_bytes=free_bytes)
-    expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what),
-           (live_count, live_bytes))
+report, prog = load(sys.argv[1]), sys.argv[3]
+count = {"named_mimalloc": 11, "named_dl": 3}.get(prog, 2 if prog.startswith("prefixed_") else 5)
+expect_phases(report, sys.argv[2], prog, count)
 # The report names every allocator traced and its way in, and carries mimalloc's books.
 name = field(report, "metadata", "allocator")
 want = {"named_mimalloc": "mimalloc in /", "named_jemalloc_static": "jemalloc in the executable",
@@ -82,7 +74,7 @@ if prog in ("prefixed_je", "prefixed_rjem"):
     seen = [e.get("counters", {}).get(mark) for e in field(report, "epochs")]
     if 987654321 not in seen:
         fail("%s: the books were not read through %s: %r" % (prog, mark, seen))
-print("%s: %d phases exact; allocator %s" % (prog, len(cases), name))
+print("%s: %d phases exact; allocator %s" % (prog, count, name))
 PY
 done
 

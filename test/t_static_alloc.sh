@@ -62,18 +62,10 @@ for prog in static_jemalloc own_malloc exe_mimalloc; do
     check "$WORK/$prog.json" "$WORK/$prog.out" "$prog" <<'PY'
 import sys
 from churncheck import *
-report, ph, prog = load(sys.argv[1]), phases(sys.argv[2]), sys.argv[3]
-cases = [line.split()[1:] for line in open(sys.argv[2]) if line.startswith("expect ")]
+prog = sys.argv[3]
 want_cases = 7 if prog == "static_jemalloc" else 8
-expect("%s: number of phases" % prog, len(cases), want_cases)
-for name, *figures in cases:
-    allocs, frees, alloc_bytes, free_bytes, live_count, live_bytes = map(int, figures)
-    what = "%s %s" % (prog, name)
-    expect_epoch(report, ph[name], what, allocs=allocs, frees=frees, alloc_bytes=alloc_bytes,
-                 free_bytes=free_bytes)
-    expect("%s live (count, bytes) change" % what, live_delta(report, ph[name], what),
-           (live_count, live_bytes))
-print("%s: %d phases exact" % (prog, len(cases)))
+expect_phases(load(sys.argv[1]), sys.argv[2], prog, want_cases)
+print("%s: %d phases exact" % (prog, want_cases))
 PY
 done
 
