@@ -42,19 +42,8 @@ serve() {
         [ $n -lt 300 ] || { kill $pid; fail "$name: lighttpd did not start: $(tail -n 1 "$WORK/$name.err")"; }
         sleep 0.1
     done
-    python3 -c '
-import hashlib, http.client, sys
-port = int(sys.argv[1])
-digest, statuses = hashlib.sha256(), {}
-for i in range(300):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request("GET", "/index.html" if i % 3 else "/nope")
-    r = c.getresponse()
-    digest.update(r.read())
-    statuses[r.status] = statuses.get(r.status, 0) + 1
-    c.close()
-print(sorted(statuses.items()), digest.hexdigest())
-' "$port" >"$WORK/$name.load" || { kill $pid; fail "$name: the requests failed"; }
+    python3 test/tools/http_load.py "$port" 300 3 /nope >"$WORK/$name.load" ||
+        { kill $pid; fail "$name: the requests failed"; }
     kill -INT "$(cat "$WORK/lighttpd.pid")"
     status=0
     wait $pid || status=$?

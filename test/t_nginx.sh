@@ -58,19 +58,8 @@ serve() {
         [ $n -lt 300 ] || { kill $pid; fail "$name: nginx did not start: $(tail -n 1 "$WORK/$name.err")"; }
         sleep 0.1
     done
-    python3 - "$port" >"$WORK/$name.load" <<'PY' || { kill $pid; fail "$name: the requests failed"; }
-import hashlib, http.client, sys
-port = int(sys.argv[1])
-digest, statuses = hashlib.sha256(), {}
-for i in range(200):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request("GET", "/index.html" if i % 2 else "/e")
-    r = c.getresponse()
-    digest.update(r.read())
-    statuses[r.status] = statuses.get(r.status, 0) + 1
-    c.close()
-print(sorted(statuses.items()), digest.hexdigest())
-PY
+    python3 test/tools/http_load.py "$port" 200 2 /e >"$WORK/$name.load" ||
+        { kill $pid; fail "$name: the requests failed"; }
     kill -QUIT "$(cat "$WORK/nginx.pid")"
     status=0
     wait $pid || status=$?
