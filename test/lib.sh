@@ -75,6 +75,32 @@ build_c() {
         fail "cannot compile $src: $(tail -n 1 "$WORK/$name.build.log")"
 }
 
+# http_serve NAME PIDFILE SIGNAL LOAD CMD...: CMD (under timeout) in the background, until it
+# wrote PIDFILE and accepts on 127.0.0.1:$port; then test/tools/http_load.py $port LOAD (its
+# arguments, as one word) into NAME.load, SIGNAL to the pid in PIDFILE, and CMD's exit
+# status into NAME.status.  The web server tests' one run (t_nginx.sh, t_lighttpd.sh).
+http_serve() {
+    name=$1 pidfile=$2 signal=$3 load=$4
+    shift 4
+    rm -f "$pidfile"
+    timeout 120 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    pid=$!
+    n=0
+    until [ -s "$pidfile" ] &&
+        python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
+        n=$((n + 1))
+        [ $n -lt 300 ] || { kill $pid; fail "$name: the server did not start: $(tail -n 1 "$WORK/$name.err")"; }
+        sleep 0.1
+    done
+    # shellcheck disable=SC2086
+    python3 test/tools/http_load.py "$port" $load >"$WORK/$name.load" ||
+        { kill $pid; fail "$name: the requests failed"; }
+    kill -"$signal" "$(cat "$pidfile")"
+    status=0
+    wait $pid || status=$?
+    echo $status >"$WORK/$name.status"
+}
+
 build_cxx() {
     name=$1
     src=$2

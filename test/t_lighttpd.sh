@@ -33,31 +33,17 @@ python3 -c 'import random,sys; r=random.Random(7); sys.stdout.write("".join(r.ch
 serve() {
     name=$1
     shift
-    rm -f "$WORK/lighttpd.pid"
-    timeout 120 "$@" lighttpd -D -f "$WORK/lighttpd.conf" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-    pid=$!
-    n=0
-    until [ -s "$WORK/lighttpd.pid" ] && python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
-        n=$((n + 1))
-        [ $n -lt 300 ] || { kill $pid; fail "$name: lighttpd did not start: $(tail -n 1 "$WORK/$name.err")"; }
-        sleep 0.1
-    done
-    python3 test/tools/http_load.py "$port" 300 3 /nope >"$WORK/$name.load" ||
-        { kill $pid; fail "$name: the requests failed"; }
-    kill -INT "$(cat "$WORK/lighttpd.pid")"
-    status=0
-    wait $pid || status=$?
-    echo $status >"$WORK/$name.exit"
+    http_serve "$name" "$WORK/lighttpd.pid" INT "300 3 /nope" "$@" lighttpd -D -f "$WORK/lighttpd.conf"
 }
 
 serve native
-[ "$(cat "$WORK/native.exit")" = 0 ] || fail "native lighttpd exited with status $(cat "$WORK/native.exit")"
+[ "$(cat "$WORK/native.status")" = 0 ] || fail "native lighttpd exited with status $(cat "$WORK/native.status")"
 grep -q '^\[(200, 200), (404, 100)\]' "$WORK/native.load" || fail "native lighttpd answered $(cat "$WORK/native.load")"
 for run in 1 2 3; do
     rm -f "$WORK"/t$run.*
     serve churn$run "$ROOT/build/churn" run -o "$WORK/t$run.zst"
-    [ "$(cat "$WORK/churn$run.exit")" = 0 ] ||
-        fail "run $run: lighttpd under churn run exited with status $(cat "$WORK/churn$run.exit")"
+    [ "$(cat "$WORK/churn$run.status")" = 0 ] ||
+        fail "run $run: lighttpd under churn run exited with status $(cat "$WORK/churn$run.status")"
     cmp -s "$WORK/native.load" "$WORK/churn$run.load" ||
         fail "run $run: lighttpd answered differently under churn run: $(cat "$WORK/churn$run.load")"
 done

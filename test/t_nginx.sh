@@ -49,21 +49,7 @@ EOF
 serve() {
     name=$1
     shift
-    rm -f "$WORK/nginx.pid"
-    timeout 120 "$@" nginx -c "$WORK/nginx.conf" -p "$WORK" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-    pid=$!
-    n=0
-    until [ -s "$WORK/nginx.pid" ] && python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
-        n=$((n + 1))
-        [ $n -lt 300 ] || { kill $pid; fail "$name: nginx did not start: $(tail -n 1 "$WORK/$name.err")"; }
-        sleep 0.1
-    done
-    python3 test/tools/http_load.py "$port" 200 2 /e >"$WORK/$name.load" ||
-        { kill $pid; fail "$name: the requests failed"; }
-    kill -QUIT "$(cat "$WORK/nginx.pid")"
-    status=0
-    wait $pid || status=$?
-    echo $status >"$WORK/$name.status"
+    http_serve "$name" "$WORK/nginx.pid" QUIT "200 2 /e" "$@" nginx -c "$WORK/nginx.conf" -p "$WORK"
 }
 
 serve native
