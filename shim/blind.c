@@ -52,8 +52,11 @@
 static _Atomic uint64_t untraced_now;
 static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id;
 /* libchurn's own resident bytes, for the RSS split: refreshed every OWN_NS by the writer, so
-   that a reading of the counters at the tick (on the program's thread) only loads it. */
+   that a reading of the counters at the tick (on the program's thread) only loads it; less
+   often when counting takes longer than OWN_SHARE of that (thousands of threads' rings), so
+   that it never takes more of the writer's time. */
 #define OWN_NS 10000000u
+#define OWN_SHARE 50u
 static _Atomic uint64_t own_resident;
 static uint64_t own_next_ns;
 
@@ -491,8 +494,9 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
 void churn_blind_check(uint64_t now, uint64_t live_bytes)
 {
     if (now >= own_next_ns) {
-        own_next_ns = now + OWN_NS;
         atomic_store_explicit(&own_resident, churn_os_own_resident(), memory_order_relaxed);
+        uint64_t took = churn_now_ns() - now;
+        own_next_ns = now + (took * OWN_SHARE > OWN_NS ? took * OWN_SHARE : OWN_NS);
     }
     if (now < b.next_ns)
         return;
