@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "churn/elfnote.h"
 #include "util.h"
 
 #define BUILD_ID_DIR "/usr/lib/debug/.build-id/"
@@ -51,24 +52,9 @@ static int left_out(const source *s, const Elf64_Shdr *h)
 
 static int has_build_id(const source *s, const uint8_t *id, size_t len)
 {
-    for (size_t i = 0; i < s->eh->e_shnum; i++) {
-        const Elf64_Shdr *h = &s->sh[i];
-        if (h->sh_type != SHT_NOTE || !in_file(s, h->sh_offset, h->sh_size))
-            continue;
-        const uint8_t *p = s->map + h->sh_offset, *end = p + h->sh_size;
-        while ((size_t)(end - p) >= sizeof(Elf64_Nhdr)) {
-            Elf64_Nhdr n;
-            memcpy(&n, p, sizeof n);
-            size_t name_bytes = (n.n_namesz + 3u) & ~3u, desc_bytes = (n.n_descsz + 3u) & ~3u;
-            p += sizeof n;
-            if (name_bytes > (size_t)(end - p) || desc_bytes > (size_t)(end - p) - name_bytes)
-                break;
-            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && memcmp(p, "GNU", 4) == 0)
-                return n.n_descsz == len && memcmp(p + name_bytes, id, len) == 0;
-            p += name_bytes + desc_bytes;
-        }
-    }
-    return 0;
+    const uint8_t *its = NULL;
+    return churn_elf_build_id(s->map, s->size, s->sh, s->eh->e_shnum, &its) == len &&
+           memcmp(its, id, len) == 0;
 }
 
 static int by_offset(const void *a, const void *b)

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "churn/elfnote.h"
 #include "elfsyms.h"
 #include "shim.h"
 
@@ -100,31 +101,6 @@ static int symbol_table(const uint8_t *base, size_t size, const Elf64_Shdr *sh, 
    when its build id is the file's: nothing else says it describes this build. */
 #define DEBUG_ROOT "/usr/lib/debug"
 
-/* The file's GNU build id (the note's bytes), or 0. */
-static size_t build_id(const uint8_t *base, size_t size, const Elf64_Shdr *sh, unsigned count,
-                       const uint8_t **id)
-{
-    for (unsigned i = 0; i < count; i++) {
-        if (sh[i].sh_type != SHT_NOTE || !in_file(sh[i].sh_offset, sh[i].sh_size, size))
-            continue;
-        const uint8_t *p = base + sh[i].sh_offset, *end = p + sh[i].sh_size;
-        while ((size_t)(end - p) >= sizeof(Elf64_Nhdr)) {
-            Elf64_Nhdr n;
-            memcpy(&n, p, sizeof n);
-            size_t name = (n.n_namesz + 3u) & ~3u, desc = (n.n_descsz + 3u) & ~3u;
-            p += sizeof n;
-            if (name > (size_t)(end - p) || desc > (size_t)(end - p) - name)
-                break;
-            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && !memcmp(p, "GNU", 4)) {
-                *id = p + name;
-                return n.n_descsz;
-            }
-            p += name + desc;
-        }
-    }
-    return 0;
-}
-
 /* The file name a .gnu_debuglink section gives, or NULL. */
 static const char *debug_link(const uint8_t *base, size_t size, const Elf64_Shdr *sh,
                               unsigned count)
@@ -156,7 +132,7 @@ static const uint8_t *debug_candidate(const char *path, const uint8_t *id, size_
     unsigned count;
     const Elf64_Shdr *sh = section_headers(base, *size, &count);
     const uint8_t *its = NULL;
-    if (sh && build_id(base, *size, sh, count, &its) == len && !memcmp(its, id, len))
+    if (sh && churn_elf_build_id(base, *size, sh, count, &its) == len && !memcmp(its, id, len))
         for (unsigned i = 0; i < count; i++)
             if (sh[i].sh_type == SHT_SYMTAB && symbol_table(base, *size, sh, count, i, t))
                 return base;
@@ -170,7 +146,7 @@ static const uint8_t *debug_file(const char *path, const uint8_t *base, size_t s
                                  symtab *t)
 {
     const uint8_t *id = NULL;
-    size_t len = build_id(base, size, sh, count, &id);
+    size_t len = churn_elf_build_id(base, size, sh, count, &id);
     if (len < 2 || len > 64)
         return NULL;
     char cand[PATH_MAX];
