@@ -1027,16 +1027,9 @@ static int attach_library(char *lib, size_t size)
 /* churn attach [OPTIONS] PID */
 static int attach_command(int argc, char **argv)
 {
-    enum { OPT_FLAG = 256, OPT_FOR };
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"epoch-at", required_argument, NULL, OPT_FLAG},
-        {"epoch-ms", required_argument, NULL, OPT_FLAG},
-        {"epoch-signal", required_argument, NULL, OPT_FLAG},
-        {"sample-stacks", required_argument, NULL, OPT_FLAG},
-        {"events", required_argument, NULL, OPT_FLAG},
+        TRACE_OPTIONS,
         {"for", required_argument, NULL, OPT_FOR},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     char config[3 * PATH_MAX] = "";

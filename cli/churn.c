@@ -443,18 +443,22 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
     free(index);
 }
 
+/* The options run and attach share: each but -o and --help sets the CHURN_* variable of
+   its table row (OPT_FLAG); OPT_FOR is attach's --for. */
+enum { OPT_FLAG = 256, OPT_FOR };
+#define TRACE_OPTIONS                                                                      \
+    {"output", required_argument, NULL, 'o'},                                              \
+    {"epoch-at", required_argument, NULL, OPT_FLAG},                                       \
+    {"epoch-ms", required_argument, NULL, OPT_FLAG},                                       \
+    {"epoch-signal", required_argument, NULL, OPT_FLAG},                                   \
+    {"sample-stacks", required_argument, NULL, OPT_FLAG},                                  \
+    {"events", required_argument, NULL, OPT_FLAG}, {"help", no_argument, NULL, 'h'}
+
 static int run(int argc, char **argv)
 {
-    enum { OPT_FLAG = 256 };
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"epoch-at", required_argument, NULL, OPT_FLAG},
-        {"epoch-ms", required_argument, NULL, OPT_FLAG},
-        {"epoch-signal", required_argument, NULL, OPT_FLAG},
-        {"sample-stacks", required_argument, NULL, OPT_FLAG},
+        TRACE_OPTIONS,
         {"sample-bytes", required_argument, NULL, OPT_FLAG},
-        {"events", required_argument, NULL, OPT_FLAG},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out_opt = NULL;
