@@ -158,8 +158,10 @@ void churn_report_types(churn_analysis *a)
    over the E epochs of the window of a live value that gained k = |g| E / w samples (w the
    bytes a sample of the row stands for, its allocated bytes per sample): the slope of such
    a counting process varies by w sqrt(6 k / 5) / E; one sample more keeps the bound of a
-   row that did not grow from 0.  Larger objects are sampled more surely than that, so for
-   them both bounds are on the safe side. */
+   row that did not grow from 0.  k is at least the samples the window allocated that are
+   still live: a row whose few samples came late has a slope near 0 that would otherwise
+   claim a bound as tight as a row with none.  Larger objects are sampled more surely than
+   that, so for them both bounds are on the safe side. */
 double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
                               const churn_callsite *s, uint64_t alloc_bytes)
 {
@@ -173,6 +175,10 @@ double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
     double epochs = g->window_last >= g->window_first
                         ? (double)(g->window_last - g->window_first + 1) : 1;
     double k = fabs(churn_fit_slope(&s->bytes_fit)) * epochs / w;
+    double kept = s->live_samples < (int64_t)s->samples ? (double)s->live_samples
+                                                         : (double)s->samples;
+    if (k < kept)
+        k = kept;
     return w * sqrt(1.2 * (k + 1)) / epochs;
 }
 
