@@ -145,17 +145,28 @@ static int read_books(const books *k, const uint64_t *v, size_t n, const churn_f
 }
 
 static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const churn_epochs *t,
-                     const books *k)
+                     const books *k, int carried)
 {
     memset(f, 0, sizeof *f);
     f->epoch = s->epoch;
-    f->live_count = s->live_count;
-    f->live_bytes = s->live_bytes;
     f->slack_bytes = s->live_usable - s->live_bytes;
     f->pinned_bytes = (int64_t)(s->span_bytes - s->live_usable);
     f->span_bytes = s->span_bytes;
     f->spans = s->spans;
     const churn_epoch_row *row = churn_epochs_lookup(t, s->epoch);
+    /* The trace's live count at this epoch's end holds the carried objects; the model's only
+       those it placed.  Compared only at the row's own epoch (a wider row's live value is of
+       its newest epoch) and only when something was carried: otherwise the two are one. */
+    if (carried && row && row->has_live && row->live_epoch == s->epoch) {
+        if (row->live_count > (int64_t)s->live_count)
+            f->unplaced_count = (uint64_t)row->live_count - s->live_count;
+        if (row->live_bytes > (int64_t)s->live_bytes)
+            f->unplaced_bytes = (uint64_t)row->live_bytes - s->live_bytes;
+    }
+    f->live_count = s->live_count + f->unplaced_count;
+    f->live_bytes = s->live_bytes + f->unplaced_bytes;
+    /* what the live set occupies, as far as the trace can tell */
+    uint64_t occupied = s->span_bytes + f->unplaced_bytes;
     if (!row || !row->has_summary)
         return;
     f->row = row;
@@ -178,7 +189,7 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
     int64_t in_use = (int64_t)(f->heap_bytes - f->free_resident_bytes);
     if (f->has_books && k->kind == CHURN_BOOKS_GLIBC) /* its free chunks, pinned ones too */
         in_use = (int64_t)(f->heap_bytes - t->counters[row->counters_first + k->idx[2]]);
-    if (f->has_books && in_use < (int64_t)s->live_usable) {
+    if (f->has_books && in_use < (int64_t)(s->live_usable + f->unplaced_bytes)) {
         f->books_stale = 1;
         f->stale_in_use_bytes = in_use;
         f->has_books = 0;
@@ -193,7 +204,7 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
         f->free_resident_bytes = 0;
     }
     if (!f->has_books) /* without books the heap is what the live set occupies */
-        f->heap_bytes = s->span_bytes;
+        f->heap_bytes = occupied;
     /* The live set at the epoch's end sits in pages RSS had not counted yet: the RSS reading
        is the older one, and what lies outside the heap cannot be told at this epoch. */
     /* RSS is read up to 1 ms before the epoch's end: the live set's spans can pass it by what
@@ -201,12 +212,12 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
        hold pages never touched (a large allocation not yet written: memcached -L's
        preallocated slabs), which RSS does not count: no reading's age explains it. */
     uint64_t could_grow = row->alloc_bytes + (row->allocs + 1) * 4096;
-    int untouched = f->has_rss && s->span_bytes > f->rss_bytes &&
-                    s->span_bytes - f->rss_bytes > could_grow;
+    int untouched = f->has_rss && occupied > f->rss_bytes &&
+                    occupied - f->rss_bytes > could_grow;
     f->not_resident = untouched;
     f->rss_stale = !untouched && f->has_rss && f->heap_bytes > f->rss_bytes;
     f->outside_heap_bytes = f->rss_stale || untouched ? 0 : (int64_t)(f->rss_bytes - f->heap_bytes);
-    f->residual_bytes = (int64_t)(f->heap_bytes - s->span_bytes - f->free_resident_bytes);
+    f->residual_bytes = (int64_t)(f->heap_bytes - occupied - f->free_resident_bytes);
 }
 
 /* ---- survivors per callsite and per size ---- */
@@ -459,6 +470,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
                                    "libchurn.own_resident_bytes");
     f->books = k.kind;
     memcpy(f->book_counters, k.idx, sizeof k.idx);
+    f->carried = a->start_live_count > 0;
     f->epochs = &a->epochs;
     /* the snapshots of epochs before the window go */
     size_t skip = 0;
@@ -491,7 +503,7 @@ void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *o
 {
     books k = {f->books, {f->book_counters[0], f->book_counters[1], f->book_counters[2],
                           f->book_counters[3]}};
-    fill_row(out, &f->snaps[i], f->epochs, &k);
+    fill_row(out, &f->snaps[i], f->epochs, &k, f->carried);
     out->has_untraced = churn_frag_counter_at(f->untraced_counter, out->row, f->epochs,
                                           &out->untraced_bytes);
     /* libchurn's own memory is not the program's: it leaves "outside the heap" */

@@ -29,6 +29,11 @@ enum churn_books {
 typedef struct churn_frag_row {
     uint64_t epoch;
     uint64_t live_count, live_bytes, slack_bytes;
+    /* Of live_count and live_bytes, the objects the trace counts live whose addresses it does
+       not have: carried in from before its first used segment (a forked child's copies of
+       its parent's objects, the live set of segments the ring overwrote) and not freed yet.
+       The model places no span for them: their slack and pinning are in the residual. */
+    uint64_t unplaced_count, unplaced_bytes;
     int64_t pinned_bytes;        /* span bytes of occupied units - live usable bytes */
     uint64_t span_bytes, spans;
     int has_rss, has_books;
@@ -45,7 +50,8 @@ typedef struct churn_frag_row {
     uint64_t heap_bytes;         /* the allocator's resident memory by its counters */
     uint64_t free_resident_bytes;
     int64_t outside_heap_bytes;  /* rss - heap - libchurn's own */
-    int64_t residual_bytes;      /* heap - live - slack - pinned - free resident */
+    int64_t residual_bytes;      /* heap - live - slack - pinned - free resident
+                                    (live: placed and unplaced) */
     uint64_t mapped_bytes;       /* the program's own mappings (virtual), when has_rss */
     const churn_epoch_row *row;  /* counters as recorded, when the epoch has a summary */
     /* of outside_heap_bytes, anonymous memory growth nothing traced explains: the shim's
@@ -72,6 +78,7 @@ typedef struct churn_fragmentation {
     int book_counters[4];        /* indices of the counters the books are read from */
     int untraced_counter;        /* libchurn.untraced_bytes, or -1 */
     int own_counter;             /* libchurn.own_resident_bytes, or -1 */
+    int carried;                 /* the trace began with objects it has no addresses of */
     /* Rows are made on demand from the span snapshots of the window's epochs (taken over
        from the live pass) and the analysis's epoch table: a trace of millions of epochs
        keeps 48 bytes per epoch here, not a row. */

@@ -550,6 +550,8 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         u64(out, "epoch", r->epoch, 1);
         u64(out, "live_count", r->live_count, 1);
         u64(out, "live_bytes", r->live_bytes, 1);
+        u64(out, "unplaced_count", r->unplaced_count, 1);
+        u64(out, "unplaced_bytes", r->unplaced_bytes, 1);
         u64(out, "slack_bytes", r->slack_bytes, 1);
         i64(out, "pinned_bytes", r->pinned_bytes, 1);
         u64(out, "span_bytes", r->span_bytes, 1);

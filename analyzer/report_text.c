@@ -580,6 +580,16 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     } else {
         frag_row(out, "last", &last, read, exit_epoch);
     }
+    const churn_frag_row *end = churn_frag_last_read(f, exit_epoch, &r) ? &r : &last;
+    if (first.unplaced_bytes || end->unplaced_bytes) {
+        char b1[32], b2[32];
+        fprintf(out, "  of live, carried in without addresses (a forked child's copies of its "
+                     "parent's objects, or those of segments the ring overwrote): first %s, "
+                     "last %s; no span is placed for them, so their slack and pinning are in "
+                     "the residual\n",
+                human((double)first.unplaced_bytes, b1, sizeof b1),
+                human((double)end->unplaced_bytes, b2, sizeof b2));
+    }
     if (!churn_epochs_exact(&a->epochs))
         fprintf(out, "  peak: the bucket end with the most RSS (buckets of up to %llu epochs, the "
                      "epochs table's resolution)\n",
