@@ -369,8 +369,10 @@ static int analyze_tree(const char *arg, options *o)
             const churn_proc *p = &t.v[i];
             char end[48], pid[48];
             snprintf(pid, sizeof pid, p->n ? "%ld.%d" : "%ld", p->pid, p->n);
-            fprintf(sections, "\n==== pid %s (parent %ld, %s): %s\n", pid, p->ppid,
-                    churn_proc_end(&t, p, end, sizeof end), p->command);
+            fprintf(sections, "\n==== pid %s (parent %ld, %s): ", pid, p->ppid,
+                    churn_proc_end(&t, p, end, sizeof end));
+            churn_proc_command(sections, p->command, 4096);
+            fputc('\n', sections);
             int s = analyze(p->trace, o, sections, &f[i]);
             if (s)
                 fprintf(sections, "  the trace could not be read: %s\n", f[i].error);

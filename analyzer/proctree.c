@@ -339,9 +339,25 @@ static sums sum(const churn_proctree *t, const churn_proc_figures *f)
 
 #define COMMAND_WIDTH 50
 
-static void short_command(FILE *out, const char *command, int width)
+void churn_proc_command(FILE *out, const char *command, int width)
 {
-    fprintf(out, "%.*s%s", width, command, strlen(command) > (size_t)width ? "..." : "");
+    int shown = 0;
+    for (const unsigned char *c = (const unsigned char *)command; *c; c++) {
+        char esc[8];
+        if (*c == '\n' || *c == '\t' || *c == '\r')
+            snprintf(esc, sizeof esc, "\\%c", *c == '\n' ? 'n' : *c == '\t' ? 't' : 'r');
+        else if (*c < 0x20 || *c == 0x7f)
+            snprintf(esc, sizeof esc, "\\x%02x", *c);
+        else
+            esc[0] = (char)*c, esc[1] = '\0';
+        int n = (int)strlen(esc);
+        if (shown + n > width) {
+            fputs("...", out);
+            return;
+        }
+        fputs(esc, out);
+        shown += n;
+    }
 }
 
 static void which(FILE *out, const char *label, const churn_proctree *t, long i,
@@ -350,7 +366,7 @@ static void which(FILE *out, const char *label, const churn_proctree *t, long i,
     char pid[32];
     pid_of(&t->v[i], pid, sizeof pid);
     fprintf(out, "%s pid %s (", label, pid);
-    short_command(out, t->v[i].command, 2 * COMMAND_WIDTH);
+    churn_proc_command(out, t->v[i].command, 2 * COMMAND_WIDTH);
     fprintf(out, "): %s\n  its full report: churn-analyze %s\n", what, t->v[i].trace);
 }
 
@@ -381,7 +397,7 @@ void churn_proctree_text(FILE *out, const char *index, const churn_proctree *t,
                     churn_proc_bytes((double)g->live_bytes, b[4], sizeof b[4]),
                     growth(g->growth_bytes, b[5], sizeof b[5]));
         }
-        short_command(out, p->command, COMMAND_WIDTH);
+        churn_proc_command(out, p->command, COMMAND_WIDTH);
         fputc('\n', out);
     }
     sums s = sum(t, f);

@@ -44,6 +44,10 @@ churn_proc *churn_proctree_last(const churn_proctree *t, long pid);
 const char *churn_proc_end(const churn_proctree *t, const churn_proc *p, char *buf,
                            size_t size);
 
+/* The command line on one line of a table: at most width characters of it, a control
+   character as its C escape (a `python3 -c` script's newlines as \n), "..." when cut. */
+void churn_proc_command(FILE *out, const char *command, int width);
+
 /* What one image's trace says, for the tree's summary. */
 typedef struct churn_proc_figures {
     int analyzed;             /* 0: the trace could not be read; error says why */

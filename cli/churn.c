@@ -283,8 +283,8 @@ static void print_image(FILE *out, const churn_proctree *t, const churn_proc *im
             churn_proc_bytes((double)f->alloc_bytes, bytes, sizeof bytes);
         fprintf(out, "%-10s ", bytes);
     }
-    fprintf(out, "%.60s%s (%s)\n", im->command, strlen(im->command) > 60 ? "..." : "",
-            file ? file + 1 : im->trace);
+    churn_proc_command(out, im->command, 60);
+    fprintf(out, " (%s)\n", file ? file + 1 : im->trace);
 }
 
 static void print_command(const char *what, const char *option, const char *path)

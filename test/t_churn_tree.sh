@@ -161,6 +161,21 @@ grep -q "^start$t[^$t]*$t[^$t]*$t[^$t]*$t$pxt$t[^$t]*python3[^/$t]*$t" "$WORK/px
     { cat "$WORK/px.err"; fail "churn run named $pxt, not python3's trace, behind sh -c exec"; }
 analyze "$pwt" "$WORK/pw.json"
 
+# A command line with a newline in it (a python3 -c script) is one line of churn's list and
+# of --tree's table, its newline written \n.
+"$CHURN" run -o "$WORK/nl.zst" sh -c 'exec python3 -c "x = 1
+y = [bytearray(100000) for _ in range(200)]"' >/dev/null 2>"$WORK/nl.err" ||
+    { cat "$WORK/nl.err"; fail "churn run of a two-line python3 -c failed"; }
+grep -q '^y = ' "$WORK/nl.err" &&
+    { cat "$WORK/nl.err"; fail "churn's list of a command with a newline spans lines"; }
+grep -q '^churn: .*python3 -c x = 1\\ny = ' "$WORK/nl.err" ||
+    { cat "$WORK/nl.err"; fail "churn's list does not show the command's newline as a backslash and n"; }
+"$ANALYZE" --tree "$WORK/nl.index" >"$WORK/nl.tree" 2>&1 || fail "--tree of the two-line command failed"
+grep -q '^y = ' "$WORK/nl.tree" &&
+    { cat "$WORK/nl.tree"; fail "--tree's table of a command with a newline spans lines"; }
+grep -q 'python3 -c x = 1\\ny = ' "$WORK/nl.tree" ||
+    { head -n 20 "$WORK/nl.tree"; fail "--tree's table does not show the command's newline as a backslash and n"; }
+
 check "$WORK/pid.json" "$WORK/pid0.json" "$WORK/root.json" "$WORK/w.json" "$WORK/py.json" \
     "$WORK/forks.json" "$froot" "$c0" "$c1" "$ck" "$cs" "$WORK/pw.json" <<'PY'
 import sys
