@@ -165,10 +165,7 @@ static uint64_t location(builder *bd, uint64_t ip, uint64_t generation)
     churn_pb_uint(&loc, LOCATION_ADDRESS, ip ? ip - 1 : ip);
     for (size_t i = 0; i < n; i++) {
         char name[512];
-        if (frames[i].function)
-            snprintf(name, sizeof name, "%s", frames[i].function);
-        else
-            churn_frame_where(ip, &frames[i], name, sizeof name);
+        churn_frame_function(ip, &frames[i], name, sizeof name);
         churn_pb_clear(&bd->line);
         churn_pb_uint(&bd->line, LINE_FUNCTION_ID,
                       function(bd, name, frames[i].file ? frames[i].file : ""));

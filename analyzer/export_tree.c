@@ -141,10 +141,7 @@ static size_t stack_frames(churn_tree *t, const churn_frames_source *src, uint64
         size_t k = churn_symbolizer_resolve(src->sym, ips[i], 1, generation, frames,
                                             INLINE_MAX);
         for (size_t f = 0; f < k; f++) {
-            if (frames[f].function)
-                snprintf(buf, sizeof buf, "%s", frames[f].function);
-            else
-                churn_frame_where(ips[i], &frames[f], buf, sizeof buf);
+            churn_frame_function(ips[i], &frames[f], buf, sizeof buf);
             uint32_t name = intern(t, buf);
             push_frame(t, &n, name, intern(t, frames[f].module ? frames[f].module : ""));
         }

@@ -12,14 +12,25 @@ void churn_frame_where(uint64_t ip, const churn_frame *f, char *buf, size_t len)
         snprintf(buf, len, "0x%llx", (unsigned long long)ip);
 }
 
+void churn_frame_function(uint64_t ip, const churn_frame *f, char *buf, size_t len)
+{
+    if (f->function)
+        snprintf(buf, len, "%s", f->function);
+    else if (f->entry && f->module)
+        snprintf(buf, len, "%s+0x%llx", f->module, (unsigned long long)f->entry);
+    else
+        churn_frame_where(ip, f, buf, len);
+}
+
 static void format_frame(uint64_t ip, const churn_frame *f, char *buf, size_t len)
 {
-    char where[256];
+    char where[256], function[512];
     churn_frame_where(ip, f, where, sizeof where);
+    churn_frame_function(ip, f, function, sizeof function);
     if (f->function && f->file)
         snprintf(buf, len, "%s (%s:%u)", f->function, f->file, f->line);
-    else if (f->function)
-        snprintf(buf, len, "%s (%s)", f->function, where);
+    else if (f->function || (f->entry && f->module))
+        snprintf(buf, len, "%s (%s)", function, where);
     else
         snprintf(buf, len, "%s", where);
 }

@@ -1,8 +1,10 @@
 /*
  * A recorded stack as the text reports print it: one string per frame, inlined frames
  * included, innermost first.  "function (file:line)" when the symbolizer knows the source,
- * "function (module+0xoffset)" when it knows only the function, "module+0xoffset" when it
- * knows neither, "0xaddress" outside every module.
+ * "function (module+0xoffset)" when it knows only the function, "module+0xstart
+ * (module+0xoffset)" when no symbol names the function but the module's call frame
+ * information says where it starts, "module+0xoffset" when it knows none of these,
+ * "0xaddress" outside every module.
  */
 #ifndef CHURN_FRAMES_H
 #define CHURN_FRAMES_H
@@ -25,6 +27,10 @@ typedef struct churn_frames_source {
    (where a library was unloaded and another loaded at its addresses, the newest module at
    ip may be another one, with another bias). */
 void churn_frame_where(uint64_t ip, const churn_frame *f, char *buf, size_t len);
+
+/* The name of frame f's function: its own, else "module+0xstart" (churn_frame's entry), else
+   where the frame is (churn_frame_where). */
+void churn_frame_function(uint64_t ip, const churn_frame *f, char *buf, size_t len);
 
 /* Calls fn for the first `max` frames of stack id (all when max is 0); returns how many
    frames the whole stack has. */

@@ -23,8 +23,9 @@ static uint64_t str_hash(const char *s, uint64_t h)
     return churn_hash64(h);
 }
 
-/* Functions with a name are one row per (module, name); without one, per recorded ip and
-   module (an address of an unloaded library can be another library's later). */
+/* Functions with a name are one row per (module, name); without one, per start (the call
+   frame information's, churn_frame's entry) or else recorded ip, and module (an address of
+   an unloaded library can be another library's later). */
 static uint64_t key_of(const churn_function *fn)
 {
     uint64_t h = str_hash(fn->module, 0xcbf29ce484222325ULL);
@@ -153,6 +154,11 @@ static uint64_t function_of(void *ctx, uint64_t stack)
             fn.module = frames[j].module;
             fn.ip = ips[i];
             fn.offset = frames[j].module ? ips[i] - frames[j].bias : ips[i];
+            if (!fn.name && frames[j].entry && frames[j].module) {
+                /* unnamed, but its start is known: one row per function, not per call */
+                fn.offset = frames[j].entry;
+                fn.ip = frames[j].bias + frames[j].entry;
+            }
             if (in_libc(fn.module))
                 break; /* frame 0 in the C library: kept if nothing outside it follows */
             if (!is_wrapper(fn.name))

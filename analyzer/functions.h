@@ -19,7 +19,8 @@
 typedef struct churn_function {
     const char *name;   /* demangled; NULL when the symbolizer does not know it */
     const char *module; /* basename; NULL outside every module */
-    uint64_t ip;        /* the frame's recorded address, for a function without a name */
+    uint64_t ip;        /* for a function without a name: its start (churn_frame's entry),
+                           else the frame's recorded address */
     uint64_t offset;    /* ip - module bias, for display */
     size_t stacks;      /* callsites merged into the row */
     const char *via;    /* the allocation wrapper one of its stacks called (functions.c), or

@@ -27,6 +27,7 @@
 #include "symcache.h"
 #include "util.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
@@ -68,6 +69,13 @@ typedef struct elf_symbol {
     int rank;               /* of aliases, the lowest names the address: global, weak, local */
 } elf_symbol;
 
+/* The code range [start, end) one call frame information entry (FDE) describes: one
+   function's, or one part's of a function split by the compiler (foo.cold).  Link-time
+   addresses of the module's main file. */
+typedef struct fde_range {
+    uint64_t start, end;
+} fde_range;
+
 enum module_state { MODULE_UNOPENED, MODULE_OPEN, MODULE_UNUSABLE };
 
 typedef struct module {
@@ -86,6 +94,9 @@ typedef struct module {
     elf_symbol *symbols; /* function symbols by address, built on first use */
     size_t symbol_count;
     bool symbols_built;
+    fde_range *fdes;    /* call frame information entries by start, built on first use */
+    size_t fde_count;
+    bool fdes_built;
     bool prefetch;      /* queued for (or done by) the prefetch thread */
     bool cache_read;    /* its symbol cache file was looked for */
     bool cache_dirty;   /* ips resolved with DWARF that the file lacks */
@@ -239,6 +250,10 @@ static void module_close(module *m)
     m->symbols = NULL;
     m->symbol_count = 0;
     m->symbols_built = false;
+    free(m->fdes);
+    m->fdes = NULL;
+    m->fde_count = 0;
+    m->fdes_built = false;
     if (m->dwfl)
         dwfl_end(m->dwfl);
     m->dwfl = NULL;
@@ -684,6 +699,239 @@ static void symbols_build(module *m)
     m->symbol_count = kept;
 }
 
+/* Call frame information names where each function of the module starts even where no
+   symbol does (a stripped library's internal functions): an FDE covers [initial_location,
+   + address_range).  libdw frames the entries (dwarf_next_cfi) but hands out only the
+   encoded fields of an FDE, and dwarf_cfi_addrframe's range is that of one row of the
+   unwind table, not the FDE's: the two fields are decoded here with the pointer encoding
+   the FDE's CIE names ('R' in its augmentation; .debug_frame: absolute, address-sized). */
+typedef struct cie_encoding {
+    uint64_t offset;
+    int encoding; /* DW_EH_PE_*; -1: one this reader does not decode */
+} cie_encoding;
+
+typedef struct cfi_reader {
+    const uint8_t *p, *end;
+    bool big_endian;
+    unsigned address_size;
+} cfi_reader;
+
+static bool read_fixed(cfi_reader *r, unsigned size, uint64_t *out)
+{
+    if ((size_t)(r->end - r->p) < size)
+        return false;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint64_t)r->p[r->big_endian ? size - 1 - i : i] << (8 * i);
+    r->p += size;
+    *out = v;
+    return true;
+}
+
+static bool read_leb(cfi_reader *r, bool is_signed, uint64_t *out)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    for (;;) {
+        if (r->p >= r->end || shift >= 64)
+            return false;
+        uint8_t b = *r->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+        if (!(b & 0x80)) {
+            if (is_signed && shift < 64 && (b & 0x40))
+                v |= ~(uint64_t)0 << shift;
+            *out = v;
+            return true;
+        }
+    }
+}
+
+/* One value of a DW_EH_PE encoding; field_addr: the link-time address of its first byte
+   (for pcrel).  Only absolute and pc-relative values are decoded. */
+static bool read_encoded(cfi_reader *r, int encoding, uint64_t field_addr, uint64_t *out)
+{
+    if (encoding < 0 || encoding == DW_EH_PE_omit)
+        return false;
+    uint64_t v;
+    bool ok;
+    switch (encoding & 0x0f) {
+    case DW_EH_PE_absptr: ok = read_fixed(r, r->address_size, &v); break;
+    case DW_EH_PE_uleb128: ok = read_leb(r, false, &v); break;
+    case DW_EH_PE_udata2: ok = read_fixed(r, 2, &v); break;
+    case DW_EH_PE_udata4: ok = read_fixed(r, 4, &v); break;
+    case DW_EH_PE_udata8: ok = read_fixed(r, 8, &v); break;
+    case DW_EH_PE_sleb128: ok = read_leb(r, true, &v); break;
+    case DW_EH_PE_sdata2: ok = read_fixed(r, 2, &v), v = (uint64_t)(int64_t)(int16_t)v; break;
+    case DW_EH_PE_sdata4: ok = read_fixed(r, 4, &v), v = (uint64_t)(int64_t)(int32_t)v; break;
+    case DW_EH_PE_sdata8: ok = read_fixed(r, 8, &v); break;
+    default: return false;
+    }
+    if (!ok)
+        return false;
+    switch (encoding & 0x70) {
+    case DW_EH_PE_absptr: break;
+    case DW_EH_PE_pcrel: v += field_addr; break;
+    default: return false;
+    }
+    if (r->address_size == 4)
+        v &= 0xffffffffu;
+    *out = v;
+    return true;
+}
+
+/* The FDE pointer encoding of a CIE: 'R' of its augmentation ("zR", "zPLR", ...). */
+static int cie_fde_encoding(const Dwarf_CIE *cie, bool eh_frame, cfi_reader base)
+{
+    if (!eh_frame)
+        return DW_EH_PE_absptr;
+    const char *aug = cie->augmentation;
+    if (!aug || aug[0] != 'z')
+        return aug && !aug[0] ? DW_EH_PE_absptr : -1;
+    cfi_reader r = base;
+    r.p = cie->augmentation_data;
+    r.end = r.p + cie->augmentation_data_size;
+    if (!r.p)
+        return -1;
+    for (const char *a = aug + 1; *a; a++) {
+        if (r.p >= r.end && *a != 'S')
+            return -1;
+        if (*a == 'R')
+            return *r.p;
+        if (*a == 'L') {
+            r.p++;
+        } else if (*a == 'P') {
+            int enc = *r.p++;
+            uint64_t ignored;
+            /* the personality routine's address: only its size matters here */
+            if (!read_encoded(&r, enc & 0x7f, 0, &ignored))
+                return -1;
+        } else if (*a != 'S' && *a != 'B') {
+            return -1;
+        }
+    }
+    return DW_EH_PE_absptr;
+}
+
+static int fde_cmp(const void *a, const void *b)
+{
+    const fde_range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cie_cmp(const void *a, const void *b)
+{
+    const cie_encoding *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Adds the FDEs of one CFI section to m->fdes; returns how many it added. */
+static size_t fdes_of_section(module *m, Elf *elf, Elf_Scn *scn, bool eh_frame, size_t *cap)
+{
+    GElf_Shdr shdr;
+    Elf_Data *data = gelf_getshdr(scn, &shdr) ? elf_getdata(scn, NULL) : NULL;
+    if (!data || !data->d_buf || shdr.sh_type == SHT_NOBITS)
+        return 0;
+    const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+    if (!ident)
+        return 0;
+    cfi_reader base = {NULL, NULL, ident[EI_DATA] == ELFDATA2MSB,
+                       ident[EI_CLASS] == ELFCLASS32 ? 4u : 8u};
+    cie_encoding *cies = NULL;
+    size_t ncies = 0, cies_cap = 0;
+    /* CIEs first: an FDE may name a CIE that comes after it */
+    for (int pass = 0; pass < 2; pass++) {
+        Dwarf_Off off = 0, next;
+        Dwarf_CFI_Entry e;
+        int rc;
+        while ((rc = dwarf_next_cfi(ident, data, eh_frame, off, &next, &e)) != 1) {
+            if (rc < 0) {
+                if (next == (Dwarf_Off)-1 || next <= off)
+                    break;
+                off = next;
+                continue;
+            }
+            if (dwarf_cfi_cie_p(&e)) {
+                if (pass == 0) {
+                    if (ncies == cies_cap)
+                        cies = grow(cies, &cies_cap, sizeof *cies);
+                    cies[ncies++] = (cie_encoding){off, cie_fde_encoding(&e.cie, eh_frame, base)};
+                }
+            } else if (pass == 1) {
+                cie_encoding key = {e.fde.CIE_pointer, 0};
+                cie_encoding *c = bsearch(&key, cies, ncies, sizeof *cies, cie_cmp);
+                cfi_reader r = base;
+                r.p = e.fde.start;
+                r.end = (const uint8_t *)data->d_buf + data->d_size;
+                uint64_t start, range;
+                uint64_t field = shdr.sh_addr + (uint64_t)(e.fde.start - (const uint8_t *)data->d_buf);
+                if (c && read_encoded(&r, c->encoding, field, &start) &&
+                    read_encoded(&r, c->encoding & 0x0f, 0, &range) && range) {
+                    if (m->fde_count == *cap)
+                        m->fdes = grow(m->fdes, cap, sizeof *m->fdes);
+                    m->fdes[m->fde_count++] = (fde_range){start, start + range};
+                }
+            }
+            off = next;
+        }
+        if (pass == 0)
+            qsort(cies, ncies, sizeof *cies, cie_cmp);
+    }
+    free(cies);
+    return m->fde_count;
+}
+
+/* .eh_frame, else .debug_frame, of the module's main file. */
+static void fdes_build(module *m)
+{
+    m->fdes_built = true;
+    GElf_Addr bias;
+    Elf *elf = dwfl_module_getelf(m->dwmod, &bias);
+    size_t shstrndx, cap = 0;
+    if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return;
+    for (int eh = 1; eh >= 0 && !m->fde_count; eh--) {
+        Elf_Scn *scn = NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+            GElf_Shdr shdr;
+            const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
+            if (name && !strcmp(name, eh ? ".eh_frame" : ".debug_frame")) {
+                fdes_of_section(m, elf, scn, eh, &cap);
+                break;
+            }
+        }
+    }
+    qsort(m->fdes, m->fde_count, sizeof *m->fdes, fde_cmp);
+}
+
+/* The FDE covering run-time address addr, or NULL. */
+static const fde_range *fde_at(module *m, uint64_t addr)
+{
+    if (!m->fdes_built)
+        fdes_build(m);
+    GElf_Addr bias;
+    if (!m->fde_count || !dwfl_module_getelf(m->dwmod, &bias) || addr < bias)
+        return NULL;
+    uint64_t a = addr - bias;
+    size_t lo = 0, hi = m->fde_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->fdes[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && a < m->fdes[lo - 1].end ? &m->fdes[lo - 1] : NULL;
+}
+
+/* The run-time address of the start of the function holding addr, by its FDE; 0: none. */
+static uint64_t function_start(module *m, uint64_t addr)
+{
+    const fde_range *f = fde_at(m, addr);
+    GElf_Addr bias;
+    return f && dwfl_module_getelf(m->dwmod, &bias) ? f->start + bias : 0;
+}
+
 static const char *symbol_name(module *m, uint64_t addr)
 {
     if (!m->symbols_built)
@@ -699,8 +947,12 @@ static const char *symbol_name(module *m, uint64_t addr)
     if (lo == 0)
         return NULL;
     const elf_symbol *sym = &m->symbols[lo - 1];
-    /* A sizeless symbol (hand-written assembly) is taken to reach the next one. */
-    return sym->size == 0 || addr < sym->addr + sym->size ? sym->name : NULL;
+    if (sym->size)
+        return addr < sym->addr + sym->size ? sym->name : NULL;
+    /* A sizeless symbol (hand-written assembly) is taken to reach the next one, unless a
+       function the call frame information knows starts after it and before addr. */
+    uint64_t start = function_start(m, addr);
+    return start > sym->addr ? NULL : sym->name;
 }
 
 /* Whether a compile unit's own address ranges hold addr.  libdwfl finds the line of an
@@ -809,6 +1061,10 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr, module *m
             else
                 frames[n - 1].function = f.function;
         }
+        /* Nothing names it: its function is still known by where it starts. */
+        uint64_t start = frames[n - 1].function ? 0 : function_start(m, addr);
+        if (start)
+            frames[n - 1].entry = start - m->bias;
     }
     if (n == 0)
         n = 1; /* outside every module, or a module that cannot be read */
@@ -916,6 +1172,21 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
     size_t n = c->count < max ? c->count : max;
     memcpy(out, c->frames, n * sizeof out[0]);
     return n;
+}
+
+size_t churn_symbolizer_function_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
+                                      uint64_t *start, uint8_t *buf, size_t len)
+{
+    if (!s->prefetch_closed)
+        prefetch_finish(s);
+    module *m = module_at(s, ip, generation);
+    const fde_range *f = m && module_open(s, m) ? fde_at(m, ip) : NULL;
+    GElf_Addr bias;
+    if (!f || !dwfl_module_getelf(m->dwmod, &bias))
+        return 0;
+    *start = f->start + bias;
+    size_t want = f->end - f->start < len ? (size_t)(f->end - f->start) : len;
+    return churn_symbolizer_code(s, *start, generation, buf, want);
 }
 
 size_t churn_symbolizer_warnings(churn_symbolizer *s, const char *const **lines)

@@ -19,6 +19,9 @@ typedef struct churn_frame {
     uint64_t bias;        /* that module's bias (ip - bias: the offset in it), of the same
                              generation of the module map as the names */
     int inlined;          /* 1: this frame was inlined into the next (outer) one */
+    uint64_t entry;       /* function NULL: the offset in module of the start of the function
+                             that holds the ip, from the module's call frame information (the
+                             .eh_frame or .debug_frame entry covering it); 0: none covers it */
 } churn_frame;
 
 churn_symbolizer *churn_symbolizer_new(void);
@@ -51,6 +54,13 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
    (0: no module, no file, or not in a section with contents). */
 size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
                              uint8_t *buf, size_t len);
+
+/* Copies up to len bytes of the code of the function holding run-time address ip (the range
+   of the call frame information entry covering it, as churn_frame's entry) from its start,
+   and sets *start to the start's run-time address; returns how many (0: no entry covers ip,
+   or no code to read). */
+size_t churn_symbolizer_function_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
+                                      uint64_t *start, uint8_t *buf, size_t len);
 
 /* One-line warnings gathered so far (missing file, build id mismatch, no debug info), each
    reported once; returns the count and points *lines at them. */

@@ -12,11 +12,11 @@
 #include "util.h"
 
 /* File format, text:
-     churn-symbols 1
+     churn-symbols 2
      <offset hex> <n>                    an entry, followed by its n frames, innermost first:
-     <inlined 0|1>\t<line>\t<function>\t<file>
+     <inlined 0|1>\t<line>\t<function start hex>\t<function>\t<file>
    where a string is "-" for none or "=" and the text with \\, \t and \n escaped. */
-#define HEADER "churn-symbols 1\n"
+#define HEADER "churn-symbols 2\n"
 #define MAX_FILE_BYTES (256u << 20)
 #define MAX_FRAMES 64
 
@@ -111,6 +111,12 @@ static int parse(char *p, char *end, churn_symcache_fn fn, void *ctx)
             if (stop == q + 2 || stop >= end || *stop != '\t' || line > 0xffffffffu)
                 return 0;
             f->line = (unsigned)line;
+            q = stop + 1;
+            if (q >= end || !isxdigit((unsigned char)*q))
+                return 0;
+            f->entry = strtoull(q, &stop, 16);
+            if (stop >= end || *stop != '\t')
+                return 0;
             if (!(q = field(stop + 1, end, &f->function, &sep)) || sep != '\t' ||
                 !(q = field(q + 1, end, &f->file, &sep)) || sep != '\n')
                 return 0;
@@ -212,7 +218,8 @@ void churn_symcache_save(const char *dir, const uint8_t *build_id, size_t len,
         fprintf(f, "%llx %zu\n", (unsigned long long)it->offset, frames);
         for (size_t k = 0; k < frames; k++) {
             const churn_frame *fr = &it->frames[k];
-            fprintf(f, "%d\t%u\t", fr->inlined ? 1 : 0, fr->line);
+            fprintf(f, "%d\t%u\t%llx\t", fr->inlined ? 1 : 0, fr->line,
+                    (unsigned long long)fr->entry);
             put_string(f, fr->function);
             fputc('\t', f);
             put_string(f, fr->file);
