@@ -1,11 +1,13 @@
 #include "functions.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fragment.h"
 #include "hash.h"
 #include "util.h"
+#include "wrapshape.h"
 
 #define INLINE_MAX 16
 
@@ -126,6 +128,34 @@ static int is_wrapper(const char *name)
     return 0;
 }
 
+/* The label of an unnamed function known by its start ("module+0xstart", as its rows and
+   frames print it), for `via`: kept until the table is freed. */
+static const char *start_label(churn_functions *f, const churn_function *fn)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%s+0x%llx", fn->module, (unsigned long long)fn->offset);
+    for (size_t i = 0; i < f->label_count; i++)
+        if (!strcmp(f->labels[i], text))
+            return f->labels[i];
+    churn_reserve(&f->labels, &f->label_cap, f->label_count + 1, sizeof *f->labels);
+    return f->labels[f->label_count++] = churn_xstrdup(text);
+}
+
+/* Whether frame j of n at recorded ip is an allocation wrapper: by its name (is_wrapper), or,
+   with no name but its start known, by its code's shape (wrapshape.h: it returns the block
+   the call at ip returned). */
+static int is_wrapper_frame(churn_functions *f, const churn_frame *fr, size_t j, size_t n,
+                            uint64_t ip, uint64_t generation)
+{
+    if (fr->function)
+        return is_wrapper(fr->function);
+    if (!fr->entry || !fr->module || j + 1 != n)
+        return 0;
+    if (!f->shapes)
+        f->shapes = churn_wrapshape_new(f->sym);
+    return churn_wrapshape_returns_block(f->shapes, ip, generation, fr->module_id);
+}
+
 /* growth.h's parent_of: the innermost frame outside the C library, its innermost inlined
    function first, or rather, when that is an allocation wrapper (is_wrapper), the first of
    its callers outward that is not one, which then names the wrapper it called (via).  A stack
@@ -161,13 +191,13 @@ static uint64_t function_of(void *ctx, uint64_t stack)
             }
             if (in_libc(fn.module))
                 break; /* frame 0 in the C library: kept if nothing outside it follows */
-            if (!is_wrapper(fn.name))
+            if (!is_wrapper_frame(f, &frames[j], j, n, ips[i], generation))
                 goto found;
             if (!have_first) {
                 first = fn;
                 have_first = 1;
             }
-            via = fn.name;
+            via = fn.name ? fn.name : start_label(f, &fn);
         }
     }
     if (have_first) {
@@ -196,6 +226,10 @@ void churn_functions_attach(churn_functions *f, churn_growth *g, const churn_sta
 void churn_functions_free(churn_functions *f)
 {
     churn_growth_free(&f->growth);
+    churn_wrapshape_free(f->shapes);
+    for (size_t i = 0; i < f->label_count; i++)
+        free(f->labels[i]);
+    free(f->labels);
     free(f->fns);
     free(f->slots);
     memset(f, 0, sizeof *f);

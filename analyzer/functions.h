@@ -51,6 +51,9 @@ typedef struct churn_functions {
     size_t mask;
     const churn_stack_defs *stacks;
     churn_symbolizer *sym;
+    struct churn_wrapshape *shapes; /* made when an unnamed frame is first judged */
+    char **labels;                  /* of unnamed wrappers, for via */
+    size_t label_count, label_cap;
 } churn_functions;
 
 /* Makes every callsite that g creates from now on pass its live changes to its function. */

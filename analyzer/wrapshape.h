@@ -1,0 +1,30 @@
+/*
+ * Whether a function that no symbol names is an allocation wrapper by the shape of its code:
+ * the block its call returned (rax after the call at the frame's return address) is what it
+ * returns to its caller.  Such a function hands the allocation on; the caller keeps it.  The
+ * function's code is the range its call frame information gives (symbolize.h).  x86-64
+ * only, as the C++ type (cxxtype.h).
+ */
+#ifndef CHURN_WRAPSHAPE_H
+#define CHURN_WRAPSHAPE_H
+
+#include <stdint.h>
+
+#include "symbolize.h"
+
+typedef struct churn_wrapshape churn_wrapshape;
+
+churn_wrapshape *churn_wrapshape_new(churn_symbolizer *sym);
+void churn_wrapshape_free(churn_wrapshape *w);
+
+/* 1 when, from return address ip (of a stack recorded at generation) on, the code of its
+   function returns what the call before ip returned: followed through register moves and
+   the callee-saved registers across calls, past conditional branches (not taken: the way
+   on when an allocation succeeded is the fall-through in every wrapper measured,
+   docs/analyzer.md) and direct jumps inside the function, to a `ret`, within
+   CHURN_WRAPSHAPE_MAX_INSNS instructions.  Cached per ip and module. */
+#define CHURN_WRAPSHAPE_MAX_INSNS 64
+int churn_wrapshape_returns_block(churn_wrapshape *w, uint64_t ip, uint64_t generation,
+                                  uint64_t module_id);
+
+#endif
