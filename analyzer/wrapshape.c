@@ -83,6 +83,21 @@ static x86_reg full_reg(x86_reg r)
     return r;
 }
 
+/* Whether the instruction writes memory with a register that holds the block. */
+static int stores_block(const cs_x86 *x, const uint8_t *holds)
+{
+    int writes_memory = 0, reads_block = 0;
+    for (uint8_t i = 0; i < x->op_count; i++) {
+        const cs_x86_op *op = &x->operands[i];
+        if (op->type == X86_OP_MEM && (op->access & CS_AC_WRITE))
+            writes_memory = 1;
+        else if (op->type == X86_OP_REG && (op->access & CS_AC_READ) &&
+                 full_reg(op->reg) < X86_REG_ENDING && holds[full_reg(op->reg)])
+            reads_block = 1;
+    }
+    return writes_memory && reads_block;
+}
+
 static int walk(churn_wrapshape *w, const uint8_t *code, size_t len, uint64_t start, uint64_t ip)
 {
     uint8_t holds[X86_REG_ENDING] = {0};
@@ -124,6 +139,8 @@ static int walk(churn_wrapshape *w, const uint8_t *code, size_t len, uint64_t st
             holds[x->operands[0].reg] = holds[x->operands[1].reg];
             continue;
         }
+        if (stores_block(x, holds))
+            break; /* it keeps a copy: the block is this function's, not its caller's */
         cs_regs read, written;
         uint8_t nread = 0, nwritten = 0;
         if (cs_regs_access(w->cs, insn, read, &nread, written, &nwritten) != CS_ERR_OK)

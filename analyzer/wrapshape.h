@@ -1,7 +1,10 @@
 /*
  * Whether a function that no symbol names is an allocation wrapper by the shape of its code:
  * the block its call returned (rax after the call at the frame's return address) is what it
- * returns to its caller.  Such a function hands the allocation on; the caller keeps it.  The
+ * returns to its caller, and it keeps no copy of it (never writes the register holding it to
+ * memory).  Such a function hands the allocation on; the caller keeps it.  A function that
+ * stores the block (into a list, a global, another object) keeps it itself and is its row,
+ * and so is a function returning nothing, which stores what it allocated or loses it.  The
  * function's code is the range its call frame information gives (symbolize.h).  x86-64
  * only, as the C++ type (cxxtype.h).
  */
@@ -18,7 +21,8 @@ churn_wrapshape *churn_wrapshape_new(churn_symbolizer *sym);
 void churn_wrapshape_free(churn_wrapshape *w);
 
 /* 1 when, from return address ip (of a stack recorded at generation) on, the code of its
-   function returns what the call before ip returned: followed through register moves and
+   function returns what the call before ip returned, never storing it: followed through
+   register moves and
    the callee-saved registers across calls, past conditional branches (not taken: the way
    on when an allocation succeeded is the fall-through in every wrapper measured,
    docs/analyzer.md) and direct jumps inside the function, to a `ret`, within
