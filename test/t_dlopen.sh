@@ -8,8 +8,9 @@
 # its allocations are first seen, so their stacks count as many modules as A's unload does.
 # `moved`: the same with stripped libraries and B linked
 # at another address, loaded where A was with another bias, so that a frame prints as
-# function (module+offset) or module+offset: in every output that shows them (JSON, text,
-# folded, pprof) the module and the offset must be those of the library the frame's stack ran
+# function (module+offset) or, for the static fill that no symbol names, by its start
+# module+start (module+offset): in every output that shows them (JSON, text, folded, pprof)
+# the module, the start (nm's) and the offset must be those of the library the frame's stack ran
 # in, A's before the dlclose and B's after, and so must the module a suppression matches.  `deepbind` (test/programs/deepbind.c, deepbind_lib.c): a
 # library loaded with RTLD_DEEPBIND, bound at once, lazily or with a read-only GOT, mallocs and frees in a loop and
 # frees strdup's blocks (allocated inside libc): every one of its frees must be seen and
@@ -121,6 +122,19 @@ def where(what, module, function, s):
         fail("moved: %s %r is not module+0xoffset" % (what, s))
     inside(what, module, function, m.group(1), int(m.group(2), 16) - 1)
 
+def starts(what, module, function, s):
+    """s: "module+0xstart" naming a function no symbol names, by its start (nm's)"""
+    expect("moved: %s" % what, s, "%s+0x%x" % (module, symbols[module, function][0]))
+
+def unnamed(what, module, function, s):
+    """s: the frame of a return address in a function no symbol names, as
+    module+0xstart (module+0xoffset)"""
+    m = re.fullmatch(r"(\S+) \((\S+)\)", s)
+    if not m:
+        fail("moved: %s %r is not module+0xstart (module+0xoffset)" % (what, s))
+    starts(what, module, function, m.group(1))
+    where(what, module, function, m.group(2))
+
 for module, (function, count) in LIBS.items():
     # the JSON callsites' frames and the text report: the static fill (module+offset), then
     # alloc_in_X (module+offset), both of the library the stack ran in
@@ -128,7 +142,7 @@ for module, (function, count) in LIBS.items():
           g["stack"][1].startswith(function + " ")]
     expect("moved: allocations through %s" % function, sum(g["allocs"] for g in at), count)
     for g in at:
-        where("the callsite frame %r" % g["stack"][0], module, "fill", g["stack"][0])
+        unnamed("the callsite frame %r" % g["stack"][0], module, "fill", g["stack"][0])
         m = re.fullmatch(r"%s \((\S+)\)" % function, g["stack"][1])
         if not m:
             fail("moved: the frame %r is not %s (module+offset)" % (g["stack"][1], function))
@@ -136,10 +150,10 @@ for module, (function, count) in LIBS.items():
         for frame in g["stack"][:2]:
             if frame not in text("moved.txt"):
                 fail("moved: the text report does not show the frame %r" % frame)
-    # the JSON functions rows and the text report's: one row, fill's, as module+offset
+    # the JSON functions rows and the text report's: one row, fill's, as module+start
     rows = [f for f in field(report, "functions") if f["module"] == module]
     expect("moved: function rows of %s" % module, [f["allocs"] for f in rows], [count])
-    where("the function row %r" % rows[0]["function"], module, "fill", rows[0]["function"])
+    starts("the function row %r" % rows[0]["function"], module, "fill", rows[0]["function"])
     if not re.search(r"#\d+ %s\b" % re.escape(rows[0]["function"]), text("moved.txt")):
         fail("moved: the text report has no function row %s" % rows[0]["function"])
     # folded (the tree export, as the flame graphs and --html draw it): fill is the leaf
@@ -147,7 +161,7 @@ for module, (function, count) in LIBS.items():
               if (";" + function + ";") in (";" + l.split(" ")[0] + ";")]
     expect("moved: folded allocations through %s" % function, sum(int(v) for _, v in folded), count)
     for stack, _ in folded:
-        where("the folded leaf of %r" % stack, module, "fill", stack.split(";")[-1])
+        starts("the folded leaf of %r" % stack, module, "fill", stack.split(";")[-1])
     # suppressions by module: a rule naming one library suppresses its callsites, not the
     # other's at the same addresses
     for rule_module in LIBS:
@@ -186,7 +200,7 @@ for l in lines:
         inside("pprof location %r (mapping %s)" % (l.strip(), file), module, where_fn, file,
                int(m.group(1), 16) - start + offset)
         if where_fn == "fill":
-            where("pprof's function name %r" % name, module, "fill", name)
+            starts("pprof's function name %r" % name, module, "fill", name)
         seen[module, where_fn] = True
 expect("moved: pprof locations of fill and alloc_in_X in both libraries", len(seen), 4)
 print("moved: B at A's address %#x with bias %#x (A's %#x); both libraries' frames, function "
