@@ -22,11 +22,12 @@ void churn_wrapshape_free(churn_wrapshape *w);
 
 /* 1 when, from return address ip (of a stack recorded at generation) on, the code of its
    function returns what the call before ip returned, never storing it: followed through
-   register moves and
-   the callee-saved registers across calls, past conditional branches (not taken: the way
-   on when an allocation succeeded is the fall-through in every wrapper measured,
-   docs/analyzer.md) and direct jumps inside the function, to a `ret`, within
-   CHURN_WRAPSHAPE_MAX_INSNS instructions.  Cached per ip and module. */
+   register moves and the callee-saved registers across calls, past conditional branches
+   (not taken: gcc puts a checked allocation's failure path out of line, as in ruby's,
+   lua's and test/programs/stripped_alloc.c's wrappers) and direct jumps inside the
+   function, to a `ret`, within CHURN_WRAPSHAPE_MAX_INSNS instructions of the function's
+   first 4 KiB (a wrapper is small; an ip further in is not one's).  Cached per ip and
+   module. */
 #define CHURN_WRAPSHAPE_MAX_INSNS 64
 int churn_wrapshape_returns_block(churn_wrapshape *w, uint64_t ip, uint64_t generation,
                                   uint64_t module_id);
