@@ -10,7 +10,8 @@
 #     start and the return address inside it
 #   ruby 3.1 (libruby stripped): the strings' stack's innermost frame is its function's
 #     start by binutils' reading of .eh_frame (readelf), and the top function row is the
-#     caller of that wrapper, via it, not the wrapper
+#     caller of that wrapper, via it, not the wrapper; every frame of libruby that a symbol
+#     names (.dynsym) is inside that symbol's size by readelf
 #   lua 5.4 (its internal functions unexported): likewise for the kept strings
 . test/lib.sh
 
@@ -123,6 +124,31 @@ CHURN_EPOCH_AT=rb_gc_count traced "$WORK/rb.zst" "$WORK/rb.out" ruby3.1 test/pro
 analyze "$WORK/rb.zst" "$WORK/rb.json"
 fdes "$(readlink -f "$(ldd "$(command -v ruby3.1)" | awk '/libruby/ { print $3 }')")" "$WORK/rb.fdes"
 stripped_runtime ruby 5000 "$WORK/rb.fdes" "$WORK/rb.json"
+readelf -W --dyn-syms "$(readlink -f "$(ldd "$(command -v ruby3.1)" | awk '/libruby/ { print $3 }')")" \
+    >"$WORK/rb.dynsym" || fail "readelf --dyn-syms failed"
+check "$WORK/rb.json" "$WORK/rb.dynsym" <<'PY'
+import re, sys
+from churncheck import *
+report = load(sys.argv[1])
+syms = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND":
+        syms.setdefault(f[7].split("@")[0], []).append((int(f[1], 16), int(f[2])))
+named = 0
+for g in field(report, "growth"):
+    for frame in g["stack"]:
+        m = re.fullmatch(r"(\S+) \(libruby-3\.1\.so\.3\.1\+0x([0-9a-f]+)\)", frame)
+        if not m or "+0x" in m.group(1):
+            continue
+        call = int(m.group(2), 16) - 1
+        if not any(a <= call < a + n for a, n in syms.get(m.group(1), [])):
+            fail("ruby: the frame %r is not inside a symbol %s by readelf" % (frame, m.group(1)))
+        named += 1
+if not named:
+    fail("ruby: no frame of libruby is named by a symbol")
+print("ruby: %d frames of libruby named by .dynsym, each inside its symbol's size" % named)
+PY
 
 # ---- lua 5.4: internal functions unexported ----
 command -v lua5.4 >/dev/null || fail "lua5.4 is not installed (make check installs it)"
