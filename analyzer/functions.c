@@ -157,7 +157,7 @@ static int is_wrapper_frame(churn_functions *f, const churn_frame *fr, size_t j,
 }
 
 /* growth.h's parent_of: the innermost frame outside the C library, its innermost inlined
-   function first, or rather, when that is an allocation wrapper (is_wrapper), the first of
+   function first, or rather, when that is an allocation wrapper (is_wrapper_frame), the first of
    its callers outward that is not one, which then names the wrapper it called (via).  A stack
    entirely inside the C library keeps its innermost frame, and one whose frames outside it
    are all wrappers its innermost wrapper. */

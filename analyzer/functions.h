@@ -1,7 +1,7 @@
 /*
  * Callsites merged by allocating function: the innermost frame of a stack that is not in the
  * C library nor one of the program's allocation wrappers (xmalloc, zmalloc_usable, operator
- * new: functions.c), after inline expansion, across all the stacks that reach it.  A function's live series is the sum of
+ * new: functions.c; unnamed, by its code: wrapshape.h), after inline expansion, across all the stacks that reach it.  A function's live series is the sum of
  * its callsites' series, kept as a growth table of its own (growth.h: each callsite passes
  * its changes on to its function), so its growth fit is that of the sum, not a sum of fits.
  */
