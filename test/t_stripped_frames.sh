@@ -13,6 +13,8 @@
 #     caller of that wrapper, via it, not the wrapper; every frame of libruby that a symbol
 #     names (.dynsym) is inside that symbol's size by readelf
 #   lua 5.4 (its internal functions unexported): likewise for the kept strings
+#   a sizeless exported symbol (test/programs/sizeless_sym.c) does not name the unnamed
+#     function after it, whose start .eh_frame gives
 . test/lib.sh
 
 build_c stripped_alloc test/programs/stripped_alloc.c
@@ -76,6 +78,32 @@ if not outer.startswith(label("keep_one") + " (stripped_alloc+0x"):
     fail("stripped: keep_one's frame is %r, not named by its start %s" % (outer, label("keep_one")))
 print("stripped: %d function rows as with symbols, by nm's addresses (%s via %s: 10 objects)"
       % (len(want), label("keep_one"), label("xmalloc_checked")))
+PY
+
+# A sizeless exported symbol before a function no symbol names (test/programs/sizeless_sym.c):
+# the function is named by its start (nm's, of the unstripped build), not after the symbol.
+build_c sizeless_sym test/programs/sizeless_sym.c -fno-toplevel-reorder -Wl,--export-dynamic
+strip -o "$WORK/stripped/sizeless_sym" "$WORK/sizeless_sym" || fail "strip failed"
+nm "$WORK/sizeless_sym" >"$WORK/sizeless.nm" || fail "nm failed"
+readelf -W --dyn-syms "$WORK/stripped/sizeless_sym" >"$WORK/sizeless.dynsym" || fail "readelf failed"
+traced "$WORK/sizeless.zst" "$WORK/sizeless.out" "$WORK/stripped/sizeless_sym"
+CHURN_SYMBOL_CACHE=off analyze "$WORK/sizeless.zst" "$WORK/sizeless.json"
+check "$WORK/sizeless.json" "$WORK/sizeless.nm" "$WORK/sizeless.dynsym" <<'PY'
+import sys
+from churncheck import *
+report = load(sys.argv[1])
+addr = {l.split()[2]: int(l.split()[0], 16) for l in open(sys.argv[2]) if len(l.split()) == 3}
+dyn = [l.split() for l in open(sys.argv[3]) if "sizeless_entry" in l]
+expect("sizeless_entry in .dynsym (value, size)", [(int(d[1], 16), d[2]) for d in dyn],
+       [(addr["sizeless_entry"], "0")])
+if not addr["sizeless_entry"] < addr["keep_hidden"]:
+    fail("keep_hidden (0x%x) is not after sizeless_entry (0x%x)" % (addr["keep_hidden"], addr["sizeless_entry"]))
+rows = {f["function"]: f["allocs"] for f in field(report, "functions")}
+if "sizeless_entry" in rows:
+    fail("keep_hidden's blocks are named after the sizeless symbol before it: %s" % rows)
+expect("the row of keep_hidden's 12 blocks", rows.get("sizeless_sym+0x%x" % addr["keep_hidden"]), 12)
+print("a sizeless symbol before an unnamed function: its row is sizeless_sym+0x%x, keep_hidden's start"
+      % addr["keep_hidden"])
 PY
 
 # readelf's FDE ranges of a module, "start end" per line (binutils: shares no code with the
