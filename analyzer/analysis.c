@@ -383,6 +383,7 @@ static void on_allocator(churn_analysis *a, const churn_record *r)
 {
     if (!a->allocator) {
         a->allocator = churn_xstrdup(r->u.allocator.name);
+        a->allocator_page = r->u.allocator.page_size;
         a->n_counter_names = r->u.allocator.n_counters;
         a->counter_names = churn_xcalloc(a->n_counter_names, sizeof *a->counter_names);
         for (size_t i = 0; i < a->n_counter_names; i++)

@@ -87,6 +87,7 @@ typedef struct churn_analysis {
     int in_first_segment;
 
     char *allocator;
+    uint64_t allocator_page;             /* the page size its ALLOCATOR record states */
     char **counter_names;
     size_t n_counter_names;
     uint64_t *class_sizes, *class_spans; /* the allocator's own, when recorded */

@@ -74,6 +74,8 @@ int churn_fragment_model(churn_trace *t, const char *option, churn_model *m, int
 typedef struct books {
     enum churn_books kind;
     int idx[4];  /* counter indices, meaning per kind (see read_books) */
+    int dirty_pages; /* idx[1] counts the free resident pages */
+    uint64_t page;
 } books;
 
 static int counter_index(char *const *names, size_t n, const char *name)
@@ -87,27 +89,32 @@ static int counter_index(char *const *names, size_t n, const char *name)
 /* The counters each allocator's books are read from, in the order read_books uses. */
 static const struct {
     enum churn_books kind;
+    int dirty_pages;
     const char *names[4];
 } book_names[] = {
-    {CHURN_BOOKS_GLIBC, {"mallinfo2.arena", "mallinfo2.hblkhd", "mallinfo2.fordblks", NULL}},
-    {CHURN_BOOKS_GPERFTOOLS,
+    {CHURN_BOOKS_GLIBC, 0, {"mallinfo2.arena", "mallinfo2.hblkhd", "mallinfo2.fordblks", NULL}},
+    {CHURN_BOOKS_GPERFTOOLS, 0,
      {"generic.total_physical_bytes", "tcmalloc.pageheap_free_bytes", NULL, NULL}},
-    {CHURN_BOOKS_TCMALLOC,
+    {CHURN_BOOKS_TCMALLOC, 0,
      {"generic.physical_memory_used", "tcmalloc.page_heap_free", NULL, NULL}},
-    {CHURN_BOOKS_JEMALLOC, {"stats.resident", "stats.active", "stats.metadata", NULL}},
+    /* jemalloc's resident = its metadata's resident pages + active + dirty pages */
+    {CHURN_BOOKS_JEMALLOC, 1, {"stats.resident", "stats.arenas.4096.pdirty", NULL, NULL}},
+    /* a jemalloc without the merged arena's pdirty (4.x): metadata stands for its resident
+       part, which counts its internal allocations twice (active holds them too) */
+    {CHURN_BOOKS_JEMALLOC, 0, {"stats.resident", "stats.active", "stats.metadata", NULL}},
 };
 
-static books find_books(char *const *names, size_t n)
+static books find_books(char *const *names, size_t n, uint64_t page)
 {
     for (size_t b = 0; b < sizeof book_names / sizeof *book_names; b++) {
-        books k = {book_names[b].kind, {-1, -1, -1, -1}};
+        books k = {book_names[b].kind, {-1, -1, -1, -1}, book_names[b].dirty_pages, page};
         int all = 1;
         for (int i = 0; i < 4 && book_names[b].names[i]; i++)
             all &= (k.idx[i] = counter_index(names, n, book_names[b].names[i])) >= 0;
         if (all)
             return k;
     }
-    return (books){CHURN_BOOKS_NONE, {-1, -1, -1, -1}};
+    return (books){CHURN_BOOKS_NONE, {-1, -1, -1, -1}, 0, page};
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)
@@ -138,7 +145,8 @@ static int read_books(const books *k, const uint64_t *v, size_t n, const churn_f
         return 1;
     case CHURN_BOOKS_JEMALLOC:
         *heap = v[k->idx[0]];
-        *free_resident = sub0(v[k->idx[0]], v[k->idx[1]] + v[k->idx[2]]);
+        *free_resident = k->dirty_pages ? v[k->idx[1]] * k->page
+                                        : sub0(v[k->idx[0]], v[k->idx[1]] + v[k->idx[2]]);
         return 1;
     }
     return 0;
@@ -463,13 +471,15 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     /* a sample of the live objects says nothing of how the others share pages */
     if (!spans || a->sample_bytes)
         return;
-    books k = find_books(a->counter_names, a->n_counter_names);
+    books k = find_books(a->counter_names, a->n_counter_names, a->allocator_page);
     f->untraced_counter = counter_index(a->counter_names, a->n_counter_names,
                                         "libchurn.untraced_bytes");
     f->own_counter = counter_index(a->counter_names, a->n_counter_names,
                                    "libchurn.own_resident_bytes");
     f->books = k.kind;
     memcpy(f->book_counters, k.idx, sizeof k.idx);
+    f->books_dirty_pages = k.dirty_pages;
+    f->books_page = k.page;
     f->carried = a->start_live_count > 0;
     f->epochs = &a->epochs;
     /* the snapshots of epochs before the window go */
@@ -501,8 +511,9 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
 
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out)
 {
-    books k = {f->books, {f->book_counters[0], f->book_counters[1], f->book_counters[2],
-                          f->book_counters[3]}};
+    books k = {f->books,
+               {f->book_counters[0], f->book_counters[1], f->book_counters[2], f->book_counters[3]},
+               f->books_dirty_pages, f->books_page};
     fill_row(out, &f->snaps[i], f->epochs, &k, f->carried);
     out->has_untraced = churn_frag_counter_at(f->untraced_counter, out->row, f->epochs,
                                           &out->untraced_bytes);

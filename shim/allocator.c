@@ -25,9 +25,13 @@ static const char *const gperf_names[] = {
     "tcmalloc.central_cache_free_bytes", "tcmalloc.transfer_cache_free_bytes",
     "tcmalloc.thread_cache_free_bytes",
 };
+/* stats.arenas.4096.pdirty (4096: MALLCTL_ARENAS_ALL, every arena merged) counts pages, the
+   free but resident ones: resident - active - metadata is not that figure, since metadata
+   counts jemalloc's internal allocations, which active counts too.  Last, so that a jemalloc
+   without it (4.x names the merged arena otherwise) records the others. */
 static const char *const je_names[] = {
     "stats.allocated", "stats.active", "stats.metadata", "stats.resident", "stats.mapped",
-    "stats.retained",
+    "stats.retained", "stats.arenas.4096.pdirty",
 };
 static const char *const glibc_names[] = {
     "mallinfo2.arena", "mallinfo2.hblkhd", "mallinfo2.uordblks", "mallinfo2.fordblks",
@@ -113,7 +117,11 @@ void churn_allocator_detect(void)
         size_t page = 4096, len = sizeof page;
         je_mallctl("arenas.page", &page, &len, NULL, 0);
         info.page_size = (uint32_t)page;
-        set_names(je_names, sizeof je_names / sizeof *je_names);
+        size_t n = sizeof je_names / sizeof *je_names, pdirty = 0;
+        len = sizeof pdirty;
+        if (je_mallctl(je_names[n - 1], &pdirty, &len, NULL, 0))
+            n--;
+        set_names(je_names, n);
     } else if (known && allocator_symbol(&owner, in_exe, "mi_malloc")) {
         info.name = "mimalloc"; /* no books read: its statistics are not free-but-resident */
     } else {
