@@ -44,7 +44,7 @@ int main(void)
         if (i % 8)
             free(small[i]);
     churn_epoch_begin();
-    struct timespec ts = {0, 300 * 1000 * 1000};
+    struct timespec ts = {1, 0}; /* the writer reads them on its next pass */
     nanosleep(&ts, NULL);
     uint64_t epoch = 1;
     size_t len = sizeof epoch;
