@@ -101,6 +101,29 @@ static int absolute_output(void)
     return 0;
 }
 
+/* The root names itself in an environment array on libchurn's own pages, the program's
+   entries before its own: setenv would allocate glibc's array from the traced heap while
+   libchurn initializes, untraced, and the program's first setenv (a realloc of it) or clearenv
+   (a free: redis-server's setproctitle) would free an object the trace never saw allocated.
+   glibc reallocates and frees only the array it allocated itself. */
+static int name_root(const char *value)
+{
+    static char entry[sizeof "CHURN_ROOT_PID=" + 48];
+    snprintf(entry, sizeof entry, "CHURN_ROOT_PID=%s", value);
+    size_t n = 0;
+    while (environ && environ[n])
+        n++;
+    char **env = churn_os_map((n + 2) * sizeof *env);
+    if (!env) {
+        churn_log("cannot map %zu bytes for the environment; not tracing", (n + 2) * sizeof *env);
+        return -1;
+    }
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = entry;
+    environ = env;
+    return 0;
+}
+
 static int choose_output(void)
 {
     /* The root names itself, and its pid namespace, in the environment; descendants that
@@ -137,7 +160,7 @@ static int choose_output(void)
         char value[48];
         snprintf(value, sizeof value, "%d:%lu", (int)me, ns);
         root_pidns = ns;
-        setenv("CHURN_ROOT_PID", value, 1);
+        return name_root(value);
     }
     return 0;
 }
