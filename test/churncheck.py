@@ -123,6 +123,30 @@ def growth_with(report, function):
             if any(function in frame for frame in g.get("stack", []))]
 
 
+def rank_correlation(report, key):
+    """Spearman's rank correlation of the epochs' KEY (wall_ns, cpu_ns) with their live bytes,
+    over the rows the analyzer's trends use (trends.duration_vs_live_rank_rows), ties sharing
+    their average rank: computed here, independently of the analyzer."""
+    rows = field(report, "epochs")[:field(report, "trends", "duration_vs_live_rank_rows")]
+
+    def ranks(values):
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        out, i = [0.0] * len(values), 0
+        while i < len(order):
+            j = i
+            while j < len(order) and values[order[j]] == values[order[i]]:
+                j += 1
+            for k in range(i, j):
+                out[order[k]] = (i + j + 1) / 2
+            i = j
+        return out
+
+    a, b = ranks([e[key] for e in rows]), ranks([e["live_bytes"] for e in rows])
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    return cov / (sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b)) ** 0.5
+
+
 def segment_headers(path, limit=None):
     """Every segment header whose magic and crc verify, with the offset and whether its zstd
     frame lies wholly within the first `limit` bytes (the whole file when None)."""

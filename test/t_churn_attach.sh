@@ -249,9 +249,19 @@ caught() { # 1 when the process catches SIGUSR1 (bit 10 of SigCgt)
 timeout 60 "$CHURN" attach -o "$WORK/sig.zst" --epoch-signal USR1 "$PID" 2>"$WORK/sig.attach" ||
     fail "attach --epoch-signal USR1: $(tail -n 1 "$WORK/sig.attach")"
 [ "$(caught)" -eq 1 ] || fail "SIGUSR1 is not caught while attached with --epoch-signal USR1"
+pending() { # 1 while a SIGUSR1 sent to the process waits to be delivered (bit 10 of ShdPnd)
+    echo $(( (0x$(awk '/^ShdPnd:/ {print $2}' "/proc/$PID/status") >> 9) & 1 ))
+}
+# Each signal once the one before was delivered: two pending at once merge into one epoch
+# (a fixed pause would leave that to how soon a loaded machine runs the program).
 for n in 1 2 3 4 5; do
     kill -USR1 "$PID"
-    sleep 0.1
+    tries=0
+    while [ "$(pending)" -eq 1 ]; do
+        tries=$((tries + 1))
+        [ "$tries" -lt 600 ] || fail "SIGUSR1 $n was not delivered to the attached program in 30 s"
+        sleep 0.05
+    done
 done
 timeout 60 "$CHURN" detach "$PID" 2>"$WORK/sig.detach" ||
     fail "detach after --epoch-signal: $(tail -n 1 "$WORK/sig.detach")"

@@ -159,8 +159,21 @@ for sig in (signal.SIGTERM, signal.SIGSEGV, signal.SIGUSR2):
 # A signal sent to churn itself goes to the program (which dies of it: default action).
 p = subprocess.Popen([churn, "run", "-o", out + ".term.zst", "sleep", "30"],
                      stderr=subprocess.PIPE, text=True)
+# Sent once churn's child runs sleep: churn forwards signals from before its fork, and a
+# fixed pause would leave to the machine's load whether churn got that far.
 import time
-time.sleep(0.5)
+deadline = time.time() + 30
+while True:
+    kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+    try:
+        if kids and open("/proc/%s/comm" % kids[0]).read().strip() == "sleep":
+            break
+    except OSError:
+        pass
+    if time.time() > deadline:
+        p.kill()
+        fail("churn run sleep 30: no sleep child in 30 s")
+    time.sleep(0.02)
 p.send_signal(signal.SIGTERM)
 err = p.communicate(timeout=20)[1]
 expect("churn's status after TERM sent to churn", p.returncode, -int(signal.SIGTERM))

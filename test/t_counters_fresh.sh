@@ -25,7 +25,16 @@ fresh = [e for e in epochs[:-1] if not field(e, "counters_stale")]
 # So uordblks - (e + 1) chunks is the same base for every fresh epoch, give or take one chunk;
 # a reading that belongs to another epoch is off by more.
 CHUNK = 1008  # malloc(1000)'s chunk
+# The last epoch's successor is the exit's, in which the program frees all its objects: a
+# reading taken there (after epoch 1499 ended, before the exit) counts anything from its heap
+# down to none of the kept objects, so it is judged apart, by those bounds.
 offsets = [field(e, "counters")["mallinfo2.uordblks"] - (e["epoch"] + 1) * CHUNK for e in fresh]
+last = [o for e, o in zip(fresh, offsets) if e["epoch"] == 1499]
+fresh, offsets = fresh[:len(fresh) - len(last)], offsets[:len(offsets) - len(last)]
+# (and stdout's buffer, which printf allocates there: 4 KiB)
+if offsets and last and not min(offsets) - 1500 * CHUNK <= last[0] <= max(offsets) + CHUNK + 4096:
+    fail("epoch 1499 is given a reading %d B from its own heap, past what the exit's frees "
+         "and stdout's buffer explain" % (last[0] - min(offsets)))
 if offsets and max(offsets) - min(offsets) > CHUNK:
     lo = min(range(len(fresh)), key=lambda i: offsets[i])
     hi = max(range(len(fresh)), key=lambda i: offsets[i])
@@ -48,9 +57,13 @@ for w in field(report, "warnings"):
 print("%d epochs with a reading of their own, %d stale" % (len(fresh), len(stale)))
 PY
 
-# Epochs paced a few milliseconds apart, as requests are: the writer is woken to read the
-# counters after each one ends (at most every 2 ms), rather than an idle writer's 50 ms
-# between looks giving most of them a later epoch's reading.
+# Epochs paced 20 ms apart, as requests are: the writer is woken to read the counters after
+# each one ends, rather than an idle writer's 50 ms between looks giving most of them a later
+# epoch's reading (at most one fresh reading a look: at most 41 in the run's 2 s).  The woken
+# writer must run within the 20 ms: with both cores busy, epochs of 5 ms got as few as 74 of
+# 100 fresh readings (4 runs in 30 under 95), epochs of 20 ms at least 98 in 20 runs, and as
+# few as 77 with the test itself starved at nice 19 (1 run in 25 under 80); 60 lies between
+# that and an unwoken writer's 41.
 rm -f "$WORK/paced.zst"
 CHURN_EPOCH_SIGNAL=USR2 CHURN_OUT="$WORK/paced.zst" LD_PRELOAD="$SHIM" "$WORK/fast_epochs" paced \
     >"$WORK/paced.out" 2>&1 || fail "fast_epochs paced failed: $(tail -n 1 "$WORK/paced.out")"
@@ -61,7 +74,7 @@ from churncheck import *
 epochs = field(load(sys.argv[1]), "epochs")
 expect("paced epochs", len(epochs), 101)
 fresh = [e for e in epochs[:-1] if not field(e, "counters_stale")]
-if len(fresh) < 95:
-    fail("only %d of 100 epochs 5 ms long have a reading of their own" % len(fresh))
+if len(fresh) < 60:
+    fail("only %d of 100 epochs 20 ms long have a reading of their own" % len(fresh))
 print("paced: %d of 100 epochs with a reading of their own" % len(fresh))
 PY

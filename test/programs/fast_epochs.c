@@ -2,7 +2,7 @@
    millisecond): 1500 epochs, each begun by SIGUSR2 (CHURN_EPOCH_SIGNAL=USR2) right after one
    more 1000-byte object that stays live, so the heap in use grows in every epoch; every
    hundredth epoch lasts 3 ms, long enough for a reading of its own.  `fast_epochs paced`: 100
-   epochs of 5 ms each, as a server's requests are paced by their clients. */
+   epochs of 20 ms each, as a server's requests are paced by their clients. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ int main(int argc, char **argv)
             abort();
         memset(kept[e], 1, 1000);
         if (paced || e % 100 == 99)
-            nanosleep(&(struct timespec){0, paced ? 5000000 : 3000000}, NULL);
+            nanosleep(&(struct timespec){0, paced ? 20000000 : 3000000}, NULL);
         raise(SIGUSR2);
     }
     unsigned sum = 0;

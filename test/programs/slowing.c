@@ -31,11 +31,13 @@ static __attribute__((noinline)) struct node *grow(struct node *head, uint64_t e
     return head;
 }
 
-/* Several passes over the list: the walk, not the allocations, dominates an epoch. */
+/* 200 passes over the list: the walk, not the allocations, dominates an epoch, and all but the
+   first few epochs take well over the millisecond within which ticks share one reading of the
+   CPU time (shim/epoch.c). */
 static __attribute__((noinline)) uint64_t walk(const struct node *head)
 {
     uint64_t sum = 0;
-    for (int pass = 0; pass < 20; pass++)
+    for (int pass = 0; pass < 200; pass++)
         for (const struct node *n = head; n; n = n->next)
             sum += n->value ^ (uint64_t)pass;
     return sum;
