@@ -544,7 +544,14 @@ static int run(int argc, char **argv)
             if (abs)
                 setenv("CHURN_OUT", abs, 1);
         }
-        /* exec sets caught signals back to their default; the mask it keeps. */
+        /* exec sets caught signals back to their default; the mask it keeps.  A signal
+           churn forwarded before the exec is pending here: it must act on the program as it
+           would (churn's handler in this process knows no child and would lose it), so the
+           forwarded ones are set back first.  The epoch signal keeps the handler: one that
+           comes before the program runs begins no epoch, and must not end it. */
+        for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+            if (forwarded[i] != churn_opt.epoch_signal)
+                signal(forwarded[i], SIG_DFL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(program[0], program);
         int err = errno;
