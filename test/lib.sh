@@ -28,6 +28,11 @@ slow)
 esac
 PROG_CFLAGS="-O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -Iinclude -Itest/programs"
 
+# A TCP port for a test's server (port + 1 for a second one): below the kernel's ephemeral
+# range (32768 and up), where no client connection, open or closing, can hold it, and apart
+# for tests run at once.
+port=$((10000 + $$ % 20000))
+
 fail() {
     echo "FAIL: $*"
     exit 1

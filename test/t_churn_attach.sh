@@ -143,7 +143,6 @@ echo "python3: $CYCLES cycles in $(( ($(now_ms) - t_python) / 1000 )) s, slowest
 
 # ---- redis-server, whose malloc is libjemalloc.so.2's: 5 cycles under redis-benchmark ----
 command -v redis-server >/dev/null || fail "redis-server is missing (Debian redis-server)"
-port=$((20000 + $$ % 20000))
 redis-server --port $port --save '' --appendonly no --dir "$WORK" >"$WORK/redis.out" 2>&1 &
 rpid=$!
 n=0

@@ -87,7 +87,6 @@ CHURN_PRELOAD_EXTRA=$JEMALLOC traced "$WORK/python_je.zst" "$WORK/python_je.out"
 CHURN_PRELOAD_EXTRA= traced "$WORK/sqlite.zst" "$WORK/sqlite.out" sqlite3 -init "$WORK/churn.sql" :memory: </dev/null
 # redis: a few thousand keys set and deleted through its own benchmark client, then shutdown;
 # epochs every 50 ms, so that the writer reads jemalloc's books while the program runs
-port=$((20000 + $$ % 20000))
 rm -f "$WORK/redis.zst"
 env CHURN_OUT="$WORK/redis.zst" CHURN_EPOCH_MS=50 LD_PRELOAD="$SHIM" timeout 60 redis-server --port $port \
     --save '' --appendonly no --dir "$WORK" >"$WORK/redis.out" 2>&1 &

@@ -18,7 +18,6 @@ done
 got=$(dpkg-query -W -f '${Version}' lighttpd 2>/dev/null) || fail "lighttpd is not installed"
 [ "$got" = "$VERSION" ] || fail "lighttpd $got: this test was checked against $VERSION"
 
-port=$((20000 + $$ % 20000))
 python3 -c 'import random,sys; r=random.Random(7); sys.stdout.write("".join(r.choice("abcdef0123456789\n") for _ in range(27000)))' >"$WORK/index.html"
 {
     echo "server.document-root = \"$WORK\""

@@ -28,7 +28,6 @@ done
 got=$(dpkg-query -W -f '${Version}' memcached 2>/dev/null) || fail "memcached is not installed"
 [ "$got" = "$VERSION" ] || fail "memcached $got: this test was checked against $VERSION"
 
-port=$((20000 + $$ % 20000))
 as_root=""
 [ "$(id -u)" = 0 ] && as_root="-u root"
 

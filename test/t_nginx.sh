@@ -23,7 +23,6 @@ command -v valgrind >/dev/null || fail "valgrind is missing (make check installs
 got=$(dpkg-query -W -f '${Version}' nginx-light 2>/dev/null) || fail "nginx-light is not installed"
 [ "$got" = "$VERSION" ] || fail "nginx-light $got: this test was checked against $VERSION"
 
-port=$((20000 + $$ % 20000))
 mkdir -p "$WORK/html" "$WORK/tmp"
 python3 -c 'import random,sys; r=random.Random(7); sys.stdout.write("".join(r.choice("abcdef0123456789\n") for _ in range(27000)))' >"$WORK/html/index.html"
 cat >"$WORK/nginx.conf" <<EOF

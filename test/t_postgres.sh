@@ -37,7 +37,6 @@ if [ "$(id -u)" = 0 ]; then
     chown postgres "$dir"
     as="runuser -u postgres --"
 fi
-port=$((20000 + $$ % 20000))
 data=$dir/data
 # one backend reads the whole table (no parallel workers share the scan)
 psql() { $as env PGOPTIONS='-c max_parallel_workers_per_gather=0' "$BIN/psql" -X -At -h "$dir" -p $port -U postgres "$@" postgres; }

@@ -23,7 +23,6 @@
 . test/lib.sh
 
 command -v redis-server >/dev/null || fail "redis-server is missing (Debian redis-server)"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cli() { redis-cli -p $port "$@"; }
 
 cat >"$WORK/gen.py" <<'PY'
