@@ -9,9 +9,11 @@
  *      static or musl program), a process already traced; a refused PTRACE_SEIZE is
  *      explained by kernel.yama.ptrace_scope;
  *   2. take one thread at a safe point (below) and call, in it, libc's dlopen on a fresh
- *      copy of libchurn.so (each attach gets its own copy: shim/attach.c says why), the
- *      path written below the thread's red zone, the return address 0: the call comes back
- *      to the tracer as a SIGSEGV at address 0, which the thread never sees;
+ *      copy of libchurn.so, the path written below the thread's red zone, the return address
+ *      0: the call comes back to the tracer as a SIGSEGV at address 0, which the thread
+ *      never sees.  A copy an earlier attach loaded, of this build and not tracing, is used
+ *      again instead (shim/attach.c resets it), unless it says it cannot be (its last trace
+ *      did not finish): then a fresh one;
  *   3. call churn_attach_start(options) the same way: the trace is opened, the writer started
  *      and the malloc family's new entry bytes planned;
  *   4. stop every thread, check that none is inside the bytes to be replaced (resume and try
@@ -553,6 +555,33 @@ static uint64_t attached_copy(pid_t pid, const maps *m, const shim_syms *s)
     return 0;
 }
 
+/* A copy of this very library that is loaded and not tracing (detached, or its start failed),
+   to be started again instead of loading another: its load address, or 0.  The same build
+   is told by the first page of the file (ELF header, program headers and build ID), which is
+   mapped unchanged at the copy's base; a copy of another build (an older churn's) has its
+   symbols elsewhere and is left alone. */
+static uint64_t idle_copy(pid_t pid, const maps *m, const shim_syms *s, const char *lib)
+{
+    uint8_t want[4096], have[4096];
+    int fd = open(lib, O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, want, sizeof want) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return 0;
+    for (size_t i = 0; i < m->n; i++) {
+        int state = 0;
+        if (m->v[i].off || !is_copy(m->v[i].path) ||
+            m->v[i].hi - m->v[i].lo < (uint64_t)len ||
+            peek_bytes(pid, m->v[i].lo, have, (size_t)len) || memcmp(have, want, (size_t)len) ||
+            peek_bytes(pid, m->v[i].lo + s->state, &state, sizeof state))
+            continue;
+        if (state == 2 || state == -1)
+            return m->v[i].lo;
+    }
+    return 0;
+}
+
 /* libc's dlopen and dlerror in the process, through the file it mapped (seen through
    /proc/PID/root, the process's own view of the file system). */
 static int libc_functions(pid_t pid, const maps *m, uint64_t *dlopen_at, uint64_t *dlerror_at)
@@ -859,8 +888,11 @@ static int do_attach(pid_t pid, const char *lib, const char *config)
     if (libc_functions(pid, &m, &dlopen_at, &dlerror_at))
         return refuse(pid, "dlopen is not among the dynamic symbols of its libc.so.6 (glibc "
                            "2.34 or later exports it from libc)");
-    char copy[PATH_MAX];
-    if (copy_library(lib, copy, sizeof copy))
+    /* A copy loaded by an earlier attach is started again: loading one per attach kept every
+       detached copy's memory in the process (shim/attach.c). */
+    uint64_t reused = idle_copy(pid, &m, &sy, lib);
+    char copy[PATH_MAX] = "";
+    if (!reused && copy_library(lib, copy, sizeof copy))
         return refuse(pid, "cannot copy %s to %s: %s", lib, copy, strerror(errno));
 
     block_interruptions(1);
@@ -868,20 +900,37 @@ static int do_attach(pid_t pid, const char *lib, const char *config)
     fpu_state *fpu = calloc(1, sizeof *fpu);
     if (!fpu || take_thread(pid, &m, &t)) {
         int err = errno;
-        unlink(copy);
+        if (*copy)
+            unlink(copy);
+        free(fpu);
         block_interruptions(0);
         if (err == EPERM)
             return refuse_ptrace(pid);
         return ATTACH_REFUSED;
     }
     rc = ATTACH_REFUSED;
-    uint64_t handle = 0, started = 1, base = 0;
+    uint64_t handle = 0, started = 1, base = reused;
     static churn_patch_site sites[64];
     size_t n = 0;
     if (fpu_save(t.tid, fpu)) {
         fprintf(stderr, "churn: cannot read the FPU state of thread %d: %s\n", (int)t.tid,
                 strerror(errno));
         goto out;
+    }
+    if (reused) {
+        if (call_in(pid, &t, base + sy.start, ARG_DATA, 0, config, strlen(config) + 1, &started))
+            goto restore;
+        if ((int)started == 0)
+            goto write;
+        /* Its last trace did not finish: a fresh copy, as if there were none. */
+        if ((int)started != CHURN_ATTACH_NOT_REUSABLE)
+            goto failed;
+        reused = 0;
+        if (copy_library(lib, copy, sizeof copy)) {
+            fprintf(stderr, "churn: cannot copy %s to %s: %s\n", lib, copy, strerror(errno));
+            *copy = '\0';
+            goto restore;
+        }
     }
     if (call_in(pid, &t, dlopen_at, ARG_DATA, RTLD_NOW | RTLD_LOCAL, copy, strlen(copy) + 1,
                 &handle))
@@ -902,6 +951,7 @@ static int do_attach(pid_t pid, const char *lib, const char *config)
     }
     if (call_in(pid, &t, base + sy.start, ARG_DATA, 0, config, strlen(config) + 1, &started))
         goto restore;
+failed:
     if ((int)started != 0) {
         char text[512] = "";
         peek_bytes(t.tid, base + sy.error, text, sizeof text - 1);
@@ -909,6 +959,7 @@ static int do_attach(pid_t pid, const char *lib, const char *config)
                 *text ? text : "(no reason given)");
         goto restore;
     }
+write:
     if (read_sites(t.tid, base, &sy, sites, 64, &n) || write_sites(pid, &t, sites, n, 1)) {
         /* the trace is finished at once: nothing was traced */
         uint64_t ignored;
@@ -924,14 +975,18 @@ restore:
     }
 out:
     let_go(&t);
-    unlink(copy);
+    if (*copy)
+        unlink(copy);
     free(fpu);
     block_interruptions(0);
     if (!rc) {
         char trace[4096] = "";
         peek_bytes(pid, base + sy.trace, trace, sizeof trace - 1);
-        fprintf(stderr, "churn: attached to %d (%zu entries patched); tracing into %s\n",
-                (int)pid, n, trace);
+        fprintf(stderr, "churn: attached to %d (%zu entries patched, %s); tracing into %s\n",
+                (int)pid, n,
+                reused ? "libchurn loaded by an earlier attach started again"
+                       : "libchurn loaded",
+                trace);
     }
     return rc;
 }

@@ -45,6 +45,15 @@ static void set_names(const char *const *names, size_t n)
         info.counter_names[i] = names[i];
 }
 
+/* Counters of other sources after the allocator's own: libchurn's blind-spot detector
+   (blind.c), the allocators traced beside the one behind malloc (way_named.c). */
+#define MAX_EXTRA 2
+static struct {
+    size_t first;
+    void (*fill)(uint64_t *values, int fresh);
+} extra[MAX_EXTRA];
+static size_t nextra;
+
 /* The malloc whose calls are traced: the one ahead of libchurn in the lookup scope (the
    executable's, traced through the patch way), or else the next one after libchurn. */
 static void *traced_malloc(void)
@@ -95,6 +104,7 @@ void churn_allocator_detect(void)
                    glibc.dli_fbase == owner.dli_fbase;
     info.page_size = 4096;
     info.ncounters = 0;
+    nextra = 0; /* a copy attached again adds the other sources' counters again */
     if (is_glibc) {
         info.name = "glibc";
         glibc_mallinfo2 = (struct mallinfo2 (*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
@@ -141,15 +151,6 @@ void churn_allocator_set(const churn_allocator_info *known, void (*counters)(uin
     info = *known;
     way_counters = counters;
 }
-
-/* Counters of other sources after the allocator's own: libchurn's blind-spot detector
-   (blind.c), the allocators traced beside the one behind malloc (way_named.c). */
-#define MAX_EXTRA 2
-static struct {
-    size_t first;
-    void (*fill)(uint64_t *values, int fresh);
-} extra[MAX_EXTRA];
-static size_t nextra;
 
 size_t churn_allocator_add_counters(const char *const *names, size_t n,
                                     void (*fill)(uint64_t *values, int fresh))

@@ -18,10 +18,23 @@
  * (pthread_create's, the loader's and the allocator's through dlopen and dlsym): only the
  * tracer's writes happen with them stopped, and those take no lock at all.
  *
- * A copy of the library is loaded for every attach (the tracer copies the file), so a second
- * attach starts from fresh state: the live map, stack table and writer are made for one trace
- * per copy.  A copy that was detached stays loaded (its code may still be on a stack, inside
- * a replacement that was entered before the old bytes came back) and idle.
+ * A copy that was detached stays loaded (its code may still be on a stack, inside a
+ * replacement that was entered before the old bytes came back), and the next attach calls
+ * churn_attach_start in it again instead of loading another (the tracer loads a fresh copy
+ * only when it finds none, or this one says it cannot be reused: reset() below).  What
+ * describes the program is kept: the stack table (ids stay valid in every thread's cache, and
+ * each trace defines the stacks it uses), the module map, the rules of the CFI walker, the
+ * rings (each thread's own, with its head and tail where they are), the trampolines (patch.c
+ * hands the same ones out again).  What describes a trace starts over.
+ *
+ * A call that entered a replacement during the previous trace may still be on its way (inside
+ * the real allocator, or preempted) when the next one starts, and push an event that took its
+ * epoch, and its place in its address's order, back then.  So epochs go on counting across
+ * traces (as a fork child's trace goes on from its parent's), the next trace starts an epoch
+ * past every one of the previous, and its writer drops what is tagged before its first epoch
+ * (writer.c), once that event's place in the order is taken into account: an object it
+ * allocated is then one the trace never saw allocated, its free one of an object from before
+ * the attach, as for a first attach.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -44,7 +57,8 @@ CHURN_API char churn_attach_error[512];
 CHURN_API churn_patch_site churn_attach_sites[MAX_SITES];
 CHURN_API uint64_t churn_attach_nsites;
 CHURN_API char churn_attach_trace[4096]; /* the trace's path, for churn detach to name */
-/* 0 loaded, 1 tracing (the sites are the tracer's to write), 2 detached, -1 failed */
+/* 0 loaded, 1 tracing (the sites are the tracer's to write), 2 detached, -1 failed to start,
+   3 detached without the trace finished (the writer did not stop: never started again) */
 CHURN_API int churn_attach_state;
 
 CHURN_API int churn_attach_start(const char *config);
@@ -93,13 +107,41 @@ static int fail(void)
     return -1;
 }
 
-CHURN_API int churn_attach_start(const char *config)
+/* CHURN_STACK_SAMPLE may differ from the last trace's: each thread walks its next allocation
+   and draws its gaps from the new one. */
+static void restart_sampling(churn_thread *t, void *ctx)
 {
-    if (churn_attach_state) {
+    (void)ctx;
+    t->sample_left = 1;
+}
+
+/* A copy attached before starts its next trace from a state that says nothing of the last.
+   -1 when it cannot: its last trace did not finish (its writer may still run). */
+static int reset(void)
+{
+    if (churn_attach_state == 1 || churn_attach_state == 3 || churn_writer_running() ||
+        atomic_load(&churn_state) == CHURN_ON) {
         snprintf(churn_attach_error, sizeof churn_attach_error,
-                 "this copy of libchurn was attached before");
+                 "this copy's last trace did not finish");
         return -1;
     }
+    /* Past every epoch an event of the last trace can carry: churn_writer_finish ended its
+       last one, and a call still on its way may have read the epoch after that. */
+    uint64_t first = atomic_fetch_add(&churn_epoch_now, 1) + 1;
+    churn_writer_reset(first);
+    churn_livemap_clear();
+    churn_exit_reset();
+    churn_blind_reset();
+    churn_unwind_reset_counts();
+    churn_threads_each(restart_sampling, NULL);
+    return 0;
+}
+
+CHURN_API int churn_attach_start(const char *config)
+{
+    churn_attach_error[0] = '\0';
+    if (churn_attach_state && reset())
+        return CHURN_ATTACH_NOT_REUSABLE;
     churn_in_shim = 1;
     churn_log_capture = churn_attach_error;
     churn_log_capture_size = sizeof churn_attach_error;
@@ -140,6 +182,7 @@ CHURN_API int churn_attach_start(const char *config)
     churn_modules_find_self();
     churn_stacks_init();
     churn_modules_scan();
+    nsites = 0;
     churn_patch_defer(churn_attach_sites, MAX_SITES, &nsites);
     if (churn_patch_family(lookup, whose))
         return fail();
@@ -167,7 +210,9 @@ CHURN_API int churn_attach_start(const char *config)
             sigaction(epoch_signal, &epoch_signal_was, NULL);
         return fail();
     }
-    churn_atfork_register();
+    static int atfork_registered; /* once: a second registration would run them twice */
+    if (!atfork_registered++)
+        churn_atfork_register();
     snprintf(churn_attach_trace, sizeof churn_attach_trace, "%s", churn_opt.out);
     churn_attach_state = 1;
     churn_in_shim = 0;
@@ -201,6 +246,7 @@ CHURN_API int churn_detach(void)
     /* The program's own disposition of the epoch signal comes back. */
     if (epoch_signal)
         sigaction(epoch_signal, &epoch_signal_was, NULL);
-    churn_attach_state = 2;
-    return atomic_load(&churn_state) == CHURN_FINISHED ? 0 : -1;
+    int done = atomic_load(&churn_state) == CHURN_FINISHED;
+    churn_attach_state = done ? 2 : 3;
+    return done ? 0 : -1;
 }

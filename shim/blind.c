@@ -128,7 +128,7 @@ static uint64_t number_after(const char *s)
     return v;
 }
 
-void churn_blind_after_fork_child(void)
+void churn_blind_reset(void)
 {
     if (b.fd >= 0)
         churn_fd_drop(b.fd); /* it reads the parent's figures */

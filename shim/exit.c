@@ -169,6 +169,15 @@ void churn_finish(int how, int detail)
     churn_futex_wake(&finished);
 }
 
+/* Nothing of the copy's last trace is finishing: churn_detach returned after its flush. */
+void churn_exit_reset(void)
+{
+    atomic_store(&finisher, 0);
+    atomic_store(&finished, 0);
+    atomic_store(&leaving_how, 0);
+    atomic_store(&leaving_pid, 0);
+}
+
 /* ---- the writer and glibc's thread count ---- */
 
 static _Atomic unsigned *nthreads; /* glibc's __nptl_nthreads, or NULL */

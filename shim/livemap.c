@@ -196,3 +196,16 @@ void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ct
             }
     }
 }
+
+void churn_livemap_clear(void)
+{
+    for (unsigned k = 0; k < SHARDS; k++) {
+        shard_t *s = &shards[k];
+        if (s->slots)
+            churn_os_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
+        s->slots = NULL;
+        s->mask = 0;
+        s->used = 0;
+        memset(s->nursery, 0, sizeof s->nursery);
+    }
+}

@@ -110,8 +110,9 @@ static int own_image_segments(struct dl_phdr_info *info, size_t size, void *base
 
 void churn_os_list_own_image(void)
 {
+    static int listed; /* a copy attached again lists them once */
     Dl_info self;
-    if (dladdr((void *)churn_os_list_own_image, &self) && self.dli_fbase)
+    if (!listed++ && dladdr((void *)churn_os_list_own_image, &self) && self.dli_fbase)
         dl_iterate_phdr(own_image_segments, self.dli_fbase);
 }
 

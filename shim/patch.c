@@ -607,6 +607,48 @@ static int install(const plan *p, uintptr_t at, const uint8_t *code, size_t len,
     return write_entry(p, at, why);
 }
 
+/* ---- deferred entries planned again ----
+
+   A copy of libchurn that churn attach finds detached is attached again (attach.c), and plans
+   the same functions with the same replacements: the trampoline made the first time still
+   runs the function's original bytes as long as its entry holds them again (the tracer put
+   them back), so its site is handed out again instead of a new trampoline, which would make
+   the regions grow by every attach until MAX_REGIONS refused the next. */
+#define MAX_KEPT 128u
+static struct kept {
+    uintptr_t fn, target;
+    void *original;
+    churn_patch_site site;
+} kept[MAX_KEPT];
+static size_t nkept;
+
+static int kept_site(void *fn, uintptr_t target, void **original)
+{
+    if (!deferred)
+        return 0;
+    for (size_t i = 0; i < nkept; i++) {
+        const struct kept *k = &kept[i];
+        mapping map;
+        if (k->fn != (uintptr_t)fn || k->target != target || mapping_of(k->site.addr, &map) ||
+            !(map.prot & PROT_READ) || k->site.addr + k->site.len > map.hi ||
+            memcmp((const void *)k->site.addr, k->site.was, k->site.len))
+            continue;
+        if (*deferred_n == deferred_cap)
+            return 0; /* planned anew, which says why it cannot be */
+        deferred[(*deferred_n)++] = k->site;
+        if (original)
+            *original = k->original;
+        return 1;
+    }
+    return 0;
+}
+
+static void keep_site(void *fn, uintptr_t target, void *original)
+{
+    if (deferred && *deferred_n && nkept < MAX_KEPT)
+        kept[nkept++] = (struct kept){(uintptr_t)fn, target, original, deferred[*deferred_n - 1]};
+}
+
 /* ---- the two kinds of patch ---- */
 
 static churn_spinlock patch_lock;
@@ -618,6 +660,10 @@ int churn_patch_redirect(void *fn, void *replacement, void **original, const cha
     churn_spin_lock(&patch_lock);
     plan p;
     int rc = -1;
+    if (kept_site(fn, (uintptr_t)replacement, original)) {
+        rc = 0;
+        goto out;
+    }
     if (open_decoder(why) || analyze((uintptr_t)fn, &p, why))
         goto out;
     /* relay (jmp [rip+0]; replacement) then the trampoline that runs the original */
@@ -637,6 +683,7 @@ int churn_patch_redirect(void *fn, void *replacement, void **original, const cha
     if (install(&p, at, code, 20 + len, why))
         goto out;
     *original = (void *)(at + 16);
+    keep_site(fn, (uintptr_t)replacement, *original);
     rc = 0;
 out:
     churn_spin_unlock(&patch_lock);
@@ -692,6 +739,10 @@ int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why)
     churn_spin_lock(&patch_lock);
     plan p;
     int rc = -1;
+    if (kept_site(fn, (uintptr_t)hook, NULL)) {
+        rc = 0;
+        goto out;
+    }
     if (open_decoder(why) || analyze((uintptr_t)fn, &p, why))
         goto out;
     uint8_t code[HOOK_CALL_BYTES + MAX_MOVED * MAX_RELOCATED + 14];
@@ -706,6 +757,7 @@ int churn_patch_entry_hook(void *fn, void (*hook)(void), const char **why)
         goto out;
     if (install(&p, at, code, call + len, why))
         goto out;
+    keep_site(fn, (uintptr_t)hook, NULL);
     rc = 0;
 out:
     churn_spin_unlock(&patch_lock);

@@ -167,6 +167,7 @@ int churn_main_started(void);
 /* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once; a second
    caller waits (bounded) for the first; a vfork child does nothing. */
 void churn_finish(int how, int detail);
+void churn_exit_reset(void);          /* a copy attached again: its next trace can finish */
 void churn_exit_install(void);        /* patches exit, quick_exit, _exit (start-up) */
 void churn_exit_main_returned(int status);
 void churn_exit_destructor(void);
@@ -180,6 +181,9 @@ void churn_fatal_install(void);
 /* 1 when the process did not preload libchurn: `churn attach` loaded it with dlopen, and
    nothing traces until churn_attach_start. */
 int churn_attach_loaded(void);
+/* churn_attach_start's answer when this copy cannot trace again (its last trace did not
+   finish): the tracer loads a fresh copy instead (cli/attach.c). */
+#define CHURN_ATTACH_NOT_REUSABLE (-2)
 void churn_atfork_register(void); /* state.c: the fork handlers, once tracing starts */
 /* Defaults, then the NAME=VALUE lines of config (options.c); -1 after one line. */
 int churn_options_load_config(const char *config);
@@ -221,6 +225,7 @@ unsigned churn_unwind_complete(uintptr_t *ips, unsigned max, uint64_t *hash);
 /* Walks cut short to the caller of the way in, for want of stack to walk on (a signal handler
    on a small sigaltstack): so many so far in this process. */
 uint64_t churn_unwind_short_stacks(void);
+void churn_unwind_reset_counts(void); /* a copy attached again counts its trace's own */
 /* Frames in [lo, hi) at the top of a stack are dropped too (range i of 2). */
 void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi);
 
@@ -297,6 +302,7 @@ typedef struct churn_live {
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
                           uint32_t epoch);
 int churn_livemap_remove(uintptr_t addr, churn_live *out);
+void churn_livemap_clear(void); /* every entry gone, the tables unmapped (writer stopped) */
 void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx);
 
 /* ---- thread.c: per-thread event rings, handed to the writer without locks ---- */
@@ -703,8 +709,9 @@ extern _Atomic uint64_t churn_own_mapped_bytes;
 void churn_blind_check(uint64_t now_ns, uint64_t live_bytes);
 /* Registers its counters with the allocator's (once the allocator is named). */
 void churn_blind_register(void);
-/* A fork child starts over: none of the parent's figures or its warning. */
-void churn_blind_after_fork_child(void);
+/* A fork child, or a copy attached again, starts over: none of the figures or the warning of
+   the trace before. */
+void churn_blind_reset(void);
 
 /* ---- writer.c: the writer thread ---- */
 int churn_writer_start(void);
@@ -723,6 +730,9 @@ void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
 void churn_writer_join(void);  /* after churn_finish: the writer's thread joined, its buffers freed */
 void churn_writer_resume(void);
+/* A copy attached again (attach.c), its writer joined: the next trace starts at first_epoch,
+   with no figure of the last, and events tagged before first_epoch are left out of it. */
+void churn_writer_reset(uint64_t first_epoch);
 /* encode.c writes the writer's records; its interface, private to the two, is encode.h. */
 
 /* ---- namespaces.c ---- */

@@ -249,7 +249,7 @@ static void after_fork_child(void)
     if (follow)
         churn_rss_reopen(); /* its own statm: the inherited descriptor reads the parent's */
     churn_epoch_after_fork_child();
-    churn_blind_after_fork_child();
+    churn_blind_reset();
     churn_writer_after_fork_child(follow);
     if (!follow) {
         /* an untraced child keeps none of our descriptors */

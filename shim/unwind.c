@@ -46,6 +46,14 @@ uint64_t churn_unwind_short_stacks(void)
     return atomic_load_explicit(&short_stacks, memory_order_relaxed);
 }
 
+void churn_unwind_reset_counts(void)
+{
+    atomic_store(&short_stacks, 0);
+    atomic_store(&verified, 0);
+    atomic_store(&verified_fast, 0);
+    atomic_store(&verified_frames, 0);
+}
+
 /* Bytes of stack below sp, and the top of that stack: the thread's own stack, or the
    sigaltstack a handler runs on (asked of the kernel only then).  A stack of the program's own
    making (a coroutine's) has no bounds libchurn knows: its room is taken as unbounded and

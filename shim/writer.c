@@ -83,6 +83,8 @@ static struct {
     uint64_t seg_noted_ring, seg_noted_write, seg_noted_too_big;
 
     uint64_t open_epoch;      /* the epoch whose histograms are being filled */
+    uint64_t first_epoch;     /* the trace's first: an event tagged before it is another's
+                                 (a copy attached again, attach.c) */
     churn_counts epoch_totals;
     uint64_t late;
     uint64_t live_count, live_bytes;
@@ -461,7 +463,7 @@ static int live_only;
 
 static void process_event(churn_event *ev, pid_t tid, uint64_t epoch)
 {
-    if (!apply_live(ev) || live_only)
+    if (epoch < w.first_epoch || !apply_live(ev) || live_only)
         return;
     /* A new segment's carry must not already include the event that follows it. */
     if (churn_opt.events)
@@ -1094,6 +1096,26 @@ void churn_writer_resume(void)
 {
     if (atomic_load(&churn_state) == CHURN_ON && start_thread())
         churn_log("cannot restart the writer thread; the trace ends here");
+}
+
+void churn_writer_reset(uint64_t first_epoch)
+{
+    /* What a start that failed left (churn_writer_join frees them after a trace). */
+    ZSTD_freeCCtx(w.zstd);
+    churn_mem_free(churn_enc.raw.buf);
+    churn_mem_free(w.packed.buf);
+    churn_mem_free(w.sites);
+    churn_mem_free(w.dirty);
+    memset(&w, 0, sizeof w);
+    memset(&churn_enc, 0, sizeof churn_enc);
+    w.open_epoch = w.first_epoch = first_epoch;
+    w.dropped_reported = atomic_load(&churn_dropped_events);
+    /* Numbers taken before now are behind the order's next ones: their events, if they come
+       at all, are written where they come (and dropped by their epoch). */
+    memset(&order, 0, sizeof order);
+    churn_order_next(order.next);
+    atomic_store(&wake, 0);
+    atomic_store(&sleeping, 0);
 }
 
 void churn_writer_before_fork(void)

@@ -4,6 +4,13 @@
 # posix_memalign/aligned_alloc/free, every block's contents checked) and 20 on Debian's
 # python3 running a loop, each cycle under a timeout; the programs' output and exit status
 # are those of a native run and every trace is complete (EXIT of kind detach) and analyzable.
+# Every attach after the first starts the copy of libchurn the first loaded again: one copy
+# is mapped after 20 cycles, the busy program's RSS grows by less than 200 KB a cycle after
+# the first (each copy kept 4 MB when every attach loaded its own), and no free in any
+# cycle's trace is older than that trace.  On one process, attach/detach around commands of
+# attach_busy hold: each trace has exactly the commands' allocations and frees, the frees of
+# objects the previous trace allocated counted as objects from before the attach, and the
+# options of its own attach.
 # redis-server (its malloc is libjemalloc.so.2's) takes 5 cycles under redis-benchmark.
 # A C++ program that ends while attached keeps its exit status, and its trace ends with it.
 # --epoch-signal begins an epoch per signal while attached, and the detach puts the
@@ -78,6 +85,11 @@ cycles() {
         [ $((t3 - t2)) -le "$slowest" ] || slowest=$((t3 - t2))
         grep -q "^churn: attached to $PID " "$WORK/$name.$i.attach" ||
             fail "$name: attach $i did not say so: $(cat "$WORK/$name.$i.attach")"
+        if [ "$i" -gt 1 ]; then
+            grep -q "libchurn loaded by an earlier attach started again" "$WORK/$name.$i.attach" ||
+                fail "$name: attach $i loaded another copy of libchurn: $(cat "$WORK/$name.$i.attach")"
+        fi
+        awk '/^VmRSS:/ {print $2}' "/proc/$PID/status" >>"$WORK/$name.rss"
         grep -q "^churn: detached from $PID; trace in $WORK/$name.$i.zst" "$WORK/$name.$i.detach" ||
             fail "$name: detach $i did not name the trace: $(cat "$WORK/$name.$i.detach")"
         analyze "$WORK/$name.$i.zst" "$WORK/$name.$i.json"
@@ -90,6 +102,13 @@ expect(sys.argv[2] + ": attached", field(r, "metadata", "attached"), True)
 if field(r, "totals", "allocs") == 0 or field(r, "totals", "frees") == 0:
     fail(sys.argv[2] + ": nothing traced: %r" % field(r, "totals"))
 expect(sys.argv[2] + ": dropped", field(r, "totals", "dropped_events"), 0)
+# A free is matched with an allocation of this trace only: none is older than the trace (a
+# live map kept from the cycle before would give them the ages of its objects).
+span = field(r, "metadata", "last_epoch") - field(r, "metadata", "first_epoch")
+for bucket, n in field(r, "lifetime").items():
+    low = 0 if bucket == "same" else None if bucket == "never" else int(bucket.split("-")[0].rstrip("+"))
+    if n and low is not None and low > span:
+        fail("%s: %d frees of age %s epochs, in a trace of %d" % (sys.argv[2], n, bucket, span))
 EOF
     done
     echo "$slowest" >"$WORK/$name.slowest"
@@ -106,12 +125,19 @@ rss0=$(awk '/^VmRSS:/ {print $2}' "/proc/$PID/status")
 cycles busy
 rss1=$(awk '/^VmRSS:/ {print $2}' "/proc/$PID/status")
 maps1=$(wc -l <"/proc/$PID/maps")
+copies=$(awk '$6 ~ /libchurn\.attach\./ {print $6}' "/proc/$PID/maps" | sort -u | wc -l)
+# The program's own heap still grows in its first seconds (natively too, 15.5 to 17.9 MB in
+# its first 10 s): the growth is counted from the fifth cycle.
+rss_first=$(sed -n 5p "$WORK/busy.rss")
 finish
 [ "$STATUS" -eq 0 ] || fail "attach_busy exited with status $STATUS after $CYCLES attach/detach cycles: $(tail -n 1 "$WORK/busy.err")"
 [ "$(tail -n 1 "$WORK/busy.out")" = "$(tail -n 1 "$WORK/native.out")" ] ||
     fail "attach_busy's checksum changed: '$(tail -n 1 "$WORK/busy.out")', natively '$(tail -n 1 "$WORK/native.out")'"
 [ ! -s "$WORK/busy.err" ] || fail "attach_busy wrote to stderr: $(head -n 1 "$WORK/busy.err")"
-echo "busy: $CYCLES cycles in $(( ($(now_ms) - t_busy) / 1000 )) s, slowest attach or detach $(cat "$WORK/busy.slowest") ms, checksum unchanged; RSS ${rss0} kB before, ${rss1} kB after, $maps1 mappings"
+echo "busy: $CYCLES cycles in $(( ($(now_ms) - t_busy) / 1000 )) s, slowest attach or detach $(cat "$WORK/busy.slowest") ms, checksum unchanged; RSS ${rss0} kB before, ${rss_first} kB after the fifth cycle, ${rss1} kB after the last ($(( (rss1 - rss_first) / (CYCLES - 5) )) kB a cycle; after each: $(tr '\n' ' ' <"$WORK/busy.rss")), $maps1 mappings, $copies copy of libchurn"
+[ "$copies" -eq 1 ] || fail "busy: $copies copies of libchurn mapped after $CYCLES cycles, expected 1"
+[ $((rss1 - rss_first)) -lt $((200 * (CYCLES - 5))) ] ||
+    fail "busy: RSS grew from ${rss_first} kB after the fifth cycle to ${rss1} kB after $CYCLES, 200 kB a cycle or more"
 
 # ---- python3 running a loop (a thread waits for the end of stdin) ----
 t_python=$(now_ms)
@@ -162,6 +188,8 @@ while [ "$i" -lt 5 ]; do
     sleep 0.3
     timeout 60 "$CHURN" detach "$PID" 2>"$WORK/redis.$i.detach" ||
         { kill $bench $rpid; fail "redis: detach $i: $(tail -n 1 "$WORK/redis.$i.detach")"; }
+    [ "$i" -eq 1 ] || grep -q "loaded by an earlier attach started again" "$WORK/redis.$i.attach" ||
+        { kill $bench $rpid; fail "redis: attach $i loaded another copy: $(cat "$WORK/redis.$i.attach")"; }
     analyze "$WORK/redis.$i.zst" "$WORK/redis.$i.json"
     check "$WORK/redis.$i.json" "redis cycle $i" <<'EOF'
 import sys
@@ -181,6 +209,85 @@ STATUS=0
 wait $rpid || STATUS=$?
 [ "$STATUS" -eq 0 ] || fail "redis-server exited with status $STATUS after 5 attach/detach cycles"
 echo "redis-server: 5 cycles under redis-benchmark, allocator jemalloc, answers and shuts down cleanly"
+
+# ---- one copy, several traces: exact counts across attaches ----
+# attach_busy hold allocates and frees only on command ("ok" after each), so each trace holds
+# exactly what the commands between its attach and detach did.
+start hold "$WORK/attach_busy" hold
+oks=0
+tell() { # tell LINE: sent, and its "ok" waited for; "USR1" sends the signal instead
+    if [ "$1" = USR1 ]; then
+        kill -USR1 "$PID"
+        sleep 0.1
+        return
+    fi
+    echo "$1" >&3
+    oks=$((oks + 1))
+    n=0
+    while [ "$(grep -c '^ok$' "$WORK/hold.out")" -lt "$oks" ]; do
+        n=$((n + 1))
+        [ "$n" -lt 600 ] || fail "attach_busy hold did not answer \"$1\""
+        sleep 0.05
+    done
+}
+held() { # held NAME [ATTACH OPTIONS...] -- COMMANDS...: one trace around the commands
+    hname=$1
+    shift
+    hopts=
+    while [ "$1" != -- ]; do
+        hopts="$hopts $1"
+        shift
+    done
+    shift
+    # shellcheck disable=SC2086
+    timeout 60 "$CHURN" attach -o "$WORK/$hname.zst" $hopts "$PID" 2>"$WORK/$hname.attach" ||
+        fail "$hname: attach: $(tail -n 1 "$WORK/$hname.attach")"
+    for c in "$@"; do
+        tell "$c"
+    done
+    timeout 60 "$CHURN" detach "$PID" 2>"$WORK/$hname.detach" ||
+        fail "$hname: detach: $(tail -n 1 "$WORK/$hname.detach")"
+    analyze "$WORK/$hname.zst" "$WORK/$hname.json"
+}
+held hold1 -- "alloc 100"
+held hold2 --epoch-signal USR1 -- "free" USR1 "alloc 300"
+held hold3 --sample-stacks 4 -- "free" "alloc 40" "free"
+held hold4 --events=0 -- "alloc 50" "free" "alloc 20"
+[ $(( (0x$(awk '/^SigCgt:/ {print $2}' "/proc/$PID/status") >> 9) & 1 )) -eq 0 ] ||
+    fail "SIGUSR1 is still caught after the detach of the second trace of one copy"
+finish
+[ "$STATUS" -eq 0 ] || fail "attach_busy hold exited with status $STATUS"
+grep -q "libchurn loaded)" "$WORK/hold1.attach" || fail "hold1: $(cat "$WORK/hold1.attach")"
+for h in hold2 hold3 hold4; do
+    grep -q "loaded by an earlier attach started again" "$WORK/$h.attach" ||
+        fail "$h: a copy of libchurn loaded again: $(cat "$WORK/$h.attach")"
+done
+check "$WORK/hold1.json" "$WORK/hold2.json" "$WORK/hold3.json" "$WORK/hold4.json" <<'EOF'
+import sys
+from churncheck import load, field, expect, fail
+# allocs, frees of objects of the trace, frees of objects from before it, live at the detach
+want = [(100, 0, 0, 100), (300, 0, 100, 300), (40, 40, 300, 0), (70, 50, 0, 20)]
+first = []
+for path, (allocs, frees, unknown, live) in zip(sys.argv[1:], want):
+    r = load(path)
+    name = path.rsplit("/", 1)[-1]
+    got = (field(r, "totals", "allocs"), field(r, "totals", "frees"),
+           field(r, "totals", "unknown_frees"), field(r, "leaked_at_exit", "count"))
+    expect(name + ": allocs, frees, frees from before the attach, live", got,
+           (allocs, frees, unknown, live))
+    expect(name + ": exit", field(r, "metadata", "exit", "how"), "detach")
+    first.append((field(r, "metadata", "first_epoch"), field(r, "metadata", "last_epoch")))
+# one epoch begun by the one signal of hold2's --epoch-signal, none in the others
+expect("epochs of each trace", [b - a for a, b in first], [0, 1, 0, 0])
+expect("hold3: its own --sample-stacks", field(load(sys.argv[3]), "metadata", "stack_sample"), 4)
+expect("hold2: the default stack sampling", field(load(sys.argv[2]), "metadata", "stack_sample"), 1)
+expect("hold4: --events=0", field(load(sys.argv[4]), "metadata", "events"), False)
+# each trace's epochs come after the one before's
+for (a, b), (c, d) in zip(first, first[1:]):
+    if c <= b:
+        fail("a trace starts at epoch %d, the one before ended at %d" % (c, b))
+print("hold: 4 traces of one copy, exact counts, epochs %r" % first)
+EOF
 
 # ---- growth at a known rate: 1,000 bytes leaked per call of tick() ----
 start leak "$WORK/attach_busy" leak 20 60

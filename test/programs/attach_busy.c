@@ -12,9 +12,14 @@
  *                              tick(), leaks 1,000 bytes (10 blocks of 100), frees 50 blocks
  *                              it allocates, sleeps MS ms; prints "done" and exits when stdin
  *                              ends.
+ *   attach_busy hold           a line at a time from stdin: "alloc N" allocates N blocks of
+ *                              100 bytes and keeps them, "free" frees every block kept; "ok"
+ *                              on stdout after each; exits 0 when stdin ends.  Nothing else
+ *                              allocates after its first line, so a trace of an attach
+ *                              around commands holds exactly their allocations and frees.
  *
- * Both write their pid to stdout first and wait for a line on stdin ("go"), so the test can
- * attach before the measured part.
+ * All write their pid to stdout first; busy and leak then wait for a line on stdin ("go"),
+ * so the test can attach before the measured part.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -212,6 +217,25 @@ int main(int argc, char **argv)
         wait_eof();
         return 0;
     }
-    fprintf(stderr, "usage: attach_busy busy SECONDS | leak MS N\n");
+    if (argc == 2 && !strcmp(argv[1], "hold")) {
+        static void *kept[1 << 16];
+        size_t nkept = 0;
+        char line[64];
+        printf("%d\n", (int)getpid());
+        fflush(stdout);
+        while (fgets(line, sizeof line, stdin)) {
+            long n;
+            if (sscanf(line, "alloc %ld", &n) == 1)
+                for (long j = 0; j < n && nkept < sizeof kept / sizeof *kept; j++)
+                    kept[nkept++] = used(malloc(100));
+            else if (!strcmp(line, "free\n"))
+                while (nkept)
+                    free(kept[--nkept]);
+            printf("ok\n");
+            fflush(stdout);
+        }
+        return 0;
+    }
+    fprintf(stderr, "usage: attach_busy busy ROUNDS | leak MS N | hold\n");
     return 2;
 }
