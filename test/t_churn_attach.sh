@@ -253,20 +253,42 @@ held hold1 -- "alloc 100"
 held hold2 --epoch-signal USR1 -- "free" USR1 "alloc 300"
 held hold3 --sample-stacks 4 -- "free" "alloc 40" "free"
 held hold4 --events=0 -- "alloc 50" "free" "alloc 20"
+# A copy whose last trace did not finish says so and a fresh one is loaded: the copy's state
+# is set to that (3) through /proc/PID/mem, as a detach whose writer did not stop leaves it.
+state_at=$(nm -D --defined-only "$SHIM" | awk '$3 == "churn_attach_state" {print $1}')
+[ -n "$state_at" ] || fail "libchurn.so exports no churn_attach_state"
+python3 - "$PID" "$state_at" <<'EOF' || fail "cannot mark the copy as unfinished"
+import sys
+pid, off = int(sys.argv[1]), int(sys.argv[2], 16)
+base = [int(l.split("-")[0], 16) for l in open("/proc/%d/maps" % pid)
+        if "/libchurn.attach." in l and l.split()[2] == "00000000"]
+assert len(base) == 1, base
+with open("/proc/%d/mem" % pid, "r+b", buffering=0) as mem:
+    mem.seek(base[0] + off)
+    mem.write((3).to_bytes(4, "little"))
+EOF
+held hold5 -- "alloc 10"
+held hold6 -- "free"
+copies=$(awk '$6 ~ /libchurn\.attach\./ {print $6}' "/proc/$PID/maps" | sort -u | wc -l)
+[ "$copies" -eq 2 ] || fail "hold: $copies copies of libchurn mapped after one that could not start again, expected 2"
 [ $(( (0x$(awk '/^SigCgt:/ {print $2}' "/proc/$PID/status") >> 9) & 1 )) -eq 0 ] ||
     fail "SIGUSR1 is still caught after the detach of the second trace of one copy"
 finish
 [ "$STATUS" -eq 0 ] || fail "attach_busy hold exited with status $STATUS"
-grep -q "libchurn loaded)" "$WORK/hold1.attach" || fail "hold1: $(cat "$WORK/hold1.attach")"
-for h in hold2 hold3 hold4; do
+for h in hold1 hold5; do
+    grep -q "libchurn loaded)" "$WORK/$h.attach" || fail "$h: $(cat "$WORK/$h.attach")"
+done
+for h in hold2 hold3 hold4 hold6; do
     grep -q "loaded by an earlier attach started again" "$WORK/$h.attach" ||
         fail "$h: a copy of libchurn loaded again: $(cat "$WORK/$h.attach")"
 done
-check "$WORK/hold1.json" "$WORK/hold2.json" "$WORK/hold3.json" "$WORK/hold4.json" <<'EOF'
+check "$WORK/hold1.json" "$WORK/hold2.json" "$WORK/hold3.json" "$WORK/hold4.json" \
+    "$WORK/hold5.json" "$WORK/hold6.json" <<'EOF'
 import sys
 from churncheck import load, field, expect, fail
 # allocs, frees of objects of the trace, frees of objects from before it, live at the detach
-want = [(100, 0, 0, 100), (300, 0, 100, 300), (40, 40, 300, 0), (70, 50, 0, 20)]
+want = [(100, 0, 0, 100), (300, 0, 100, 300), (40, 40, 300, 0), (70, 50, 0, 20),
+        (10, 0, 0, 10), (0, 0, 30, 0)]
 first = []
 for path, (allocs, frees, unknown, live) in zip(sys.argv[1:], want):
     r = load(path)
@@ -278,15 +300,17 @@ for path, (allocs, frees, unknown, live) in zip(sys.argv[1:], want):
     expect(name + ": exit", field(r, "metadata", "exit", "how"), "detach")
     first.append((field(r, "metadata", "first_epoch"), field(r, "metadata", "last_epoch")))
 # one epoch begun by the one signal of hold2's --epoch-signal, none in the others
-expect("epochs of each trace", [b - a for a, b in first], [0, 1, 0, 0])
+expect("epochs of each trace", [b - a for a, b in first], [0, 1, 0, 0, 0, 0])
+expect("hold5: a fresh copy's first epoch", first[4][0], 0)
 expect("hold3: its own --sample-stacks", field(load(sys.argv[3]), "metadata", "stack_sample"), 4)
 expect("hold2: the default stack sampling", field(load(sys.argv[2]), "metadata", "stack_sample"), 1)
 expect("hold4: --events=0", field(load(sys.argv[4]), "metadata", "events"), False)
-# each trace's epochs come after the one before's
-for (a, b), (c, d) in zip(first, first[1:]):
+# each trace of one copy starts after the one before it (hold5 is another copy's first)
+for i, j in ((0, 1), (1, 2), (2, 3), (4, 5)):
+    (a, b), (c, d) = first[i], first[j]
     if c <= b:
         fail("a trace starts at epoch %d, the one before ended at %d" % (c, b))
-print("hold: 4 traces of one copy, exact counts, epochs %r" % first)
+print("hold: 6 traces of two copies, exact counts, epochs %r" % first)
 EOF
 
 # ---- growth at a known rate: 1,000 bytes leaked per call of tick() ----
