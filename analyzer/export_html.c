@@ -347,6 +347,16 @@ static void fragmentation(FILE *out, const churn_analysis *a)
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);
+    const churn_frag_row *end = &shown[2]; /* the last with books, as in the text report */
+    if (shown[0].unplaced_bytes || end->unplaced_bytes) {
+        char b2[32];
+        fprintf(out, "<p>Of live, %s (first) and %s (last) were carried in without addresses "
+                     "(a forked child's copies of its parent's objects, or those of segments "
+                     "the ring overwrote): no span is placed for them, so their slack and "
+                     "pinning are in the residual.</p>\n",
+                human((double)shown[0].unplaced_bytes, "B", b, sizeof b),
+                human((double)end->unplaced_bytes, "B", b2, sizeof b2));
+    }
 }
 
 static void header(FILE *out, const churn_analysis *a, const churn_report_options *o)

@@ -431,11 +431,11 @@ static void stale_books_warning(const churn_fragmentation *f, const churn_analys
     if (rss)
         churn_warn(a->warn,
                    "RSS reading older than the epoch's end at %llu epoch(s) (first: epoch %llu, "
-                   "RSS %llu bytes, the live set's spans %llu): read up to 1 ms before the "
+                   "RSS %llu bytes, what the live set occupies %llu): read up to 1 ms before the "
                    "epoch ended, while the heap grew (or pages the epoch allocated were not "
                    "touched yet); those epochs show no outside-the-heap figure", (unsigned long long)rss, (unsigned long long)first_rss.epoch,
                    (unsigned long long)first_rss.rss_bytes,
-                   (unsigned long long)first_rss.span_bytes);
+                   (unsigned long long)(first_rss.span_bytes + first_rss.unplaced_bytes));
     if (untouched)
         churn_warn(a->warn,
                    "RSS below the heap at %llu epoch(s) by more than the epoch allocated "

@@ -16,6 +16,9 @@ pid=$(sed -n 's/^child //p' "$WORK/fork.out")
 [ -n "$pid" ] && [ -f "$WORK/fork/t.$pid.zst" ] || fail "the child wrote no trace: $(ls "$WORK/fork" | tr '\n' ' ')"
 analyze "$WORK/fork/t.$pid.zst" "$WORK/child.json"
 "$ANALYZE" "$WORK/fork/t.$pid.zst" >"$WORK/child.txt" 2>&1 || fail "the child's text report failed"
+"$ANALYZE" --html "$WORK/fork/t.$pid.zst" -o "$WORK/child.html" >/dev/null 2>&1 || fail "the child's page failed"
+grep -q "were carried in without addresses" "$WORK/child.html" ||
+    fail "the child's page does not say what of live was carried in"
 
 CHURN_RING_MB=2 traced "$WORK/ring.zst" "$WORK/ring.out" "$WORK/carried_heap" ring
 analyze "$WORK/ring.zst" "$WORK/ring.json"
