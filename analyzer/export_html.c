@@ -521,8 +521,9 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         else if (fn->name)
             snprintf(name, sizeof name, "%s (%s)", fn->name, module);
         else /* an offset into the file, named as the stacks' frames name it */
-            snprintf(name, sizeof name, "%s+0x%llx", fn->module ? fn->module : "?",
-                     (unsigned long long)fn->offset);
+            snprintf(name, sizeof name, "%s+0x%llx%s%s%s", fn->module ? fn->module : "?",
+                     (unsigned long long)fn->offset, fn->caller ? " (called from " : "",
+                     fn->caller ? fn->caller : "", fn->caller ? ")" : "");
         text(out, name);
         if (fn->via) {
             fputs(" via ", out);

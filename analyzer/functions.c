@@ -235,8 +235,35 @@ void churn_functions_free(churn_functions *f)
     memset(f, 0, sizeof *f);
 }
 
+/* The first named frame outward of fn's own in the stack (outside the C library), or NULL. */
+static const char *named_caller(churn_functions *f, const churn_function *fn, uint64_t stack)
+{
+    size_t depth;
+    const uint64_t *ips = churn_stack_defs_get(f->stacks, stack, &depth);
+    uint64_t generation = churn_stack_defs_generation(f->stacks, stack);
+    churn_frame frames[INLINE_MAX];
+    int past = 0;
+    for (size_t i = 0; ips && i < depth; i++) {
+        size_t n = churn_symbolizer_resolve(f->sym, ips[i], 1, generation, frames, INLINE_MAX);
+        for (size_t j = 0; j < n; j++) {
+            if (past && frames[j].function && !in_libc(frames[j].module))
+                return frames[j].function;
+            if (!frames[j].function && frames[j].module && frames[j].entry == fn->offset &&
+                same_module(frames[j].module, fn->module))
+                past = 1;
+        }
+    }
+    return NULL;
+}
+
 void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended)
 {
+    /* each unnamed function's callsite that grew most, else allocated most */
+    struct pick {
+        uint64_t stack;
+        int grew;
+        double by;
+    } *best = churn_xcalloc(f->count + 1, sizeof *best);
     for (size_t i = 0; i < g->count; i++) {
         const churn_callsite *s = &g->sites[i];
         if (!s->parent)
@@ -254,7 +281,17 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended
         fn->alloc_bytes += s->alloc_bytes;
         fn->free_bytes += s->free_bytes;
         fn->temporary += s->temporary;
+        struct pick *b = &best[fn - f->fns];
+        double slope = churn_fit_slope(&s->bytes_fit);
+        struct pick p = {s->stack, slope > 0, slope > 0 ? slope : (double)s->alloc_bytes};
+        if (!fn->name && fn->module &&
+            (!b->stack || p.grew > b->grew || (p.grew == b->grew && p.by > b->by)))
+            *b = p;
     }
+    for (size_t i = 0; i < f->count; i++)
+        if (best[i].stack)
+            f->fns[i].caller = named_caller(f, &f->fns[i], best[i].stack);
+    free(best);
 }
 
 /* The order of churn_functions_classes: nonzero when class a comes before class b. */

@@ -26,6 +26,9 @@ typedef struct churn_function {
     const char *via;    /* the allocation wrapper one of its stacks called (functions.c), or
                            NULL: none did */
     int via_others;     /* other stacks called another wrapper, or none */
+    /* Without a name: the first named function outward in its callsite that grew most (else
+       allocated most), so that a stripped library's row says what reached it; or NULL. */
+    const char *caller;
     const char *type;   /* the C++ type its callsites construct most (by allocations), or NULL */
     uint64_t type_allocs;
     uint64_t allocs, frees, alloc_bytes, free_bytes; /* sums of the callsites' */

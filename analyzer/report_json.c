@@ -401,6 +401,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         retention_classes(out, fn);
         nullable_string(out, "via", fn->via);
         fprintf(out, "\"via_others\": %s, ", fn->via_others ? "true" : "false");
+        nullable_string(out, "called_from", fn->caller);
         type_field(out, fn->type);
         temporary_field(out, a, fn->temporary);
         fputs("\"pinned_bytes\": ", out);

@@ -360,6 +360,8 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         else /* an offset into the file, named as the stacks' frames name it */
             fprintf(out, "  #%zu %s+0x%llx", i + 1, fn->module ? fn->module : "?",
                     (unsigned long long)fn->offset);
+        if (fn->caller)
+            fprintf(out, " (called from %s)", fn->caller);
         if (fn->via)
             fprintf(out, " via %s%s", fn->via, fn->via_others ? " and others" : "");
         fprintf(out, ": %sB/epoch (%s objects/epoch, r2 %.2f), live %lld objects (%sB), "

@@ -199,9 +199,10 @@ PY
 USE_ZEND_ALLOC=0 CHURN_EPOCH_AT=zend_memory_usage run_both php php test/programs/grow.php 200
 analyze "$WORK/php.zst" "$WORK/php.json"
 # php8.2 run as php: a named row says "execute_ex (php [php8.2])", an unnamed one is the
-# offset into the file, as its frames are
+# offset into the file, as its frames are, and says the named function that reached it
+# (str_repeat's zend_string, from the VM's execute_ex)
 "$ANALYZE" "$WORK/php.zst" >"$WORK/php.txt" 2>&1 || fail "churn-analyze failed on php's trace"
-grep -q "^  #1 php8.2+0x[0-9a-f]* via _safe_femalloc: " "$WORK/php.txt" ||
+grep -q "^  #1 php8.2+0x[0-9a-f]* (called from execute_ex) via _safe_femalloc: " "$WORK/php.txt" ||
     fail "php: the first row is not the offset into php8.2: $(grep -m1 '^  #1 ' "$WORK/php.txt")"
 USE_ZEND_ALLOC=0 valgrind php test/programs/grow.php 200 >"$WORK/php-vg.out" 2>"$WORK/php-vg.err" ||
     fail "php under valgrind failed"

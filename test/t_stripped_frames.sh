@@ -141,8 +141,14 @@ expect("%s: the top function row and its via" % name, (top["function"], top["via
 rows = [f["function"] for f in field(report, "functions")]
 if frames[0] in rows:
     fail("%s: the wrapper %s is still a function row" % (name, frames[0]))
-print("%s: the kept strings' row is %s via %s (%d stacks), the wrapper no row" %
-      (name, top["function"], top["via"], top["stacks"]))
+# the unnamed row says what reached it: the kept strings' first named frame outward
+named = [f.split(" (")[0] for f in g[0]["stack"][2:] if "+0x" not in f.split(" (")[0]]
+expect("%s: the top row's caller, the strings' first named frame" % name, top["called_from"],
+       named[0] if named else None)
+if name == "ruby":  # ("x" * 1000): String#*
+    expect("ruby: the top row's caller", top["called_from"], "rb_str_times")
+print("%s: the kept strings' row is %s (called from %s) via %s (%d stacks), the wrapper no row" %
+      (name, top["function"], top["called_from"], top["via"], top["stacks"]))
 PY
 }
 
