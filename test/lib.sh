@@ -106,6 +106,25 @@ http_serve() {
     echo $status >"$WORK/$name.status"
 }
 
+# serve_like_native WHAT ANSWERS: the test's own serve NAME PREFIX... (its server under
+# http_serve) natively, then three times under `churn run` into t1.zst .. t3.zst: each exits 0
+# and answers as natively, whose answers match the grep pattern ANSWERS.  The web server
+# tests' runs (t_nginx.sh, t_lighttpd.sh).
+serve_like_native() {
+    what=$1 answers=$2
+    serve native
+    [ "$(cat "$WORK/native.status")" = 0 ] || fail "native $what exited with status $(cat "$WORK/native.status")"
+    grep -q "$answers" "$WORK/native.load" || fail "native $what answered $(cat "$WORK/native.load")"
+    for run in 1 2 3; do
+        rm -f "$WORK"/t$run.*
+        serve churn$run "$ROOT/build/churn" run -o "$WORK/t$run.zst"
+        [ "$(cat "$WORK/churn$run.status")" = 0 ] ||
+            fail "run $run: $what under churn run exited with status $(cat "$WORK/churn$run.status"): $(tail -n 1 "$WORK/churn$run.err")"
+        cmp -s "$WORK/native.load" "$WORK/churn$run.load" ||
+            fail "run $run: $what answered differently under churn run: $(cat "$WORK/churn$run.load")"
+    done
+}
+
 build_cxx() {
     name=$1
     src=$2

@@ -35,17 +35,7 @@ serve() {
     http_serve "$name" "$WORK/lighttpd.pid" INT "300 3 /nope" "$@" lighttpd -D -f "$WORK/lighttpd.conf"
 }
 
-serve native
-[ "$(cat "$WORK/native.status")" = 0 ] || fail "native lighttpd exited with status $(cat "$WORK/native.status")"
-grep -q '^\[(200, 200), (404, 100)\]' "$WORK/native.load" || fail "native lighttpd answered $(cat "$WORK/native.load")"
-for run in 1 2 3; do
-    rm -f "$WORK"/t$run.*
-    serve churn$run "$ROOT/build/churn" run -o "$WORK/t$run.zst"
-    [ "$(cat "$WORK/churn$run.status")" = 0 ] ||
-        fail "run $run: lighttpd under churn run exited with status $(cat "$WORK/churn$run.status")"
-    cmp -s "$WORK/native.load" "$WORK/churn$run.load" ||
-        fail "run $run: lighttpd answered differently under churn run: $(cat "$WORK/churn$run.load")"
-done
+serve_like_native lighttpd '^\[(200, 200), (404, 100)\]'
 analyze "$WORK/t1.zst" "$WORK/t1.json"
 serve valgrind valgrind --run-libc-freeres=no --run-cxx-freeres=no
 cmp -s "$WORK/native.load" "$WORK/valgrind.load" || fail "lighttpd answered differently under valgrind"

@@ -51,17 +51,7 @@ serve() {
     http_serve "$name" "$WORK/nginx.pid" QUIT "200 2 /e" "$@" nginx -c "$WORK/nginx.conf" -p "$WORK"
 }
 
-serve native
-[ "$(cat "$WORK/native.status")" = 0 ] || fail "native nginx exited with status $(cat "$WORK/native.status")"
-grep -q '^\[(200, 200)\]' "$WORK/native.load" || fail "native nginx answered $(cat "$WORK/native.load")"
-for run in 1 2 3; do
-    rm -f "$WORK"/t$run.*
-    serve churn$run "$ROOT/build/churn" run -o "$WORK/t$run.zst"
-    [ "$(cat "$WORK/churn$run.status")" = 0 ] ||
-        fail "run $run: nginx under churn run exited with status $(cat "$WORK/churn$run.status"): $(tail -n 1 "$WORK/churn$run.err")"
-    cmp -s "$WORK/native.load" "$WORK/churn$run.load" ||
-        fail "run $run: nginx answered differently under churn run: $(cat "$WORK/churn$run.load")"
-done
+serve_like_native nginx '^\[(200, 200)\]'
 "$ANALYZE" --tree --json "$WORK/t1.index" >"$WORK/tree.json" 2>"$WORK/tree.err" ||
     fail "churn-analyze --tree failed: $(tail -n 1 "$WORK/tree.err")"
 "$ANALYZE" --tree "$WORK/t1.index" >"$WORK/tree.txt" 2>&1 || fail "churn-analyze --tree (text) failed"
