@@ -25,15 +25,17 @@ drive() {
         tail -n 5 "$WORK/$name.log" 2>/dev/null || true
         fail "workerd ($name): $(tail -n 1 "$WORK/$name.err")"
     fi
-    check "$WORK/$name.json" "$SUBREQUESTS" "$PER_REQUEST" <<'PY'
+    check "$WORK/$name.json" "$SUBREQUESTS" "$PER_REQUEST" "$name" <<'PY'
 import sys
 from churncheck import *
 summary = load(sys.argv[1])
-total, per = int(sys.argv[2]), int(sys.argv[3])
+total, per, name = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 expect("subrequests served", field(summary, "subrequests"), total)
 expect("requests answered", field(summary, "requests"), -(-total // per))
 ended = field(summary, "workerd_exit")
-expect("workerd exit status after SIGTERM", field(ended, "status"), "exit 0")
+if ended["status"] != "exit 0":
+    fail("workerd (%s) exit status after SIGTERM: got %r, expected 'exit 0'; its log ends: %s"
+         % (name, ended["status"], " | ".join(ended.get("log_tail", []))))
 expect("workerd needed SIGKILL", field(ended, "sigkill"), False)
 PY
 }

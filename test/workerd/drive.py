@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 MAX_PER_REQUEST = 10000          # main.js refuses larger n
 MAX_TOTAL = 1000000              # keeps any run bounded in count
 RSS_SAMPLES = 10                 # RSS is also read at this many evenly spaced points
+LOG_TAIL = 12                    # lines of workerd's log kept when it ends badly
 
 
 def die(message):
@@ -285,6 +286,10 @@ def main():
         ended = stop(proc, args.stop_timeout)
         log.close()
     ended["status"] = describe_status(ended["returncode"])
+    if ended["returncode"] != 0:
+        # what workerd said last: a V8 fatal error or KJ's crash report names the cause
+        with open(log_path, errors="replace") as f:
+            ended["log_tail"] = f.read().splitlines()[-LOG_TAIL:]
     summary["workerd_exit"] = ended
     summary["ok"] = error is None
     if error:

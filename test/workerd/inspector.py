@@ -20,6 +20,20 @@ def _recv_exact(sock, n):
     return buf
 
 
+def _recv_frame(sock):
+    """One frame as (first byte, payload), or None where the server closed the connection."""
+    first = sock.recv(1)
+    if not first:
+        return None
+    b0, b1 = first[0], _recv_exact(sock, 1)[0]
+    n = b1 & 0x7F
+    if n == 126:
+        n = struct.unpack(">H", _recv_exact(sock, 2))[0]
+    elif n == 127:
+        n = struct.unpack(">Q", _recv_exact(sock, 8))[0]
+    return b0, _recv_exact(sock, n)
+
+
 class Target:
     def __init__(self, host, port, name, timeout):
         self.sock = socket.create_connection((host, port), timeout=timeout)
@@ -35,34 +49,41 @@ class Target:
         self.next_id = 1
 
     def close(self):
-        self.sock.close()
+        """The closing handshake, then the server's end of the connection: workerd's
+        inspector thread holds a reference to the worker's isolate until its request is over,
+        and a SIGTERM while it still does races workerd's V8::Dispose on the main thread (V8
+        traps in IsolateGroup::TearDownOncePerProcess).  Seeing the server close the
+        connection says the request is over and that reference gone."""
+        try:
+            self._send(struct.pack(">H", 1000), opcode=0x8)
+            while _recv_frame(self.sock) is not None:
+                pass
+        except OSError:
+            pass
+        finally:
+            self.sock.close()
 
-    def _send(self, text):
-        data = text.encode()
+    def _send(self, data, opcode=0x1):
+        if isinstance(data, str):
+            data = data.encode()
         mask = os.urandom(4)
         n = len(data)
         if n < 126:
-            head = struct.pack(">BB", 0x81, 0x80 | n)
+            head = struct.pack(">BB", 0x80 | opcode, 0x80 | n)
         elif n < 65536:
-            head = struct.pack(">BBH", 0x81, 0x80 | 126, n)
+            head = struct.pack(">BBH", 0x80 | opcode, 0x80 | 126, n)
         else:
-            head = struct.pack(">BBQ", 0x81, 0x80 | 127, n)
+            head = struct.pack(">BBQ", 0x80 | opcode, 0x80 | 127, n)
         self.sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
 
     def _recv(self):
         message = b""
         while True:
-            b0, b1 = _recv_exact(self.sock, 2)
-            n = b1 & 0x7F
-            if n == 126:
-                n = struct.unpack(">H", _recv_exact(self.sock, 2))[0]
-            elif n == 127:
-                n = struct.unpack(">Q", _recv_exact(self.sock, 8))[0]
-            payload = _recv_exact(self.sock, n)
-            if b0 & 0x0F == 8:
+            frame = _recv_frame(self.sock)
+            if frame is None or frame[0] & 0x0F == 8:
                 raise OSError("inspector closed the connection")
-            message += payload
-            if b0 & 0x80:
+            message += frame[1]
+            if frame[0] & 0x80:
                 return json.loads(message.decode())
 
     def call(self, method, params=None):
