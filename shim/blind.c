@@ -3,7 +3,11 @@
  * know (its own on mmap, one in a stripped executable) grows RSS while the trace shows nothing.
  * Twice a second the writer compares the growth of the process's anonymous resident memory
  * (/proc/self/smaps_rollup) since a baseline taken once the program runs with the growth of
- * what explains it: the traced heap's high-water mark and libchurn's own memory.  When what is
+ * what explains it: the traced heap's high-water mark, the pages of objects already live at
+ * the baseline that were not resident yet (a buffer allocated at start and filled later:
+ * mincore), and libchurn's own memory.  Under CHURN_SAMPLE_BYTES the live heap is the
+ * sampled objects' weighted sum, the analyzer's estimate, and four of its standard errors
+ * are taken as explained too.  When what is
  * left grows three samples running and is over UNTRACED_MIN and over the traced growth,
  * stderr says so once, with the anonymous mappings that grew most (from /proc/self/smaps) and
  * the likely culprit: a loaded object that calls mmap and has the most allocator-like names.
@@ -63,7 +67,7 @@ static uint64_t own_next_ns;
 static struct {
     int started;
     uint64_t next_ns, base_ns;
-    uint64_t base_anon, base_own, base_live, live_peak, last_untraced;
+    uint64_t base_anon, base_own, base_live, base_untouched, live_peak, last_untraced;
     int rising;
     int fd;                 /* smaps_rollup, kept open (a high descriptor of ours) */
     size_t nbase;
@@ -491,6 +495,62 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
     atomic_store(&warned, 1);
 }
 
+/* ---- the traced heap, as the check needs it ---- */
+
+typedef struct {
+    uint64_t untouched;     /* bytes of whole pages inside live objects not resident */
+    double weighted, variance;
+} heap_walk;
+
+/* Pages of [lo, hi) that are not resident, by mincore a stack buffer at a time.  A range the
+   program unmapped since (the live map lags its frees) counts as resident: nothing to add. */
+static uint64_t untouched(uintptr_t lo, uintptr_t hi, uintptr_t page)
+{
+    unsigned char vec[1024];
+    uint64_t absent = 0;
+    while (lo < hi) {
+        size_t pages = (hi - lo) / page;
+        if (pages > sizeof vec)
+            pages = sizeof vec;
+        if (!syscall(SYS_mincore, lo, pages * page, vec))
+            for (size_t i = 0; i < pages; i++)
+                absent += !(vec[i] & 1);
+        lo += pages * page;
+    }
+    return absent * page;
+}
+
+static void each_live(uintptr_t addr, const churn_live *v, void *ctx)
+{
+    heap_walk *h = ctx;
+    if (h->untouched != UINT64_MAX) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t lo = (addr + page - 1) & ~(page - 1), hi = (addr + v->size) & ~(page - 1);
+        if (hi > lo)
+            h->untouched += untouched(lo, hi, page);
+    }
+    if (churn_opt.sample_bytes) {
+        double var, w = churn_sample_weight(v->size, &var);
+        h->weighted += w * (double)v->size;
+        h->variance += var;
+    }
+}
+
+/* sqrt by Newton's method: libm is not a dependency of the shim. */
+static double root(double x)
+{
+    if (x <= 0.0)
+        return 0.0;
+    double r = x > 1.0 ? x : 1.0;
+    for (int i = 0; i < 200; i++) {
+        double next = 0.5 * (r + x / r);
+        if (next >= r)
+            break;
+        r = next;
+    }
+    return r;
+}
+
 void churn_blind_check(uint64_t now, uint64_t live_bytes)
 {
     if (now >= own_next_ns) {
@@ -501,6 +561,17 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
     if (now < b.next_ns)
         return;
     b.next_ns = now + SAMPLE_NS;
+    /* Sampled, the live map holds the sampled objects only: the writer's sum of their sizes
+       is a fraction of the heap.  Their weighted sum estimates it (a few thousand objects at
+       the sampling rates that pay, walked twice a second). */
+    heap_walk h = {.untouched = b.started ? UINT64_MAX : 0};
+    if (!b.started || churn_opt.sample_bytes)
+        churn_livemap_each(each_live, &h);
+    uint64_t margin = 0;
+    if (churn_opt.sample_bytes) {
+        live_bytes = (uint64_t)h.weighted;
+        margin = (uint64_t)(4.0 * root(h.variance));
+    }
     if (!b.started) {
         if (!churn_main_started())
             return;
@@ -511,6 +582,7 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         b.base_anon = anon_bytes();
         b.base_own = atomic_load(&own_resident);
         b.base_live = b.live_peak = live_bytes;
+        b.base_untouched = h.untouched;
         b.last_untraced = 0;
         b.rising = 0;
         b.nbase = 0;
@@ -526,7 +598,8 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         b.live_peak = live_bytes;
     uint64_t anon = anon_bytes(), own = atomic_load(&own_resident);
     uint64_t heap_growth = b.live_peak - b.base_live;
-    uint64_t explained = heap_growth + (own > b.base_own ? own - b.base_own : 0);
+    uint64_t explained = heap_growth + b.base_untouched + margin +
+                         (own > b.base_own ? own - b.base_own : 0);
     uint64_t grown = anon > b.base_anon ? anon - b.base_anon : 0;
     uint64_t untraced = grown > explained ? grown - explained : 0;
     atomic_store_explicit(&untraced_now, untraced, memory_order_relaxed);

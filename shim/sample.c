@@ -375,3 +375,38 @@ void churn_sample_after_fork_child(void)
         shared_block.credited[i] = atomic_load(&shared_block.total[i]);
     shared_block.read = atomic_load(&shared_block.hist_head);
 }
+
+/* ---- what a sampled object stands for ---- */
+
+/* e^-x for x >= 0: x = k ln 2 + r with |r| <= ln 2 / 2, e^-r from 14 terms of its series (a
+   relative error far below 1e-12), times 2^-k built in the exponent bits.  libm is not a
+   dependency of the shim. */
+static double exp_neg(double x)
+{
+    if (x > 700.0)
+        return 0.0;
+    int k = (int)(x / 0.69314718055994530942 + 0.5);
+    double r = x - (double)k * 0.69314718055994530942, term = 1.0, sum = 1.0;
+    for (int n = 1; n <= 14; n++) {
+        term *= -r / n;
+        sum += term;
+    }
+    uint64_t bits = (uint64_t)(1023 - k) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return sum * scale;
+}
+
+/* An allocation of size bytes was sampled with probability p = 1 - e^(-size/N): it stands for
+   1/p objects (the analyzer's weight, docs/analyzer.md), and *variance gets what its size
+   adds to the variance of a sum of sampled sizes weighted so, size^2 (1 - p) / p^2. */
+double churn_sample_weight(uint64_t size, double *variance)
+{
+    double q = exp_neg((double)size / (double)churn_opt.sample_bytes), p = 1.0 - q;
+    if (!size || p <= 0.0) {
+        *variance = 0.0;
+        return 1.0;
+    }
+    *variance = (double)size * (double)size * q / (p * p);
+    return 1.0 / p;
+}

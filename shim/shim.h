@@ -568,6 +568,9 @@ int churn_sample_insert(uintptr_t p);
    epoch (closing it). */
 void churn_sample_collect(uint64_t epoch, uint64_t *allocs, uint64_t *alloc_bytes,
                           uint64_t *frees);
+/* What a sampled object of size bytes stands for (1/p objects), and its part of the variance
+   of a sum of sizes weighted so. */
+double churn_sample_weight(uint64_t size, double *variance);
 void churn_sample_lock(void);   /* fork */
 void churn_sample_unlock(void);
 void churn_sample_after_fork_child(void);

@@ -6,7 +6,10 @@
  * growth comes from malloc, which libchurn traces: the detector must stay quiet.  Prints a sum
  * of the bytes so the work cannot be dropped, and the bytes it allocated.  With `fork` the
  * process forks once it has grown, and the child only waits a moment: the child's trace must
- * carry none of the parent's warning.  Built with -DENGINE_V8 it also defines a function under
+ * carry none of the parent's warning.  With `late` the same bytes come from malloc at once,
+ * before the detector's baseline, and are filled a step at a time (a buffer allocated at
+ * start and used later): traced, quiet.  With `small` each step is 2048 objects of 512 bytes
+ * from malloc, kept: traced, quiet, also when only a sample of them is recorded.  Built with -DENGINE_V8 it also defines a function under
  * the name of one of V8's collector (v8::internal::Heap::MarkCompact()), and holds the message
  * V8's heap prints when it runs out of memory, so the detector takes the pool for a JS engine's
  * own heap, by the name or (stripped) by the message.
@@ -53,20 +56,43 @@ __attribute__((noinline)) static void *pool_alloc(size_t n)
     return p;
 }
 
+#define SMALL 512
+
+/* One step's bytes as SMALL-byte objects from malloc, each filled; the first of them. */
+static char *small_objects(int fill)
+{
+    char *first = NULL;
+    for (size_t k = 0; k < POOL_STEP / SMALL; k++) {
+        char *q = malloc(SMALL);
+        if (!q)
+            return NULL;
+        memset(q, fill, SMALL);
+        first = first ? first : q;
+    }
+    return first;
+}
+
 int main(int argc, char **argv)
 {
-    int steps = 40, traced = argc > 1 && !strcmp(argv[1], "malloc");
-    int forks = argc > 1 && !strcmp(argv[1], "fork");
+    const char *mode = argc > 1 ? argv[1] : "pool";
+    int steps = 40, forks = !strcmp(mode, "fork"), late = !strcmp(mode, "late");
+    int small = !strcmp(mode, "small");
+    int traced = !strcmp(mode, "malloc") || late || small;
     pool_arena_init();
+    char *buffer = late ? malloc(steps * POOL_STEP) : NULL;
     unsigned long sum = 0;
     for (int i = 0; i < steps; i++) {
-        char *p = traced ? malloc(POOL_STEP) : pool_alloc(POOL_STEP);
+        char *p = late    ? buffer + i * POOL_STEP
+                  : small ? small_objects(i + 1)
+                  : traced ? malloc(POOL_STEP)
+                           : pool_alloc(POOL_STEP);
         if (!p) {
             fprintf(stderr, "pool exhausted\n");
             return 1;
         }
-        memset(p, i + 1, POOL_STEP);
-        sum += (unsigned char)p[POOL_STEP / 2];
+        if (!small)
+            memset(p, i + 1, POOL_STEP);
+        sum += (unsigned char)p[small ? SMALL / 2 : POOL_STEP / 2];
         struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
