@@ -452,13 +452,13 @@ enum { OPT_FLAG = 256, OPT_FOR };
     {"epoch-ms", required_argument, NULL, OPT_FLAG},                                       \
     {"epoch-signal", required_argument, NULL, OPT_FLAG},                                   \
     {"sample-stacks", required_argument, NULL, OPT_FLAG},                                  \
+    {"sample-bytes", required_argument, NULL, OPT_FLAG},                                   \
     {"events", required_argument, NULL, OPT_FLAG}, {"help", no_argument, NULL, 'h'}
 
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
         TRACE_OPTIONS,
-        {"sample-bytes", required_argument, NULL, OPT_FLAG},
         {NULL, 0, NULL, 0},
     };
     const char *out_opt = NULL;

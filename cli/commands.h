@@ -30,13 +30,15 @@ static const churn_command churn_commands[] = {
      "(each image's end, allocations, peak, live at exit and growth, the totals, which "
      "image allocated and which grew most), then each image's report.  TRACE may be the "
      "index itself."},
-    {"attach [-o FILE] [--epoch-ms N] [--epoch-at F] [--epoch-signal SIG] [--for SECONDS] PID",
+    {"attach [-o FILE] [--epoch-ms N] [--epoch-at F] [--epoch-signal SIG] [--sample-stacks N] "
+     "[--sample-bytes N] [--events=0] [--for SECONDS] PID",
      "loads libchurn into the running process PID with ptrace and traces its allocations "
      "from then on into FILE (default churn-PID.zst here), epochs as the options of run "
      "say; the malloc family the program uses (glibc's, or an allocator linked in) and the "
      "C++ operators are patched at their entry while "
      "every thread is stopped.  Objects allocated before the attach are not in the trace: "
-     "their frees are counted as frees of objects allocated before the attach.  With --for, "
+     "their frees are counted as frees of objects allocated before the attach (under "
+     "--sample-bytes, with the frees, as an unsampled object's are).  With --for, "
      "detaches after SECONDS (or at ^C).  Refused, in one line with status 1, where ptrace "
      "is not allowed (kernel.yama.ptrace_scope, another user, another tracer) and for a "
      "static or non-glibc program (docs/attach.md)."},

@@ -133,6 +133,7 @@ static int reset(void)
     churn_exit_reset();
     churn_blind_reset();
     churn_unwind_reset_counts();
+    churn_sample_reset();
     churn_threads_each(restart_sampling, NULL);
     return 0;
 }

@@ -249,6 +249,15 @@ static int apply(const opt_row *row, const char *value)
     return 0;
 }
 
+/* What one option makes of another, once all are read. */
+static void settle(void)
+{
+    if (!churn_opt.events)
+        churn_opt.sample_bytes = 0; /* histograms only: there is nothing to sample */
+    if (churn_opt.sample_bytes)
+        churn_opt.stack_sample = 1; /* every sampled allocation has its stack */
+}
+
 int churn_options_load(void)
 {
     int bad = 0;
@@ -265,10 +274,7 @@ int churn_options_load(void)
             return -1;
         }
     }
-    if (!churn_opt.events)
-        churn_opt.sample_bytes = 0; /* histograms only: there is nothing to sample */
-    if (churn_opt.sample_bytes)
-        churn_opt.stack_sample = 1; /* every sampled allocation has its stack */
+    settle();
     return bad ? -1 : 0;
 }
 
@@ -300,6 +306,7 @@ int churn_options_load_config(const char *config)
         }
         line += len + (line[len] == '\n');
     }
+    settle();
     return 0;
 }
 

@@ -49,6 +49,7 @@ static double log_unit(double x)
 /* Bytes until the next sample point: exponential with mean N, at least 1. */
 static uint64_t draw_gap(churn_sample_thread *t)
 {
+    t->mean = churn_opt.sample_bytes;
     /* 53 random bits as a uniform in (0, 1]: never 0, whose logarithm is not finite */
     double u = (double)((next_random(t) >> 11) + 1) * (1.0 / 9007199254740992.0);
     double gap = -log_unit(u) * (double)churn_opt.sample_bytes;
@@ -152,6 +153,11 @@ void churn_sample_new_epoch(uint64_t epoch)
     churn_sample_thread *t = &churn_sample_self;
     churn_sample_counts *b = t->counts ? t->counts : churn_sample_counts_slow();
     t->epoch = epoch;
+    /* A trace of a copy attached again may sample at another N (every trace starts in an
+       epoch of its own, so each thread passes here first).  At the same N the gap left is
+       kept: what remains of an exponential gap is exponential with the same mean. */
+    if (CHURN_UNLIKELY(t->mean != churn_opt.sample_bytes))
+        t->left = draw_gap(t);
     if (b == &shared_block)
         return; /* counted without a history: the epoch the writer closes next takes it */
     uint64_t i = atomic_load_explicit(&b->hist_head, memory_order_relaxed);
@@ -374,6 +380,33 @@ void churn_sample_after_fork_child(void)
     for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
         shared_block.credited[i] = atomic_load(&shared_block.total[i]);
     shared_block.read = atomic_load(&shared_block.hist_head);
+}
+
+/* The next trace of a copy attached again (attach.c, reset): its set of sampled addresses
+   knows nothing of the last trace's (a free of an object sampled then is not a sampled
+   object's free now), and the counts so far are the last trace's, as a fork child's are its
+   parent's.  The program's calls no longer reach the hooks; one that entered them before the
+   detach takes the locks as always. */
+void churn_sample_reset(void)
+{
+    churn_spin_lock(&set_lock);
+    if (table)
+        churn_os_unmap(table, table_cap * sizeof *table);
+    table = NULL;
+    table_cap = table_count = 0;
+    memset(bucket_count, 0, sizeof bucket_count);
+    for (size_t i = 0; i < CHURN_SAMPLE_FILTER / 64; i++)
+        atomic_store_explicit(&churn_sample_filter[i], 0, memory_order_relaxed);
+    churn_spin_unlock(&set_lock);
+    /* credited and read are the writer's, which is not running */
+    for (churn_sample_counts *b = atomic_load(&all_blocks); b; b = b->next) {
+        for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+            b->credited[i] = atomic_load_explicit(&b->total[i], memory_order_relaxed);
+        atomic_store(&b->read, atomic_load(&b->hist_head));
+    }
+    for (int i = 0; i < CHURN_SAMPLE_COUNTERS; i++)
+        shared_block.credited[i] = atomic_load(&shared_block.total[i]);
+    atomic_store(&shared_block.read, atomic_load(&shared_block.hist_head));
 }
 
 /* ---- what a sampled object stands for ---- */

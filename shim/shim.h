@@ -554,6 +554,7 @@ typedef struct churn_sample_counts {
 } churn_sample_counts;
 typedef struct churn_sample_thread {
     uint64_t left;                /* bytes until the next sample point */
+    uint64_t mean;                /* the CHURN_SAMPLE_BYTES left was drawn with */
     uint64_t rng;                 /* 0 until the thread's first allocation */
     churn_sample_counts *counts;
     uint64_t epoch;               /* the epoch counts counts in (UINT64_MAX: none yet) */
@@ -574,6 +575,7 @@ double churn_sample_weight(uint64_t size, double *variance);
 void churn_sample_lock(void);   /* fork */
 void churn_sample_unlock(void);
 void churn_sample_after_fork_child(void);
+void churn_sample_reset(void);  /* a copy attached again: its next trace (attach.c) */
 
 /* The filter in front of the set of sampled addresses (sample.c): one bit per bucket of
    addresses, set while a sampled address of the bucket is live.  2 KiB, so that the free
