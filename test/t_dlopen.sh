@@ -24,8 +24,25 @@ gcc $PROG_CFLAGS -fPIC -shared -o "$WORK/liba.so" test/programs/dl_lib.c ||
     fail "cannot build library A"
 gcc $PROG_CFLAGS -fPIC -shared -DLIB_B -o "$WORK/libb.so" test/programs/dl_lib.c ||
     fail "cannot build library B"
+# traced_dl TRACE OUT MODE LIB_A LIB_B: dl traced; for the modes that need B where A was, run
+# again (up to 5 runs) when the loader put B elsewhere: A's range is free only until the next
+# mmap of any thread, libchurn's writer included, so a run can miss it by chance.  The checks
+# below still fail a run that did not reuse the address.
+traced_dl() {
+    tries=0
+    while :; do
+        traced "$1" "$2" "$WORK/dl" "$3" "$4" "$5"
+        [ "$3" = apart ] && break
+        set -- "$@" $(sed -n 's/^starts //p' "$2")
+        [ "$6" = "$7" ] && break
+        set -- "$1" "$2" "$3" "$4" "$5"
+        tries=$((tries + 1))
+        [ "$tries" -lt 5 ] || break
+    done
+}
+
 for mode in apart reuse seen; do
-    traced "$WORK/$mode.zst" "$WORK/$mode.out" "$WORK/dl" $mode "$WORK/liba.so" "$WORK/libb.so"
+    traced_dl "$WORK/$mode.zst" "$WORK/$mode.out" $mode "$WORK/liba.so" "$WORK/libb.so"
     analyze "$WORK/$mode.zst" "$WORK/$mode.json"
     check "$WORK/$mode.json" "$WORK/$mode.out" "$mode" <<'PY'
 import sys
@@ -62,8 +79,7 @@ for lib in a b; do
         awk '$4 ~ /^(alloc_in_[ab]|fill)$|^fill\./ { sub(/\..*/, "", $4); print $4, $1, $2 }' \
         >"$WORK/libmoved_$lib.syms"
 done
-traced "$WORK/moved.zst" "$WORK/moved.out" "$WORK/dl" moved "$WORK/libmoved_a.so" \
-    "$WORK/libmoved_b.so"
+traced_dl "$WORK/moved.zst" "$WORK/moved.out" moved "$WORK/libmoved_a.so" "$WORK/libmoved_b.so"
 analyze "$WORK/moved.zst" "$WORK/moved.json"
 moved() { # NAME ARGS...: churn-analyze ARGS of the moved trace into $WORK/moved.NAME
     name=$1
