@@ -52,6 +52,17 @@ typedef struct {
 
 static shard_t shards[SHARDS];
 
+/* The shards an object was ever put in.  The shards are 1 MiB of libchurn's .bss, a page or
+   so each: a walk reads only those ever used, so that pages never written stay unmapped
+   (reading one maps the zero page, which mincore, and so libchurn's own resident figure,
+   counts while the kernel's RSS does not).  Apart from the shards, for the same reason. */
+static uint64_t touched[(SHARDS + 63) / 64];
+
+static inline int shard_touched(unsigned k)
+{
+    return touched[k / 64] >> (k % 64) & 1;
+}
+
 /* The shard is the address's region's (as order.c numbers it), the slot a hash of the
    address.  An earlier layout kept a region's addresses in consecutive slots: under
    workerd's tcmalloc a dense region became a run of thousands of slots that every other key
@@ -148,11 +159,13 @@ static void table_put(shard_t *s, const entry_t *e)
 void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
                           uint32_t epoch)
 {
-    shard_t *s = shard_of(addr);
+    unsigned k = churn_livemap_shard(addr);
+    shard_t *s = &shards[k];
     entry_t *n = nursery_of(s, mix(addr));
     if (n->addr && n->addr != addr)
         table_put(s, n);
     *n = (entry_t){addr, size, slack, stack, epoch};
+    touched[k / 64] |= (uint64_t)1 << (k % 64);
 }
 
 static inline void unpack(const entry_t *e, churn_live *v)
@@ -181,6 +194,8 @@ int churn_livemap_remove(uintptr_t addr, churn_live *out)
 void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx)
 {
     for (unsigned k = 0; k < SHARDS; k++) {
+        if (!shard_touched(k))
+            continue;
         shard_t *s = &shards[k];
         for (size_t i = 0; i < NURSERY; i++)
             if (s->nursery[i].addr) {
@@ -200,6 +215,8 @@ void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ct
 void churn_livemap_clear(void)
 {
     for (unsigned k = 0; k < SHARDS; k++) {
+        if (!shard_touched(k))
+            continue;
         shard_t *s = &shards[k];
         if (s->slots)
             churn_os_unmap(s->slots, (s->mask + 1) * sizeof(entry_t));
@@ -208,4 +225,5 @@ void churn_livemap_clear(void)
         s->used = 0;
         memset(s->nursery, 0, sizeof s->nursery);
     }
+    memset(touched, 0, sizeof touched);
 }
