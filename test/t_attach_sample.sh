@@ -14,72 +14,19 @@
 #   s4, sampled again: no free recorded of an object it did not sample (s2's sampled blocks,
 #       freed untraced by s3's full trace, at the addresses s4 allocates again).
 . test/lib.sh
+. test/attach_hold.sh
 
 CHURN=$ROOT/build/churn
 [ -x "$CHURN" ] || fail "build/churn is missing: run make"
 build_c attach_busy test/programs/attach_busy.c -pthread
 
-rm -f "$WORK/hold.in"
-mkfifo "$WORK/hold.in"
-"$WORK/attach_busy" hold <"$WORK/hold.in" >"$WORK/hold.out" 2>"$WORK/hold.err" &
-PROG=$!
-exec 3>"$WORK/hold.in"
-n=0
-while [ ! -s "$WORK/hold.out" ]; do
-    n=$((n + 1))
-    [ "$n" -lt 200 ] || fail "attach_busy hold did not start: $(cat "$WORK/hold.err")"
-    sleep 0.05
-done
-PID=$(head -n 1 "$WORK/hold.out")
+start hold "$WORK/attach_busy" hold
 
-oks=0
-tell() { # tell LINE: sent, and its "ok" waited for; USR1: the signal, waited until delivered
-    if [ "$1" = USR1 ]; then
-        kill -USR1 "$PID"
-        tries=0
-        while [ $(( (0x$(awk '/^ShdPnd:/ {print $2}' "/proc/$PID/status") >> 9) & 1 )) -eq 1 ]; do
-            tries=$((tries + 1))
-            [ "$tries" -lt 600 ] || fail "SIGUSR1 was not delivered to attach_busy hold in 30 s"
-            sleep 0.05
-        done
-        return
-    fi
-    echo "$1" >&3
-    oks=$((oks + 1))
-    n=0
-    while [ "$(grep -c '^ok$' "$WORK/hold.out")" -lt "$oks" ]; do
-        n=$((n + 1))
-        [ "$n" -lt 600 ] || fail "attach_busy hold did not answer \"$1\""
-        sleep 0.05
-    done
-}
-held() { # held NAME [ATTACH OPTIONS...] -- COMMANDS...: one trace around the commands
-    hname=$1
-    shift
-    hopts=
-    while [ "$1" != -- ]; do
-        hopts="$hopts $1"
-        shift
-    done
-    shift
-    # shellcheck disable=SC2086
-    timeout 60 "$CHURN" attach -o "$WORK/$hname.zst" $hopts "$PID" 2>"$WORK/$hname.attach" ||
-        fail "$hname: attach: $(tail -n 1 "$WORK/$hname.attach")"
-    for c in "$@"; do
-        tell "$c"
-    done
-    timeout 60 "$CHURN" detach "$PID" 2>"$WORK/$hname.detach" ||
-        fail "$hname: detach: $(tail -n 1 "$WORK/$hname.detach")"
-    analyze "$WORK/$hname.zst" "$WORK/$hname.json"
-    "$ANALYZE" "$WORK/$hname.zst" >"$WORK/$hname.txt" 2>&1 || fail "$hname: churn-analyze failed"
-}
 held s1 --sample-bytes 100 --epoch-signal USR1 -- "alloc 300" USR1 "alloc 100"
 held s2 --sample-bytes 100 -- "free" "alloc 200" "free" "alloc 50"
 held s3 -- "free" "alloc 10"
 held s4 --sample-bytes 100 -- "alloc 100" "free" "alloc 100" "free"
-exec 3>&-
-STATUS=0
-wait "$PROG" || STATUS=$?
+finish
 [ "$STATUS" -eq 0 ] || fail "attach_busy hold exited with status $STATUS"
 for h in s2 s3 s4; do
     grep -q "loaded by an earlier attach started again" "$WORK/$h.attach" ||

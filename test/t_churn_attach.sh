@@ -23,6 +23,7 @@
 # attaching twice, detaching what is not attached; bad usage is status 2.  (That
 # kernel.yama.ptrace_scope forbids it cannot be set up safely here: docs/attach.md.)
 . test/lib.sh
+. test/attach_hold.sh
 
 CHURN=$ROOT/build/churn
 [ -x "$CHURN" ] || fail "build/churn is missing: run make"
@@ -30,32 +31,6 @@ build_c attach_busy test/programs/attach_busy.c -pthread
 build_c attach_tracer test/programs/attach_tracer.c
 CYCLES=20
 ROUNDS=3
-
-# A program started with stdin from a fifo held open on descriptor 3 (closing 3 ends its
-# input) and its pid read from its first line: PROG (the job) and PID.
-start() {
-    name=$1
-    shift
-    rm -f "$WORK/$name.in"
-    mkfifo "$WORK/$name.in"
-    "$@" <"$WORK/$name.in" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-    PROG=$!
-    exec 3>"$WORK/$name.in"
-    n=0
-    while [ ! -s "$WORK/$name.out" ]; do
-        n=$((n + 1))
-        [ "$n" -lt 200 ] || fail "$name did not start: $(cat "$WORK/$name.err")"
-        sleep 0.05
-    done
-    PID=$(head -n 1 "$WORK/$name.out")
-}
-
-# finish NAME: ends its input, waits; STATUS is its exit status.
-finish() {
-    exec 3>&-
-    STATUS=0
-    wait "$PROG" || STATUS=$?
-}
 
 now_ms() {
     date +%s%3N
@@ -212,44 +187,7 @@ wait $rpid || STATUS=$?
 echo "redis-server: 5 cycles under redis-benchmark, allocator jemalloc, answers and shuts down cleanly"
 
 # ---- one copy, several traces: exact counts across attaches ----
-# attach_busy hold allocates and frees only on command ("ok" after each), so each trace holds
-# exactly what the commands between its attach and detach did.
 start hold "$WORK/attach_busy" hold
-oks=0
-tell() { # tell LINE: sent, and its "ok" waited for; "USR1" sends the signal instead
-    if [ "$1" = USR1 ]; then
-        kill -USR1 "$PID"
-        sleep 0.1
-        return
-    fi
-    echo "$1" >&3
-    oks=$((oks + 1))
-    n=0
-    while [ "$(grep -c '^ok$' "$WORK/hold.out")" -lt "$oks" ]; do
-        n=$((n + 1))
-        [ "$n" -lt 600 ] || fail "attach_busy hold did not answer \"$1\""
-        sleep 0.05
-    done
-}
-held() { # held NAME [ATTACH OPTIONS...] -- COMMANDS...: one trace around the commands
-    hname=$1
-    shift
-    hopts=
-    while [ "$1" != -- ]; do
-        hopts="$hopts $1"
-        shift
-    done
-    shift
-    # shellcheck disable=SC2086
-    timeout 60 "$CHURN" attach -o "$WORK/$hname.zst" $hopts "$PID" 2>"$WORK/$hname.attach" ||
-        fail "$hname: attach: $(tail -n 1 "$WORK/$hname.attach")"
-    for c in "$@"; do
-        tell "$c"
-    done
-    timeout 60 "$CHURN" detach "$PID" 2>"$WORK/$hname.detach" ||
-        fail "$hname: detach: $(tail -n 1 "$WORK/$hname.detach")"
-    analyze "$WORK/$hname.zst" "$WORK/$hname.json"
-}
 held hold1 -- "alloc 100"
 held hold2 --epoch-signal USR1 -- "free" USR1 "alloc 300"
 held hold3 --sample-stacks 4 -- "free" "alloc 40" "free"
