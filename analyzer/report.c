@@ -8,6 +8,7 @@
 
 #include "churn/allocators.h"
 #include "churn/engines.h"
+#include "churn/runtime_heaps.h"
 #include "proctree.h"
 
 static int worth_showing(const churn_callsite *s)
@@ -223,7 +224,8 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     int module = counter_named(a, "libchurn.untraced_module");
     int engine = counter_named(a, "libchurn.untraced_engine");
     int allocator = counter_named(a, "libchurn.untraced_allocator");
-    uint64_t most = 0, culprit = 0, js = 0, hidden = 0;
+    int runtime = counter_named(a, "libchurn.untraced_runtime");
+    uint64_t most = 0, culprit = 0, js = 0, hidden = 0, own = 0;
     int said = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
@@ -241,6 +243,9 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
         if (allocator >= 0 && (size_t)allocator < r->n_counters && v[allocator] &&
             v[allocator] <= CHURN_N_HIDDEN_ALLOCATORS)
             hidden = v[allocator];
+        if (runtime >= 0 && (size_t)runtime < r->n_counters && v[runtime] &&
+            v[runtime] <= CHURN_N_RUNTIME_HEAPS)
+            own = v[runtime];
     }
     if (!said)
         return 0;
@@ -252,9 +257,17 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
                  "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
-                 "traced: objects on the JS heap",
+                 "traced: objects on %s",
                  (double)most / 1048576.0, churn_engines[js - 1].name, where ? ", in " : "",
-                 where ? where : "");
+                 where ? where : "", churn_engines[js - 1].heap);
+    else if (own)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): %s keeps "
+                 "%s on memory of its own%s%s; %s in the environment sends them to malloc, "
+                 "traced; every figure here misses them",
+                 (double)most / 1048576.0, churn_runtime_heaps[own - 1].name,
+                 churn_runtime_heaps[own - 1].objects, where ? ", in " : "", where ? where : "",
+                 churn_runtime_heaps[own - 1].setting);
     else if (hidden)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "

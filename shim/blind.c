@@ -12,21 +12,23 @@
  * stderr says so once, with the anonymous mappings that grew most (from /proc/self/smaps) and
  * the likely culprit: a loaded object that calls mmap and has the most allocator-like names.
  *
- * When the culprit carries a JS engine (a function of V8's, JavaScriptCore's, SpiderMonkey's or
- * XS's collector in its symbols; stripped, a message of V8's collector among its bytes) or the
- * mapping that grew most carries the engine's name, the
- * growth is named as that engine's own heap: outside malloc by design, and what is not traced
+ * When the culprit carries a JS engine or Go's runtime (include/churn/engines.h: a function of
+ * its collector in its symbols; stripped, a string of its collector among its bytes) or the
+ * mapping that grew most carries the engine's name, the growth is named as that runtime's
+ * own heap: outside malloc by design, and what is not traced
  * is the objects on it.  Otherwise, when the culprit carries an allocator libchurn knows by
  * name but none of the names (include/churn/allocators.h: mimalloc or jemalloc, by their
- * warnings among its bytes), stderr says which: libchurn cannot trace it.  A culprit with
- * PHP's allocator (_emalloc) is named so, with the variable that sends PHP's objects to malloc
+ * warnings among its bytes), stderr says which: libchurn cannot trace it.  A culprit with a
+ * language runtime's own allocator (include/churn/runtime_heaps.h: PHP's _emalloc, CPython's
+ * PyObject_Malloc) is named so, with the setting that sends the runtime's objects to malloc
  * instead.
  *
- * The figures reach the trace as six counters after the allocator's own
+ * The figures reach the trace as seven counters after the allocator's own
  * (libchurn.untraced_bytes, an estimate; libchurn.untraced_warned; libchurn.untraced_module,
  * the culprit's module id + 1; libchurn.untraced_engine, include/churn/engines.h's index + 1;
  * libchurn.own_resident_bytes, libchurn's own resident memory; libchurn.untraced_allocator,
- * include/churn/allocators.h's index + 1),
+ * include/churn/allocators.h's index + 1; libchurn.untraced_runtime, runtime_heaps.h's
+ * index + 1),
  * so the analyzer can warn and split RSS.  Everything here runs
  * on the writer thread outside its final pass: reading smaps walks page tables, and the exit
  * path must not wait for it.
@@ -43,6 +45,7 @@
 
 #include "churn/allocators.h"
 #include "churn/engines.h"
+#include "churn/runtime_heaps.h"
 #include "elfsyms.h"
 #include "shim.h"
 
@@ -54,7 +57,7 @@
 #define TOP 3
 
 static _Atomic uint64_t untraced_now;
-static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id;
+static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id, runtime_id;
 /* libchurn's own resident bytes, for the RSS split: refreshed every OWN_NS by the writer, so
    that a reading of the counters at the tick (on the program's thread) only loads it; less
    often when counting takes longer than OWN_SHARE of that (thousands of threads' rings), so
@@ -77,7 +80,8 @@ static struct {
 
 static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
                                     "libchurn.untraced_module", "libchurn.untraced_engine",
-                                    "libchurn.own_resident_bytes", "libchurn.untraced_allocator"};
+                                    "libchurn.own_resident_bytes", "libchurn.untraced_allocator",
+                                    "libchurn.untraced_runtime"};
 
 static void counters(uint64_t *values, int fresh)
 {
@@ -88,6 +92,7 @@ static void counters(uint64_t *values, int fresh)
     values[3] = atomic_load_explicit(&engine_id, memory_order_relaxed);
     values[4] = atomic_load_explicit(&own_resident, memory_order_relaxed);
     values[5] = atomic_load_explicit(&hidden_id, memory_order_relaxed);
+    values[6] = atomic_load_explicit(&runtime_id, memory_order_relaxed);
 }
 
 void churn_blind_register(void)
@@ -144,6 +149,7 @@ void churn_blind_reset(void)
     atomic_store(&engine_id, 0);
     own_next_ns = 0;
     atomic_store(&hidden_id, 0);
+    atomic_store(&runtime_id, 0);
 }
 
 static void rollup_line(const char *line, void *ctx)
@@ -262,9 +268,9 @@ static void read_smaps(walk *w)
 typedef struct suspect {
     size_t allocator_names;
     int calls_mmap;
-    int engine;             /* a JS engine's collector is in its symbols: index + 1 */
+    int engine;             /* a collected runtime's collector is in its symbols: index + 1 */
     unsigned named;         /* bit i: a symbol names churn_hidden_allocators[i] */
-    int zend;               /* PHP's Zend allocator is in its symbols (_emalloc) */
+    int runtime;            /* a runtime's own allocator is in its symbols: index + 1 */
 } suspect;
 
 static int ends_with(const char *s, const char *end)
@@ -285,8 +291,9 @@ static void suspect_symbol(const char *name, uintptr_t addr, void *ctx)
     suspect *s = ctx;
     if (allocator_like(name))
         s->allocator_names++;
-    if (!strcmp(name, "_emalloc"))
-        s->zend = 1;
+    for (size_t i = 0; !s->runtime && i < CHURN_N_RUNTIME_HEAPS; i++)
+        if (!strcmp(name, churn_runtime_heaps[i].symbol))
+            s->runtime = (int)i + 1;
     for (size_t i = 0; !s->engine && i < CHURN_N_ENGINES; i++)
         if (!strncmp(name, churn_engines[i].gc_prefix, strlen(churn_engines[i].gc_prefix)))
             s->engine = (int)i + 1;
@@ -304,7 +311,7 @@ typedef struct culprit {
     int stripped;
     int engine;
     unsigned named;
-    int zend;
+    int runtime;
 } culprit;
 
 /* Objects that are not the program's: the C runtime and libchurn. */
@@ -339,7 +346,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
     const char *path = exe ? "/proc/self/exe" : info->dlpi_name;
     if (!exe && (!path || !*path || ours_or_libc(path) || holds_self(info)))
         return 0;
-    suspect s = {0, 0, 0, 0, 0};
+    suspect s = {0};
     s.calls_mmap = churn_file_refers(path, "mmap") || churn_file_refers(path, "mmap64");
     churn_file_symbols(path, info->dlpi_addr, suspect_symbol, &s);
     int stripped = exe && !churn_file_has_symtab(path);
@@ -353,7 +360,7 @@ static int each_suspect(struct dl_phdr_info *info, size_t size, void *arg)
         c->stripped = stripped;
         c->engine = s.engine;
         c->named = s.named;
-        c->zend = s.zend;
+        c->runtime = s.runtime;
         if (exe) {
             ssize_t n = readlink("/proc/self/exe", c->path, sizeof c->path - 1);
             c->path[n > 0 ? n : 0] = 0;
@@ -437,8 +444,8 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
         len += (size_t)snprintf(top + len, sizeof top - len, "%s%lx-%lx +%.1f MiB",
                                 i ? ", " : "", (unsigned long)w.top_lo[i],
                                 (unsigned long)w.top_hi[i], (double)w.top_growth[i] / 1048576.0);
-    /* A JS engine's heap is its own mappings, outside malloc by design: what is not traced is
-       the objects on it, not an allocator that a way in could reach. */
+    /* A collected runtime's heap is its own mappings, outside malloc by design: what is not
+       traced is the objects on it, not an allocator that a way in could reach. */
     if (c.found && !c.engine && c.stripped)
         c.engine = message_engine(c.path);
     int engine = w.top_engine[0] ? w.top_engine[0] : c.found ? c.engine : 0;
@@ -450,8 +457,9 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
     if (engine)
         churn_log("anonymous memory grew %.1f MiB in %.1f s in mappings of %s's own heap "
                   "(outside malloc by design: the 'outside' part of the RSS split; traced heap "
-                  "+%.1f MiB); not traced: objects on the JS heap; the largest growth: %s", mib,
+                  "+%.1f MiB); not traced: objects on %s; the largest growth: %s", mib,
                   secs, churn_engines[engine - 1].name, (double)heap_growth / 1048576.0,
+                  churn_engines[engine - 1].heap,
                   *top ? top : "none in a single mapping");
     else
         churn_log("anonymous memory grew %.1f MiB in %.1f s that nothing traced explains (traced "
@@ -464,11 +472,14 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
                   "%s)", c.path, churn_engines[engine - 1].name,
                   c.stripped ? "messages are in its bytes: it is stripped"
                              : "functions are in its symbols");
-    else if (c.found && c.zend)
-        /* PHP keeps its objects in its own 2 MiB chunks, and has a switch to malloc instead */
-        churn_log("likely culprit: %s, PHP's own allocator (_emalloc, on chunks it maps): "
-                  "USE_ZEND_ALLOC=0 in the environment sends PHP's objects to malloc, traced",
-                  c.path);
+    else if (c.found && c.runtime)
+        /* PHP's and CPython's objects live in chunks and arenas of their own, and each has a
+           switch to malloc instead */
+        churn_log("likely culprit: %s, %s (%s, on memory it maps): %s in the environment "
+                  "sends %s to malloc, traced", c.path, churn_runtime_heaps[c.runtime - 1].name,
+                  churn_runtime_heaps[c.runtime - 1].symbol,
+                  churn_runtime_heaps[c.runtime - 1].setting,
+                  churn_runtime_heaps[c.runtime - 1].objects);
     else if (c.found && c.stripped)
         churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
                   ".symtab)%s%s%s: libchurn cannot see an allocator linked into it", c.path,
@@ -492,6 +503,7 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
     atomic_store(&culprit_id, id);
     atomic_store(&engine_id, (uint64_t)engine);
     atomic_store(&hidden_id, (uint64_t)hidden);
+    atomic_store(&runtime_id, (uint64_t)(c.found && !engine ? c.runtime : 0));
     atomic_store(&warned, 1);
 }
 

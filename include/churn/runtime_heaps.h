@@ -1,0 +1,27 @@
+/*
+ * Language runtimes that keep their small objects on memory of their own (chunks or arenas
+ * they map), with a switch in the environment that sends those objects to malloc instead,
+ * where libchurn traces them.  The shim's blind-spot detector (shim/blind.c) recognises one by
+ * its allocator's entry point among the symbols of the module it blames (the dynamic symbol
+ * table is enough: both are exported, so a stripped executable shows them too) and says the
+ * switch; the trace carries the index + 1 in the counter libchurn.untraced_runtime (0: none),
+ * which the analyzer turns back into the name and the switch.
+ */
+#ifndef CHURN_RUNTIME_HEAPS_H
+#define CHURN_RUNTIME_HEAPS_H
+
+typedef struct churn_runtime_heap {
+    const char *name;      /* the allocator, as its runtime calls it */
+    const char *symbol;    /* its entry point, exported */
+    const char *setting;   /* NAME=VALUE that sends the objects to malloc */
+    const char *objects;   /* whose objects */
+} churn_runtime_heap;
+
+static const churn_runtime_heap churn_runtime_heaps[] = {
+    {"PHP's Zend allocator", "_emalloc", "USE_ZEND_ALLOC=0", "PHP's objects"},
+    /* exported whatever PYTHONMALLOC says; only its growth, untraced, brings it up */
+    {"CPython's pymalloc", "PyObject_Malloc", "PYTHONMALLOC=malloc", "Python's objects"},
+};
+#define CHURN_N_RUNTIME_HEAPS (sizeof churn_runtime_heaps / sizeof *churn_runtime_heaps)
+
+#endif
