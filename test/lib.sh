@@ -180,6 +180,18 @@ build_pprof() {
         fail "cannot build pprof: $(tail -n 1 "$WORK/go.log")"
 }
 
+# build_go NAME DIR [GO BUILD FLAGS...]: the Go module in DIR (no dependencies) as $WORK/NAME,
+# with Debian's go and its caches in the build tree (a CI environment need not have HOME).
+build_go() {
+    bname=$1 bdir=$2
+    shift 2
+    command -v go >/dev/null || fail "go is missing (Debian golang-go; make check installs it)"
+    (cd "$bdir" && GOPROXY=off GOFLAGS=-mod=mod GOCACHE="$ROOT/build/cache/go" \
+        GOPATH="$ROOT/build/cache/gopath" go build "$@" -o "$WORK/$bname" .) \
+        >"$WORK/$bname.build.log" 2>&1 ||
+        fail "cannot build $bdir: $(tail -n 1 "$WORK/$bname.build.log")"
+}
+
 require_built
 # Each test symbolizes from debug info, never from an earlier run's symbol cache.
 export CHURN_SYMBOL_CACHE="$WORK/symbol-cache"

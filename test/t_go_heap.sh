@@ -10,13 +10,12 @@
 # the report its readings.
 . test/lib.sh
 
-command -v go >/dev/null || fail "go is missing: golang-go is in the Makefile's TEST_PACKAGES"
 for build in plain stripped; do
-    flags=
-    [ "$build" = stripped ] && flags=-ldflags=-s
-    # shellcheck disable=SC2086
-    (cd test/programs/gogrow && GOPROXY=off GOFLAGS=-mod=mod go build $flags -o "$WORK/gogrow_$build" .) \
-        >"$WORK/build_$build.log" 2>&1 || fail "go build ($build): $(tail -n 1 "$WORK/build_$build.log")"
+    if [ "$build" = stripped ]; then
+        build_go "gogrow_$build" test/programs/gogrow -ldflags=-s
+    else
+        build_go "gogrow_$build" test/programs/gogrow
+    fi
     CHURN_EPOCH_MS=200 traced "$WORK/$build.zst" "$WORK/$build.out" "$WORK/gogrow_$build"
     err="$WORK/$build.out.err"
     grep -qx "40000 500" "$WORK/$build.out" || fail "$build: gogrow printed $(cat "$WORK/$build.out")"
