@@ -194,14 +194,18 @@ static void temporary_callsites(FILE *out, churn_analysis *a, const churn_report
 
 static void epoch_row(FILE *out, const churn_epoch_row *r)
 {
+    /* An epoch without its summary (the last one of a trace that ends at a checkpoint) has no
+       RSS reading and no length: "-", not a 0 that reads as measured. */
     char b[5][32];
-    fprintf(out, "  %8llu %9llu %9llu %9s %9s %10lld %9s %9s %10.3f\n",
+    if (r->has_summary)
+        snprintf(b[4], sizeof b[4], "%.3f", (double)r->wall_ns / 1e6);
+    fprintf(out, "  %8llu %9llu %9llu %9s %9s %10lld %9s %9s %10s\n",
             (unsigned long long)r->epoch, (unsigned long long)r->allocs,
             (unsigned long long)r->frees, human((double)r->alloc_bytes, b[0], 32),
             human((double)r->free_bytes, b[1], 32), (long long)r->live_count,
             human((double)r->live_bytes, b[2], 32),
             r->has_summary ? human((double)r->rss_bytes, b[3], 32) : "-",
-            r->has_summary ? (double)r->wall_ns / 1e6 : 0.0);
+            r->has_summary ? b[4] : "-");
 }
 
 static void epochs(FILE *out, const churn_analysis *a)

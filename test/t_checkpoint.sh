@@ -58,6 +58,13 @@ print("%s: %d of %d allocations traced, %.1f ms lost (an estimate: %d allocation
       "the trace ends at its checkpoint at %.3f s" % (mode, allocs, made, lost_ms, made - allocs,
                                                       per_ms, meta["checkpoint"]["s"]))
 PY
+    # The epoch the kill cut has no summary: the text report shows no RSS and no length for it
+    # (a 0 there would read as measured).
+    "$ANALYZE" "$trace" >"$WORK/$mode.txt" 2>&1 || fail "churn-analyze $mode.zst failed"
+    row=$(sed -n '/^Epochs (/{n;n;p;}' "$WORK/$mode.txt")
+    set -- $row
+    [ "$#" -eq 9 ] && [ "$8" = - ] && [ "$9" = - ] ||
+        fail "$mode: the cut epoch's row does not show '-' for its RSS and length: $row"
 done
 
 # In a ring that wraps (1 MiB of 64 KiB segments, python3 with every object through malloc,
