@@ -238,6 +238,23 @@ sed -n 3p "$WORK/zend.txt" | grep -q "WARNING: about .* of RSS growth is not tra
     fail "the report's first warning does not say php's untraced growth and its switch: $(sed -n 3p "$WORK/zend.txt")"
 echo "php: the Zend allocator's growth reported not traced, in php8.2, with USE_ZEND_ALLOC=0 to trace it"
 
+# Ruby's object slots live on heap pages it maps itself: 40 steps of 20,000 strings, 50 ms
+# apart, grow that heap, which is named as Ruby's own, outside malloc by design, by its
+# collector's exported rb_gc_start in libruby (stripped).
+rm -f "$WORK"/rbheap.*
+env CHURN_OUT="$WORK/rbheap.zst" LD_PRELOAD="$SHIM" \
+    ruby -e 'k = []; 40.times { k << Array.new(20000) { "x" * 20 }; sleep 0.05 }' \
+    >"$WORK/rbheap.out" 2>"$WORK/rbheap.err" ||
+    fail "ruby's growing heap failed under the shim: $(tail -n 1 "$WORK/rbheap.err")"
+grep -q "in mappings of Ruby's own heap (outside malloc by design: the 'outside' part of the RSS split; traced heap +[0-9.]* MiB); not traced: objects on the Ruby heap" "$WORK/rbheap.err" ||
+    fail "ruby's heap growth is not named Ruby's own heap: $(head -n 1 "$WORK/rbheap.err")"
+grep -qF "likely culprit: /lib/x86_64-linux-gnu/libruby-3.1.so.3.1, which calls mmap and carries Ruby (its garbage collector's functions are in its symbols)" "$WORK/rbheap.err" ||
+    fail "the culprit line does not name Ruby in libruby: $(sed -n 2p "$WORK/rbheap.err")"
+"$ANALYZE" "$WORK/rbheap.zst" >"$WORK/rbheap.txt" 2>&1 || fail "churn-analyze failed on ruby's trace"
+sed -n 3p "$WORK/rbheap.txt" | grep -q "WARNING: about .* MiB of RSS growth (the shim's estimate) is in mappings of Ruby's own heap, in libruby-3.1.so.3.1 (outside malloc by design: the 'outside' part of the RSS split); not traced: objects on the Ruby heap" ||
+    fail "the report's first warning does not name Ruby's heap: $(sed -n 3p "$WORK/rbheap.txt")"
+echo "ruby: its heap pages' growth named as Ruby's own heap, in libruby"
+
 # CPython's pymalloc keeps Python's objects in arenas it maps: Debian's python3 (stripped, its
 # PyObject_Malloc exported) growing by 40 steps of 20,000 strings is said to be so, with
 # PYTHONMALLOC=malloc; with that setting the same growth is traced and nothing is said.

@@ -1,6 +1,7 @@
 /*
  * Garbage-collected runtimes whose heap lives in mappings of their own, outside malloc by
- * design: JavaScript engines, and Go's runtime (a cgo program loads libc, and so libchurn).
+ * design: JavaScript engines, Ruby's, and Go's runtime (a cgo program loads libc, and so
+ * libchurn).
  * The shim's blind-spot detector (shim/blind.c) recognises one by a function of its garbage
  * collector in the symbols of the module it blames, in a stripped module by a message of that
  * collector among its bytes, or by the name the engine gives its mappings; the trace carries the engine's index + 1 in the counter libchurn.untraced_engine
@@ -24,6 +25,8 @@ static const churn_engine churn_engines[] = {
     {"JavaScriptCore", "_ZN3JSC4Heap", NULL, NULL, "the JS heap"},              /* JSC::Heap:: */
     {"SpiderMonkey", "_ZN2js2gc9GCRuntime", "js-gc-heap", NULL, "the JS heap"}, /* js::gc::GCRuntime:: */
     {"XS", "fxCollectGarbage", NULL, NULL, "the JS heap"},
+    /* Ruby's object slots live on heap pages it maps; its collector is exported */
+    {"Ruby", "rb_gc_start", NULL, NULL, "the Ruby heap"},
     /* Go's symbols are not mangled; stripped (-ldflags=-s), the function names are still among
        the bytes of its pclntab */
     {"Go", "runtime.gcStart", NULL, "runtime.gcBgMarkWorker", "the Go heap"},
