@@ -339,10 +339,18 @@ static void fragmentation(FILE *out, const churn_analysis *a)
                                            sr->residual_bytes, sr->outside_heap_bytes,
                                            (long long)sr->own_bytes, (long long)sr->rss_bytes};
             /* a part the epoch has no figure for: its books or RSS not read, or stale */
+            int together = churn_frag_outside_with_free(sr, f->books != CHURN_BOOKS_NONE);
             int known[FRAG_PARTS + 1] = {1, 1, 1, sr->has_books, sr->row != NULL,
-                                         sr->has_rss && !sr->rss_stale, sr->has_own,
-                                         sr->has_rss};
-            fprintf(out, "<td>%s</td>", known[k] ? human((double)v[k], "B", b, sizeof b) : "-");
+                                         sr->has_rss && !sr->rss_stale && !together,
+                                         sr->has_own, sr->has_rss};
+            /* without the epoch's books, what the allocator keeps free is in the figure RSS
+               leaves outside the live set: the two are given together, as in the text */
+            if (k == 5 && together && sr->has_rss && !sr->rss_stale)
+                fprintf(out, "<td>- (with free: %s)</td>",
+                        human((double)v[k], "B", b, sizeof b));
+            else
+                fprintf(out, "<td>%s</td>",
+                        known[k] ? human((double)v[k], "B", b, sizeof b) : "-");
         }
         fputs("</tr>\n", out);
     }

@@ -128,6 +128,13 @@ void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *o
 /* The exit's epoch (exit_epoch; UINT64_MAX: none) carries no reading of the books: the last
    row before it that has one, when the last row is the exit's without books. */
 int churn_frag_last_read(const churn_fragmentation *f, uint64_t exit_epoch, churn_frag_row *out);
+/* A row of an allocator with books (books: not CHURN_BOOKS_NONE) that has none of its own
+   (closed at the exit, stale, or before the writer's first reading): its heap is taken as what
+   the live set occupies, so outside_heap_bytes holds what the allocator keeps free as well. */
+static inline int churn_frag_outside_with_free(const churn_frag_row *r, int books)
+{
+    return books && r->row && !r->has_books;
+}
 /* Counter `counter` (an index, -1 for none) at an epoch's row: the shim's own figures. */
 int churn_frag_counter_at(int counter, const churn_epoch_row *row, const churn_epochs *t,
                       uint64_t *bytes);

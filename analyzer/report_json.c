@@ -561,6 +561,8 @@ static void fragmentation_rows(FILE *out, const churn_analysis *a)
         opt_i64(out, "heap_bytes", r->row != NULL, (long long)r->heap_bytes);
         opt_i64(out, "outside_heap_bytes", r->has_rss && !r->rss_stale && !r->not_resident,
                 r->outside_heap_bytes);
+        fprintf(out, "\"outside_with_free\": %s, ",
+                churn_frag_outside_with_free(r, f->books != CHURN_BOOKS_NONE) ? "true" : "false");
         opt_i64(out, "rss_bytes", r->has_rss, (long long)r->rss_bytes);
         opt_i64(out, "program_mapped_bytes", r->row != NULL, (long long)r->mapped_bytes);
         opt_i64(out, "residual_bytes", r->row != NULL, r->residual_bytes);

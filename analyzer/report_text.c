@@ -511,23 +511,33 @@ static const char *signed_human(int known, double v, char *buf, size_t len)
 static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int books,
                      uint64_t exit_epoch)
 {
-    char b[8][32];
+    char b[8][32], note[160];
+    /* Without this epoch's books what the allocator holds free is not known, and RSS less the
+       live set's spans holds it as well as what is outside the heap: the two together are
+       said, not one of them (outside_with_free in the JSON). */
+    int outside = r->has_rss && !r->rss_stale && !r->not_resident;
+    int together = outside && churn_frag_outside_with_free(r, books);
+    const char *why = r->not_resident                     ? "  heap not all resident (see warnings)"
+                      : r->books_stale                    ? "  books stale (see warnings)"
+                      : r->rss_stale                      ? "  rss stale (see warnings)"
+                      : books && r->row && r->row->counters_stale
+                          ? (r->epoch == exit_epoch ? "  books not read (closed at the exit)"
+                                                    : "  books read before its end (see warnings)")
+                          : "";
+    if (together)
+        snprintf(note, sizeof note, "%s%sfree-res and outside %s together", why,
+                 *why ? ": " : "  books not read: ",
+                 human((double)r->outside_heap_bytes, b[5], 32));
+    else
+        snprintf(note, sizeof note, "%s", why);
     fprintf(out, "  %-5s %8llu %9s %9s %9s %9s %9s %9s %9s %9s%s\n", label,
             (unsigned long long)r->epoch, signed_human(r->has_rss, (double)r->rss_bytes, b[0], 32),
             human((double)r->live_bytes, b[1], 32), human((double)r->slack_bytes, b[2], 32),
             human((double)r->pinned_bytes, b[3], 32),
             signed_human(r->has_books, (double)r->free_resident_bytes, b[4], 32),
-            signed_human(r->has_rss && !r->rss_stale && !r->not_resident,
-                         (double)r->outside_heap_bytes, b[5], 32),
+            signed_human(outside && !together, (double)r->outside_heap_bytes, b[5], 32),
             signed_human(r->has_own, (double)r->own_bytes, b[7], 32),
-            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32),
-            r->not_resident                     ? "  heap not all resident (see warnings)"
-            : r->books_stale                    ? "  books stale (see warnings)"
-            : r->rss_stale                      ? "  rss stale (see warnings)"
-            : books && r->row && r->row->counters_stale
-                ? (r->epoch == exit_epoch ? "  books not read (closed at the exit)"
-                                          : "  books read before its end (see warnings)")
-                : "");
+            signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32), note);
 }
 
 static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o,

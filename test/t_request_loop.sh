@@ -65,15 +65,34 @@ PY
 
 # The text report's live-vs-fragmented rows: the last epoch, which the exit closes, carries no
 # reading of the allocator's books of its own, and its missing free-resident figure says why;
+# without it what glibc keeps free cannot be told from what is outside the heap, so neither
+# column has a figure and the row says the two together (RSS - live set's spans - libchurn's);
 # when earlier epochs were read (the same requests 5 ms apart, as `make demo` serves them),
 # the last of them is shown above it with its free-resident figure.
+EXIT_ROW='^  (last|exit) +200 +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +- +- +[^ ]+ +[^ ]+  books not read \(closed at the exit\): free-res and outside [0-9.]+[KMG]?i? together$'
 "$ANALYZE" "$WORK/trace.zst" >"$WORK/report.txt" 2>"$WORK/report.err" || fail "text report failed"
-grep -Eq '^  (last|exit) +200 .* -  .* books not read \(closed at the exit\)$' "$WORK/report.txt" ||
+grep -Eq "$EXIT_ROW" "$WORK/report.txt" ||
     fail "the exit's row does not say its books were not read: $(grep -E '^  (last|exit) ' "$WORK/report.txt")"
 traced "$WORK/paced.zst" "$WORK/paced.out" "$WORK/request_loop" 200 5
 "$ANALYZE" "$WORK/paced.zst" >"$WORK/paced.txt" 2>"$WORK/paced.err" || fail "text report failed"
-grep -Eq '^  exit +200 .* -  .* books not read \(closed at the exit\)$' "$WORK/paced.txt" ||
+grep -Eq "$(echo "$EXIT_ROW" | sed 's/(last|exit)/exit/')" "$WORK/paced.txt" ||
     fail "paced: no exit row whose books were not read: $(grep -E '^  (last|exit) ' "$WORK/paced.txt")"
+analyze "$WORK/paced.zst" "$WORK/paced.json"
+check "$WORK/paced.json" <<'PY'
+import sys
+from churncheck import *
+rows = field(load(sys.argv[1]), "fragmentation")
+last, read = rows[-1], [r for r in rows if r["free_resident_bytes"] is not None]
+expect("paced: the exit's row, outside_with_free", last["outside_with_free"], True)
+if not read or any(r["outside_with_free"] for r in read):
+    fail("paced: rows with books read say outside_with_free: %r"
+         % [(r["epoch"], r["outside_with_free"]) for r in read][:5])
+expect("paced: the exit's outside = rss - span - unplaced - libchurn",
+       last["outside_heap_bytes"],
+       last["rss_bytes"] - last["span_bytes"] - last["unplaced_bytes"] - last["libchurn_bytes"])
+print("paced: %d rows with books, outside apart; the exit's, free and outside %d B together"
+      % (len(read), last["outside_heap_bytes"]))
+PY
 last=$(grep -E '^  last +[0-9]+ ' "$WORK/paced.txt") || fail "paced: no last row above the exit's"
 echo "$last" | awk '{ exit !($2 < 200 && $7 ~ /[0-9]/ && NF == 10) }' ||
     fail "paced: the last row is not an earlier epoch with a free-resident figure: $last"
