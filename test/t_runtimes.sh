@@ -222,6 +222,17 @@ if abs(t["allocs"] - vg) > 0.001 * vg:
 print("php: %s via _safe_femalloc, 103200 B/epoch, kept until exit; %d allocations (valgrind %d)"
       % (f["function"], t["allocs"], vg))
 PY
+# said NAME STDERR CULPRIT WARNING: the traced run NAME ($WORK/NAME.zst, its stderr NAME.err)
+# said its untraced growth (STDERR, a pattern), with the culprit line CULPRIT (as it is), and
+# its text report's first warning matches WARNING.
+said() {
+    grep -q "$2" "$WORK/$1.err" || fail "$1: the growth is not said so: $(head -n 2 "$WORK/$1.err")"
+    grep -qF "$3" "$WORK/$1.err" || fail "$1: no line '$3': $(grep culprit "$WORK/$1.err")"
+    "$ANALYZE" "$WORK/$1.zst" >"$WORK/$1.txt" 2>&1 || fail "churn-analyze failed on $1.zst"
+    sed -n 3p "$WORK/$1.txt" | grep -q "$4" ||
+        fail "$1: the report's first warning is not '$4': $(sed -n 3p "$WORK/$1.txt")"
+}
+
 # The Zend allocator's own chunks: not traced, and said so (the detector samples twice a
 # second, so the run lasts about 3 s).
 rm -f "$WORK"/zend*
@@ -229,13 +240,9 @@ env CHURN_OUT="$WORK/zend.zst" CHURN_EPOCH_AT=zend_memory_usage LD_PRELOAD="$SHI
     php test/programs/grow.php 300 10000 >"$WORK/zend.out" 2>"$WORK/zend.err" ||
     fail "php with its allocator failed under the shim: $(tail -n 1 "$WORK/zend.err")"
 grep -qx 30000 "$WORK/zend.out" || fail "php's output under the shim: $(cat "$WORK/zend.out")"
-grep -q "that nothing traced explains" "$WORK/zend.err" ||
-    fail "php's Zend heap grew without a word: $(cat "$WORK/zend.err")"
-grep -q "likely culprit: /usr/bin/php8.2, PHP's Zend allocator (_emalloc, on memory it maps): USE_ZEND_ALLOC=0 in the environment sends PHP's objects to malloc, traced" "$WORK/zend.err" ||
-    fail "stderr does not tell how to trace PHP's objects: $(cat "$WORK/zend.err")"
-"$ANALYZE" "$WORK/zend.zst" >"$WORK/zend.txt" 2>&1 || fail "churn-analyze failed on php's trace"
-sed -n 3p "$WORK/zend.txt" | grep -q "WARNING: about .* of RSS growth is not traced (the shim's estimate): PHP's Zend allocator keeps PHP's objects on memory of its own, in php8.2; USE_ZEND_ALLOC=0 in the environment sends them to malloc, traced" ||
-    fail "the report's first warning does not say php's untraced growth and its switch: $(sed -n 3p "$WORK/zend.txt")"
+said zend "that nothing traced explains" \
+    "likely culprit: /usr/bin/php8.2, PHP's Zend allocator (_emalloc, on memory it maps): USE_ZEND_ALLOC=0 in the environment sends PHP's objects to malloc, traced" \
+    "WARNING: about .* of RSS growth is not traced (the shim's estimate): PHP's Zend allocator keeps PHP's objects on memory of its own, in php8.2; USE_ZEND_ALLOC=0 in the environment sends them to malloc, traced"
 echo "php: the Zend allocator's growth reported not traced, in php8.2, with USE_ZEND_ALLOC=0 to trace it"
 
 # Ruby's object slots live on heap pages it maps itself: 40 steps of 20,000 strings, 50 ms
@@ -246,13 +253,9 @@ env CHURN_OUT="$WORK/rbheap.zst" LD_PRELOAD="$SHIM" \
     ruby -e 'k = []; 40.times { k << Array.new(20000) { "x" * 20 }; sleep 0.05 }' \
     >"$WORK/rbheap.out" 2>"$WORK/rbheap.err" ||
     fail "ruby's growing heap failed under the shim: $(tail -n 1 "$WORK/rbheap.err")"
-grep -q "in mappings of Ruby's own heap (outside malloc by design: the 'outside' part of the RSS split; traced heap +[0-9.]* MiB); not traced: objects on the Ruby heap" "$WORK/rbheap.err" ||
-    fail "ruby's heap growth is not named Ruby's own heap: $(head -n 1 "$WORK/rbheap.err")"
-grep -qF "likely culprit: /lib/x86_64-linux-gnu/libruby-3.1.so.3.1, which calls mmap and carries Ruby (its garbage collector's functions are in its symbols)" "$WORK/rbheap.err" ||
-    fail "the culprit line does not name Ruby in libruby: $(sed -n 2p "$WORK/rbheap.err")"
-"$ANALYZE" "$WORK/rbheap.zst" >"$WORK/rbheap.txt" 2>&1 || fail "churn-analyze failed on ruby's trace"
-sed -n 3p "$WORK/rbheap.txt" | grep -q "WARNING: about .* MiB of RSS growth (the shim's estimate) is in mappings of Ruby's own heap, in libruby-3.1.so.3.1 (outside malloc by design: the 'outside' part of the RSS split); not traced: objects on the Ruby heap" ||
-    fail "the report's first warning does not name Ruby's heap: $(sed -n 3p "$WORK/rbheap.txt")"
+said rbheap "in mappings of Ruby's own heap (outside malloc by design: the 'outside' part of the RSS split; traced heap +[0-9.]* MiB); not traced: objects on the Ruby heap" \
+    "likely culprit: /lib/x86_64-linux-gnu/libruby-3.1.so.3.1, which calls mmap and carries Ruby (its garbage collector's functions are in its symbols)" \
+    "WARNING: about .* MiB of RSS growth (the shim's estimate) is in mappings of Ruby's own heap, in libruby-3.1.so.3.1 (outside malloc by design: the 'outside' part of the RSS split); not traced: objects on the Ruby heap"
 echo "ruby: its heap pages' growth named as Ruby's own heap, in libruby"
 
 # CPython's pymalloc keeps Python's objects in arenas it maps: Debian's python3 (stripped, its
@@ -272,12 +275,11 @@ for how in pymalloc malloc; do
     env $setting CHURN_OUT="$WORK/py_$how.zst" LD_PRELOAD="$SHIM" /usr/bin/python3 "$WORK/pygrow.py" \
         >"$WORK/py_$how.out" 2>"$WORK/py_$how.err" ||
         fail "python3 ($how) failed under the shim: $(tail -n 1 "$WORK/py_$how.err")"
-    "$ANALYZE" "$WORK/py_$how.zst" >"$WORK/py_$how.txt" 2>&1 || fail "churn-analyze failed on python3's trace ($how)"
 done
-grep -q "likely culprit: /usr/bin/python3.11, CPython's pymalloc (PyObject_Malloc, on memory it maps): PYTHONMALLOC=malloc in the environment sends Python's objects to malloc, traced" "$WORK/py_pymalloc.err" ||
-    fail "stderr does not tell how to trace Python's objects: $(cat "$WORK/py_pymalloc.err")"
-sed -n 3p "$WORK/py_pymalloc.txt" | grep -q "WARNING: about .* of RSS growth is not traced (the shim's estimate): CPython's pymalloc keeps Python's objects on memory of its own, in python3.11; PYTHONMALLOC=malloc in the environment sends them to malloc, traced" ||
-    fail "the report's first warning does not say python's untraced growth and its switch: $(sed -n 3p "$WORK/py_pymalloc.txt")"
+"$ANALYZE" "$WORK/py_malloc.zst" >"$WORK/py_malloc.txt" 2>&1 || fail "churn-analyze failed on python3's trace"
+said py_pymalloc "that nothing traced explains" \
+    "likely culprit: /usr/bin/python3.11, CPython's pymalloc (PyObject_Malloc, on memory it maps): PYTHONMALLOC=malloc in the environment sends Python's objects to malloc, traced" \
+    "WARNING: about .* of RSS growth is not traced (the shim's estimate): CPython's pymalloc keeps Python's objects on memory of its own, in python3.11; PYTHONMALLOC=malloc in the environment sends them to malloc, traced"
 if grep -q "not traced" "$WORK/py_malloc.err" "$WORK/py_malloc.txt"; then
     fail "python3 under PYTHONMALLOC=malloc was said to grow untraced: $(grep -h 'not traced' "$WORK/py_malloc.err" "$WORK/py_malloc.txt")"
 fi
