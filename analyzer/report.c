@@ -225,7 +225,8 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     int engine = counter_named(a, "libchurn.untraced_engine");
     int allocator = counter_named(a, "libchurn.untraced_allocator");
     int runtime = counter_named(a, "libchurn.untraced_runtime");
-    uint64_t most = 0, culprit = 0, js = 0, hidden = 0, own = 0;
+    int file = counter_named(a, "libchurn.untraced_file");
+    uint64_t most = 0, culprit = 0, js = 0, hidden = 0, own = 0, cow = 0;
     int said = 0;
     for (size_t i = 0; i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
@@ -246,6 +247,8 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
         if (runtime >= 0 && (size_t)runtime < r->n_counters && v[runtime] &&
             v[runtime] <= CHURN_N_RUNTIME_HEAPS)
             own = v[runtime];
+        if (file >= 0 && (size_t)file < r->n_counters && v[file])
+            cow = 1;
     }
     if (!said)
         return 0;
@@ -253,7 +256,13 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     for (size_t i = 0; culprit && i < a->modules.count; i++)
         if (a->modules.items[i].id == culprit - 1)
             where = a->modules.items[i].name;
-    if (js)
+    if (cow)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): most of it "
+                 "is copy-on-write pages of a file the program mapped privately and wrote "
+                 "(libchurn's stderr names it), the file's data changed in memory, which no "
+                 "allocator holds", (double)most / 1048576.0);
+    else if (js)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
                  "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "

@@ -23,12 +23,15 @@
  * PyObject_Malloc) is named so, with the setting that sends the runtime's objects to malloc
  * instead.
  *
- * The figures reach the trace as seven counters after the allocator's own
+ * When most of the growth is in a file's private mapping the program writes (copy-on-write
+ * pages), stderr names the file instead of a culprit: no allocator holds that memory.
+ *
+ * The figures reach the trace as eight counters after the allocator's own
  * (libchurn.untraced_bytes, an estimate; libchurn.untraced_warned; libchurn.untraced_module,
  * the culprit's module id + 1; libchurn.untraced_engine, include/churn/engines.h's index + 1;
  * libchurn.own_resident_bytes, libchurn's own resident memory; libchurn.untraced_allocator,
  * include/churn/allocators.h's index + 1; libchurn.untraced_runtime, runtime_heaps.h's
- * index + 1),
+ * index + 1; libchurn.untraced_file, 1 when the growth is a written file mapping's),
  * so the analyzer can warn and split RSS.  Everything here runs
  * on the writer thread outside its final pass: reading smaps walks page tables, and the exit
  * path must not wait for it.
@@ -57,7 +60,7 @@
 #define TOP 3
 
 static _Atomic uint64_t untraced_now;
-static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id, runtime_id;
+static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id, runtime_id, file_id;
 /* libchurn's own resident bytes, for the RSS split: refreshed every OWN_NS by the writer, so
    that a reading of the counters at the tick (on the program's thread) only loads it; less
    often when counting takes longer than OWN_SHARE of that (thousands of threads' rings), so
@@ -81,7 +84,7 @@ static struct {
 static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
                                     "libchurn.untraced_module", "libchurn.untraced_engine",
                                     "libchurn.own_resident_bytes", "libchurn.untraced_allocator",
-                                    "libchurn.untraced_runtime"};
+                                    "libchurn.untraced_runtime", "libchurn.untraced_file"};
 
 static void counters(uint64_t *values, int fresh)
 {
@@ -93,6 +96,7 @@ static void counters(uint64_t *values, int fresh)
     values[4] = atomic_load_explicit(&own_resident, memory_order_relaxed);
     values[5] = atomic_load_explicit(&hidden_id, memory_order_relaxed);
     values[6] = atomic_load_explicit(&runtime_id, memory_order_relaxed);
+    values[7] = atomic_load_explicit(&file_id, memory_order_relaxed);
 }
 
 void churn_blind_register(void)
@@ -150,6 +154,7 @@ void churn_blind_reset(void)
     own_next_ns = 0;
     atomic_store(&hidden_id, 0);
     atomic_store(&runtime_id, 0);
+    atomic_store(&file_id, 0);
 }
 
 static void rollup_line(const char *line, void *ctx)
@@ -202,6 +207,8 @@ typedef struct walk {
     int baseline;
     uintptr_t lo, hi;
     int engine;             /* the current mapping's, from its name */
+    char file[160];         /* the current mapping's file, "" for none */
+    char top_file[160];     /* the file of the mapping that grew most, "" for none */
     /* the mappings that grew most, at the warning */
     uintptr_t top_lo[TOP], top_hi[TOP];
     int64_t top_growth[TOP];
@@ -224,6 +231,13 @@ static void smaps_line(const char *line, void *ctx)
         w->lo = lo;
         w->hi = hi;
         w->engine = named_engine(line);
+        /* a file's private mapping grows anonymous pages where the program writes it */
+        const char *path = strchr(line, '/');
+        size_t n = path ? strlen(path) : 0;
+        if (n >= sizeof w->file)
+            n = sizeof w->file - 1;
+        memcpy(w->file, path ? path : "", n);
+        w->file[n] = 0;
         return;
     }
     if (strncmp(line, "Anonymous:", 10))
@@ -249,6 +263,8 @@ static void smaps_line(const char *line, void *ctx)
             w->top_hi[i] = w->hi;
             w->top_growth[i] = growth;
             w->top_engine[i] = w->engine;
+            if (i == 0)
+                memcpy(w->top_file, w->file, sizeof w->file);
             break;
         }
 }
@@ -453,6 +469,9 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
        the report misses, where "an allocator libchurn does not know" would be wrong. */
     int hidden = c.found && !engine ? message_allocator(c.path, c.named) : 0;
     const char *hname = hidden ? churn_hidden_allocators[hidden - 1].name : "";
+    /* Most of the growth in a file's private mapping: pages the program wrote there, copied
+       from the file (copy-on-write), which no allocator holds. */
+    int cow = !engine && w.top_file[0] && w.top_growth[0] * 2 >= (int64_t)untraced;
     double mib = (double)untraced / 1048576.0, secs = (double)(now - b.base_ns) / 1e9;
     if (engine)
         churn_log("anonymous memory grew %.1f MiB in %.1f s in mappings of %s's own heap "
@@ -465,7 +484,11 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
         churn_log("anonymous memory grew %.1f MiB in %.1f s that nothing traced explains (traced "
                   "heap +%.1f MiB): it is not traced; the largest growth: %s", mib, secs,
                   (double)heap_growth / 1048576.0, *top ? top : "none in a single mapping");
-    if (engine && w.top_engine[0])
+    if (cow)
+        churn_log("the mapping that grew most is one of %s, mapped privately and written: its "
+                  "copy-on-write pages are the file's data changed in memory, not an "
+                  "allocator's", w.top_file);
+    else if (engine && w.top_engine[0])
         churn_log("the mapping that grew most is named by %s", churn_engines[engine - 1].name);
     else if (engine)
         churn_log("likely culprit: %s, which calls mmap and carries %s (its garbage collector's "
@@ -494,7 +517,7 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
         churn_log("likely culprit: %s, which calls mmap and has %zu allocator-like function "
                   "names; an allocator libchurn does not know", c.path, c.best_names);
     uint64_t id = 0;
-    if (c.found) {
+    if (c.found && !cow) {
         churn_modules_scan();
         id = module_id(c.path);
         if (!id && c.best == 0)
@@ -503,7 +526,8 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
     atomic_store(&culprit_id, id);
     atomic_store(&engine_id, (uint64_t)engine);
     atomic_store(&hidden_id, (uint64_t)hidden);
-    atomic_store(&runtime_id, (uint64_t)(c.found && !engine ? c.runtime : 0));
+    atomic_store(&runtime_id, (uint64_t)(c.found && !engine && !cow ? c.runtime : 0));
+    atomic_store(&file_id, (uint64_t)cow);
     atomic_store(&warned, 1);
 }
 

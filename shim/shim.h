@@ -194,7 +194,7 @@ int churn_epoch_at_install(const char *list);
 
 /* ---- epoch.c ---- */
 extern _Atomic uint64_t churn_epoch_now;
-#define CHURN_MAX_COUNTERS 24 /* tcmalloc's 13, the blind-spot detector's 6 and libchurn's own memory, a named allocator's books */
+#define CHURN_MAX_COUNTERS 24 /* tcmalloc's 13, the blind-spot detector's 7 and libchurn's own memory, a named allocator's books */
 typedef struct churn_tick {
     _Atomic uint64_t seq;   /* epoch + 1 once published */
     uint64_t end_ns, cpu_ns, rss;

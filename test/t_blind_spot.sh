@@ -7,7 +7,8 @@
 # warning at the top that says "not traced" and fragmentation[].untraced_bytes within the
 # growth.  The same growth through malloc (traced) must raise nothing: in 1 MiB blocks, in
 # one buffer allocated at start and filled later, and in 512-byte objects, also sampled
-# (CHURN_SAMPLE_BYTES), when the pool's growth is still said.  A copy that carries a
+# (CHURN_SAMPLE_BYTES), when the pool's growth is still said.  Pages a program writes in a
+# file it mapped privately are named by the file, no allocator blamed.  A copy that carries a
 # function under a name of V8's collector must have the growth named as V8's own heap (outside
 # malloc by design), on stderr and at the top of the report, still with "not traced" and
 # untraced_bytes; stripped, by the message of V8's heap among its bytes.
@@ -77,6 +78,19 @@ if untraced > last["outside_heap_bytes"]:
 print("%s: %d of %d B not traced, warned" % (prog, untraced, allocated))
 PY
 done
+
+# A file mapped privately and written a step at a time: its copy-on-write pages are anonymous
+# memory that no allocator holds, named by the file, with no allocator blamed.
+truncate -s 40M "$WORK/cow.data"
+traced "$WORK/cow.zst" "$WORK/cow.out" "$WORK/pool_alloc" cow "$WORK/cow.data"
+[ "$(grep -c 'that nothing traced explains' "$WORK/cow.out.err")" -eq 1 ] ||
+    fail "cow: the growth is not said once: $(head -n 2 "$WORK/cow.out.err")"
+grep -qF "the mapping that grew most is one of $WORK/cow.data, mapped privately and written: its copy-on-write pages are the file's data changed in memory, not an allocator's" "$WORK/cow.out.err" ||
+    fail "cow: the file is not named: $(sed -n 2p "$WORK/cow.out.err")"
+grep -q "culprit" "$WORK/cow.out.err" && fail "cow: an allocator was blamed: $(grep culprit "$WORK/cow.out.err")"
+"$ANALYZE" "$WORK/cow.zst" >"$WORK/cow.txt" 2>&1 || fail "churn-analyze cow.zst failed"
+sed -n 3p "$WORK/cow.txt" | grep -q "WARNING: about .* MiB of RSS growth is not traced (the shim's estimate): most of it is copy-on-write pages of a file the program mapped privately and wrote" ||
+    fail "cow: the report's first warning does not say the file's pages: $(sed -n 3p "$WORK/cow.txt")"
 
 # quiet NAME MODE: the same growth through malloc (traced) raises nothing, on stderr or in the
 # report; "late" mallocs it all before the detector's baseline and fills it afterwards.

@@ -9,12 +9,15 @@
  * carry none of the parent's warning.  With `late` the same bytes come from malloc at once,
  * before the detector's baseline, and are filled a step at a time (a buffer allocated at
  * start and used later): traced, quiet.  With `small` each step is 2048 objects of 512 bytes
- * from malloc, kept: traced, quiet, also when only a sample of them is recorded.  Built with -DENGINE_V8 it also defines a function under
+ * from malloc, kept: traced, quiet, also when only a sample of them is recorded.  With `cow
+ * FILE` each step writes 1 MiB of FILE (40 MiB at least), mapped privately: copy-on-write
+ * pages that no allocator holds, which the detector must name by the file.  Built with -DENGINE_V8 it also defines a function under
  * the name of one of V8's collector (v8::internal::Heap::MarkCompact()), and holds the message
  * V8's heap prints when it runs out of memory, so the detector takes the pool for a JS engine's
  * own heap, by the name or (stripped) by the message.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +79,19 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "pool";
     int steps = 40, forks = !strcmp(mode, "fork"), late = !strcmp(mode, "late");
-    int small = !strcmp(mode, "small");
+    int small = !strcmp(mode, "small"), cow = !strcmp(mode, "cow") && argc > 2;
     int traced = !strcmp(mode, "malloc") || late || small;
     pool_arena_init();
+    if (cow) {
+        /* the pool becomes the file's private mapping: pool_alloc carves it the same way */
+        int fd = open(argv[2], O_RDONLY);
+        pool_base = fd < 0 ? MAP_FAILED : mmap(NULL, (size_t)steps * POOL_STEP,
+                                               PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        if (pool_base == MAP_FAILED) {
+            perror(argv[2]);
+            return 1;
+        }
+    }
     char *buffer = late ? malloc(steps * POOL_STEP) : NULL;
     unsigned long sum = 0;
     for (int i = 0; i < steps; i++) {
