@@ -12,11 +12,11 @@
  * stderr says so once, with the anonymous mappings that grew most (from /proc/self/smaps) and
  * the likely culprit: a loaded object that calls mmap and has the most allocator-like names.
  *
- * When the culprit carries a JS engine or Go's runtime (include/churn/engines.h: a function of
- * its collector in its symbols; stripped, a string of its collector among its bytes) or the
- * mapping that grew most carries the engine's name, the growth is named as that runtime's
- * own heap: outside malloc by design, and what is not traced
- * is the objects on it.  Otherwise, when the culprit carries an allocator libchurn knows by
+ * When the culprit carries a collected runtime (include/churn/engines.h: a JS engine, Ruby's,
+ * Go's; a function of its collector in its symbols, or stripped, a string of its collector
+ * among its bytes) or the mapping that grew most carries the engine's name, the growth is
+ * named as that runtime's own heap: outside malloc by design, and what is not traced is the
+ * objects on it.  Otherwise, when the culprit carries an allocator libchurn knows by
  * name but none of the names (include/churn/allocators.h: mimalloc or jemalloc, by their
  * warnings among its bytes), stderr says which: libchurn cannot trace it.  A culprit with a
  * language runtime's own allocator (include/churn/runtime_heaps.h: PHP's _emalloc, CPython's
@@ -535,6 +535,7 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
 
 typedef struct {
     uint64_t untouched;     /* bytes of whole pages inside live objects not resident */
+    uintptr_t page;
     double weighted, variance;
 } heap_walk;
 
@@ -560,7 +561,7 @@ static void each_live(uintptr_t addr, const churn_live *v, void *ctx)
 {
     heap_walk *h = ctx;
     if (h->untouched != UINT64_MAX) {
-        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t page = h->page;
         uintptr_t lo = (addr + page - 1) & ~(page - 1), hi = (addr + v->size) & ~(page - 1);
         if (hi > lo)
             h->untouched += untouched(lo, hi, page);
@@ -600,7 +601,8 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
     /* Sampled, the live map holds the sampled objects only: the writer's sum of their sizes
        is a fraction of the heap.  Their weighted sum estimates it (a few thousand objects at
        the sampling rates that pay, walked twice a second). */
-    heap_walk h = {.untouched = b.started ? UINT64_MAX : 0};
+    heap_walk h = {.untouched = b.started ? UINT64_MAX : 0,
+                   .page = (uintptr_t)sysconf(_SC_PAGESIZE)};
     if (!b.started || churn_opt.sample_bytes)
         churn_livemap_each(each_live, &h);
     uint64_t margin = 0;
