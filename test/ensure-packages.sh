@@ -15,5 +15,7 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 echo "libchurn: installing missing Debian packages:$missing" >&2
-apt-get update -qq >&2
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >&2
+# A parallel make (or another apt run) may hold dpkg's lock: wait for it rather than fail.
+lock="-o DPkg::Lock::Timeout=900"
+apt-get $lock update -qq >&2
+DEBIAN_FRONTEND=noninteractive apt-get $lock install -y -qq $missing >&2
