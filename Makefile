@@ -15,20 +15,22 @@ TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev
                   chromium golang-go golang-github-google-pprof-dev valgrind groff-base ruby3.1 perl lua5.4 php8.2-cli jq gawk \
                   nginx-light memcached postgresql-15 lighttpd gdb
 
-SHIM_SRC     := $(sort $(wildcard shim/*.c))
-ANALYZER_SRC := $(sort $(wildcard analyzer/*.c))
+# Each program's folders are its layers (HACKING.md draws the map; test/tools/layers.sh checks
+# it): sources one folder deep, included by their path from the program's root.
+SHIM_SRC     := $(sort $(wildcard shim/*.c shim/*/*.c))
+ANALYZER_SRC := $(sort $(wildcard analyzer/*.c analyzer/*/*.c))
 SHIM_OBJ     := $(SHIM_SRC:%.c=$(BUILD)/%.o)
 ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
-HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h analyzer/*.h)
+HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h shim/*/*.h analyzer/*.h analyzer/*/*.h)
 
 # The shim is preloaded into other programs: hidden by default, initial-exec TLS (no
 # __tls_get_addr, which may allocate), and no dependency on the traced program's heap.
 # Link-time optimisation lets the per-allocation path (way in, stack, live map, ring) inline
 # across its files: about 4 % fewer instructions on the traced program's thread.
 SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
-                -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -flto=auto
+                -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -Ishim -flto=auto
 SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
-ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils
+ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 
 .PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs slow
@@ -61,17 +63,18 @@ $(BUILD)/libchurn.so: $(SHIM_OBJ)
 $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
 
-# The churn command includes shim/options.c for its table and parser (cli/churn.c says why),
+# The churn command includes shim/base/options.c for its table and parser (cli/churn.c says
+# why),
 # and links the analyzer (without its main) to read a tree's index and traces.
 CLI_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -Ianalyzer
 CLI_ANALYZER_OBJ := $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
-$(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/options.c shim/patch.h $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
+$(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/base/options.c shim/ways/patch.h $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $< $(CLI_ANALYZER_OBJ) $(ANALYZER_LIBS)
 
 # The README's option table, the man pages and the bash completion, from the tables in
-# shim/options.c, analyzer/usage.h and cli/commands.h (cli/docgen.c).  `make docs` rewrites
-# the committed copies; test/t_options_doc.sh fails when they differ from the tables.
-DOCGEN_DEPS := cli/docgen.c cli/commands.h shim/options.c analyzer/usage.h $(HEADERS)
+# shim/base/options.c, analyzer/usage.h and cli/commands.h (cli/docgen.c).  `make docs`
+# rewrites the committed copies; test/t_options_doc.sh fails when they differ from the tables.
+DOCGEN_DEPS := cli/docgen.c cli/commands.h shim/base/options.c analyzer/usage.h $(HEADERS)
 $(BUILD)/churn-docgen: $(DOCGEN_DEPS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $<
 
@@ -104,8 +107,8 @@ check: all $(BUILD)/.deps-test sanitize slow
 # source is ASan's heap (test/programs/shim_units.c).
 SAN      := $(BUILD)/sanitize
 UBSAN    := -fsanitize=undefined -fno-sanitize-recover=all
-UNIT_SRC := shim/livemap.c shim/order.c shim/stacks.c shim/segstate.c shim/arena.c shim/thread.c shim/cfi.c \
-            shim/cfi_parse.c
+UNIT_SRC := shim/record/livemap.c shim/record/order.c shim/walk/stacks.c shim/record/segstate.c \
+            shim/base/arena.c shim/record/thread.c shim/walk/cfi.c shim/walk/cfi_parse.c
 
 sanitize: $(SAN)/libchurn-ubsan.so $(SAN)/shim-units
 
@@ -137,26 +140,26 @@ install: all
 bench: all $(BUILD)/.deps-test
 	@sh bench/run.sh
 
-# The analyzer with its decoding shortcuts turned off (analyzer/records.c says which): only
+# The analyzer with its decoding shortcuts turned off (analyzer/read/records.c says which): only
 # records.o differs.  Tests marked "# decoders: fast and slow" run over it too in a full
 # test/run.sh, with CHURN_TEST_DECODER=slow (test/lib.sh); test/t_decoders.sh compares the
 # two builds' reports.
 SLOW        := $(BUILD)/slow
 DECODE_SLOW := -DCHURN_DECODE_SLOW
 
-$(SLOW)/analyzer/records.o: analyzer/records.c $(HEADERS) | $(BUILD)/.deps-build
+$(SLOW)/analyzer/read/records.o: analyzer/read/records.c $(HEADERS) | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ANALYZER_CFLAGS) $(DECODE_SLOW) -c $< -o $@
 
-$(SLOW)/churn-analyze: $(filter-out $(BUILD)/analyzer/records.o,$(ANALYZER_OBJ)) \
-                       $(SLOW)/analyzer/records.o
+$(SLOW)/churn-analyze: $(filter-out $(BUILD)/analyzer/read/records.o,$(ANALYZER_OBJ)) \
+                       $(SLOW)/analyzer/read/records.o
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
 
 slow: $(SLOW)/churn-analyze
 
 # libFuzzer over the whole analyzer (test/fuzz/fuzz_trace.c); test/t_fuzz.sh runs it briefly,
 # over both decoders, `make fuzz` for FUZZ_SECONDS (default 600).
-FUZZ_BUILD = clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils \
+FUZZ_BUILD = clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-Dmain=churn_analyze_main -o $@ $(ANALYZER_SRC) test/fuzz/fuzz_trace.c $(ANALYZER_LIBS)
 

@@ -10,18 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "export_folded.h"
-#include "export_html.h"
-#include "export_metrics.h"
-#include "export_pprof.h"
-#include "export_svg.h"
-#include "proctree.h"
-#include "progress.h"
-#include "reader.h"
-#include "report.h"
-#include "session.h"
-#include "util.h"
+#include "analyze/analysis.h"
+#include "export/folded.h"
+#include "report/html.h"
+#include "export/metrics.h"
+#include "export/pprof.h"
+#include "export/svg.h"
+#include "report/proctree.h"
+#include "base/progress.h"
+#include "read/reader.h"
+#include "report/report.h"
+#include "report/session.h"
+#include "base/util.h"
 #include "usage.h"
 #include "churn/version.h"
 
@@ -146,7 +146,7 @@ static void flame(FILE *out, const options *o, churn_export_window *w, churn_exp
     if (o->form == FORM_FOLDED) {
         static const unsigned one[] = {0}, diff[] = {1, 0};
         char note[256]; /* the format has no room for it: said beside it */
-        if (churn_report_estimate_note(w->a, note, sizeof note))
+        if (churn_analysis_estimate_note(w->a, note, sizeof note))
             fprintf(stderr, "churn-analyze: note: the folded figures are %s\n", note);
         churn_export_folded(out, &tree, base ? diff : one, base ? 2 : 1);
     } else {

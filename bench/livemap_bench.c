@@ -1,6 +1,6 @@
 /*
  * What a free + malloc pair costs in the two parts of the shim that every heap event goes
- * through besides the ring (shim/order.c and shim/livemap.c, linked in directly), under the
+ * through besides the ring (shim/record/order.c and shim/record/livemap.c, linked in directly), under the
  * pattern of bench/threads.c (each thread frees the oldest of 256 live blocks and allocates a
  * new one, 16..1024 bytes): the program thread's two order numbers, on 1 and 2 threads, and
  * the writer's live map remove + insert, on one thread as the writer runs it, with a standing
@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "../shim/shim.h"
+#include "shim.h"
 
 /* The three things livemap.c and order.c take from the rest of the shim. */
 _Atomic uint64_t churn_epoch_now;

@@ -27,13 +27,13 @@ $CC -O2 -Wall -Wextra -std=gnu11 -shared -fPIC -o build/bench/libmaxrss.so bench
 $CC -O2 -Wall -Wextra -std=gnu11 -o build/bench/detach bench/detach.c
 # The micro benchmarks of the two hottest structures, built from the shim's own sources (the
 # walker with frame pointers, as the Makefile builds it; the benchmark's recursion without).
-$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -pthread -o build/bench/livemap_bench \
-    bench/livemap_bench.c shim/livemap.c shim/order.c
-$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
-    -c shim/cfi.c -o build/bench/cfi.o
-$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fno-omit-frame-pointer \
-    -c shim/cfi_parse.c -o build/bench/cfi_parse.o
-$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -fomit-frame-pointer \
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -pthread -o build/bench/livemap_bench \
+    bench/livemap_bench.c shim/record/livemap.c shim/record/order.c
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fno-omit-frame-pointer \
+    -c shim/walk/cfi.c -o build/bench/cfi.o
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fno-omit-frame-pointer \
+    -c shim/walk/cfi_parse.c -o build/bench/cfi_parse.o
+$CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fomit-frame-pointer \
     -o build/bench/unwind_bench bench/unwind_bench.c build/bench/cfi.o build/bench/cfi_parse.o -lunwind
 /usr/bin/python3 bench/bench.py
 RESULTS=${BENCH_RESULTS:-bench/results/latest.md}

@@ -1,5 +1,5 @@
 /*
- * Stack capture cost: libunwind's unw_backtrace against libchurn's CFI walker (shim/cfi.c,
+ * Stack capture cost: libunwind's unw_backtrace against libchurn's CFI walker (shim/walk/cfi.c,
  * linked in directly), in ns per stack and per frame, at call depths 8/16/32/64.  The
  * recursion is built without frame pointers, like Debian's python3, and mixes a plain frame,
  * a large frame and an alloca'd (rbp-based CFA) frame.  Both unwinders' outputs are compared
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../shim/cfi.h"
+#include "walk/cfi.h"
 
 #define MAXF 256
 

@@ -1,7 +1,7 @@
 /*
  * churn attach PID / churn detach PID: libchurn loaded into a running process with ptrace,
  * as a debugger calls a function in its debuggee.  Part of cli/churn.c (included there, as
- * shim/options.c is, so the options are checked by the shim's own parser).
+ * shim/base/options.c is, so the options are checked by the shim's own parser).
  *
  * attach:
  *   1. refuse, in one line, what ptrace or libchurn cannot do: no such process, another
@@ -12,7 +12,7 @@
  *      copy of libchurn.so, the path written below the thread's red zone, the return address
  *      0: the call comes back to the tracer as a SIGSEGV at address 0, which the thread
  *      never sees.  A copy an earlier attach loaded, of this build and not tracing, is used
- *      again instead (shim/attach.c resets it), unless it says it cannot be (its last trace
+ *      again instead (shim/process/attach.c resets it), unless it says it cannot be (its last trace
  *      did not finish): then a fresh one;
  *   3. call churn_attach_start(options) the same way: the trace is opened, the writer started
  *      and the malloc family's new entry bytes planned;
@@ -47,7 +47,7 @@
 #include <sys/user.h>
 #include <time.h>
 
-#include "patch.h"
+#include "ways/patch.h"
 
 #define ATTACH_REFUSED 1
 #define SAFE_TRIES 3000   /* rounds over the threads for one at a safe point (1 ms apart) */
@@ -889,7 +889,7 @@ static int do_attach(pid_t pid, const char *lib, const char *config)
         return refuse(pid, "dlopen is not among the dynamic symbols of its libc.so.6 (glibc "
                            "2.34 or later exports it from libc)");
     /* A copy loaded by an earlier attach is started again: loading one per attach kept every
-       detached copy's memory in the process (shim/attach.c). */
+       detached copy's memory in the process (shim/process/attach.c). */
     uint64_t reused = idle_copy(pid, &m, &sy, lib);
     char copy[PATH_MAX] = "";
     if (!reused && copy_library(lib, copy, sizeof copy))

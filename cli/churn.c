@@ -5,7 +5,7 @@
  *
  * Written in C, not sh: it finds its own location through /proc/self/exe (symlinks resolved
  * by the kernel, whatever the working directory), checks every option value with the shim's
- * own parser (it includes shim/options.c, so a value churn accepts is one the shim accepts),
+ * own parser (it includes shim/base/options.c, so a value churn accepts is one the shim accepts),
  * forwards signals sent to it with kill but not those the terminal sends to the whole group
  * (only siginfo tells them apart), and re-raises the program's fatal signal on itself.  It
  * runs outside the traced process, so none of the shim's constraints apply here.
@@ -27,10 +27,10 @@
 
 #include "churn/version.h"
 #include "commands.h"
-#include "options.c"
-#include "proctree.h"
-#include "reader.h"
-#include "util.h"
+#include "base/options.c"
+#include "report/proctree.h"
+#include "read/reader.h"
+#include "base/util.h"
 
 #define EXIT_USAGE 2
 #define LIST_MAX 8 /* descendants' traces named at the end of a run */
@@ -261,7 +261,7 @@ static void die_of(int sig)
     exit(128 + sig);
 }
 
-/* ---- the tree's index (shim/index.c, read by analyzer/proctree.c) ---- */
+/* ---- the tree's index (shim/record/index.c, read by analyzer/report/proctree.c) ---- */
 
 static void print_image_header(FILE *out, int allocated)
 {

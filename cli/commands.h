@@ -1,7 +1,7 @@
 /*
  * The `churn` command line as data: `churn help` prints it (cli/churn.c) and the man page
  * churn.1 is generated from it (cli/docgen.c).  The options of `churn run` are not here: each
- * sets one CHURN_* variable and is the `flag` of that variable's row in shim/options.c.
+ * sets one CHURN_* variable and is the `flag` of that variable's row in shim/base/options.c.
  */
 #ifndef CHURN_CLI_COMMANDS_H
 #define CHURN_CLI_COMMANDS_H

@@ -3,7 +3,7 @@
  *
  *   ways in (interpose.c)  ->  event.c: guard, stack, live map, thread ring
  *                          ->  writer.c (own thread): histograms, ring file
- *                              encode.c: the records (decoded by analyzer/records.c)
+ *                              encode.c: the records (decoded by analyzer/read/records.c)
  *
  * Under CHURN_SAMPLE_BYTES, sample.c sits at event.c's entry: it counts every allocation
  * and free and lets only the sampled ones, and their frees, go on.
@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cfi.h"
+#include "walk/cfi.h"
 #include "churn/format.h"
 
 #define CHURN_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -50,7 +50,7 @@ make_var() {
     make -s --no-print-directory "print-$1"
 }
 
-# The flags that select the decoder under test when a test compiles analyzer/records.c itself.
+# The flags that select the decoder under test when a test compiles analyzer/read/records.c itself.
 decoder_cflags() {
     [ "${CHURN_TEST_DECODER:-fast}" = fast ] || make_var DECODE_SLOW
 }

@@ -9,7 +9,7 @@ LIB_ANALYZER_ONLY=1
 T=$WORK
 mkdir -p "$T/cases"
 LIBS=$(make_var ANALYZER_LIBS)
-gcc -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -I/usr/include/elfutils $(decoder_cflags) \
+gcc -O1 -g -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils $(decoder_cflags) \
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
     -o "$T/churn-analyze" $(make_var ANALYZER_SRC) $LIBS 2>"$T/build.log" ||
     fail "sanitizer build failed: $(head -1 "$T/build.log")"

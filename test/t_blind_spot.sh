@@ -1,5 +1,5 @@
 #!/bin/sh
-# The blind-spot detector (shim/blind.c): test/programs/pool_alloc.c grows its RSS by 40 MiB
+# The blind-spot detector (shim/record/blind.c): test/programs/pool_alloc.c grows its RSS by 40 MiB
 # over four seconds through a pool allocator on one mmap that libchurn cannot know.  stderr
 # must say, once, that the growth is not traced, with the mapping that grew and the executable
 # as the likely culprit (named as stripped for the stripped copy, and no known allocator named

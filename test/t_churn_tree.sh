@@ -1,5 +1,5 @@
 #!/bin/sh
-# A traced tree's index (shim/index.c, NAME.index beside the first trace): one start line per
+# A traced tree's index (shim/record/index.c, NAME.index beside the first trace): one start line per
 # process image with its pid, parent, exec count, trace file, executable and command line,
 # and an end line with how it ended; `churn analyze --list` lists it, `--pid` and `--exe`
 # analyze the image named, `--tree` all of them (a combined summary whose totals are the sums

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The analyzer's two ways of decoding events agree (analyzer/records.c): the build with its
+# The analyzer's two ways of decoding events agree (analyzer/read/records.c): the build with its
 # shortcuts (build/churn-analyze) and the one without them (build/slow/churn-analyze,
 # CHURN_DECODE_SLOW) print the same bytes, the same warnings and the same exit status, in the
 # JSON report, the text report and an epoch window, on real traces (the demo workload, a
@@ -32,7 +32,7 @@ import os, random, sys
 sys.path.insert(0, "test/tools")
 import mktrace
 out = sys.argv[1]
-RECENT = 16384   # CHURN_RECENT_ALLOCS (analyzer/records.h)
+RECENT = 16384   # CHURN_RECENT_ALLOCS (analyzer/read/records.h)
 
 def stream(seed, nseg, events, keep):
     """Segments of random allocations and frees on three threads; about `keep` objects

@@ -212,7 +212,7 @@ for l in lines:
         if m.group(2) not in mappings:
             fail("moved: pprof location %r has no mapping" % l.strip())
         start, offset, file = mappings[m.group(2)]
-        # the address is the call's last byte (export_pprof.c); offset: start - bias
+        # the address is the call's last byte (analyzer/export/pprof.c); offset: start - bias
         inside("pprof location %r (mapping %s)" % (l.strip(), file), module, where_fn, file,
                int(m.group(1), 16) - start + offset)
         if where_fn == "fill":

@@ -1,6 +1,6 @@
 #!/bin/sh
 # An epoch's CPU time and RSS come from a reading at most 1 ms older than its end
-# (shim/epoch.c): epochs that far apart see their own RSS and CPU, a burst of epochs shares
+# (shim/record/epoch.c): epochs that far apart see their own RSS and CPU, a burst of epochs shares
 # readings, and the epochs' CPU time adds up to the process's (test/programs/epoch_reading.c).
 . test/lib.sh
 

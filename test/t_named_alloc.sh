@@ -1,5 +1,5 @@
 #!/bin/sh
-# Allocators called by their own names (shim/way_named.c): test/programs/named_alloc.c calls
+# Allocators called by their own names (shim/ways/way_named.c): test/programs/named_alloc.c calls
 # mimalloc's API (mi_malloc, mi_heap_malloc, mi_calloc, mi_malloc_aligned, mi_new,
 # mi_realloc) from Debian's libmimalloc, and jemalloc's *allocx family from its static
 # library (linked into the executable) and from its shared one.  None of those calls goes

@@ -1,6 +1,6 @@
 #!/bin/sh
 # One source for the option tables: the README's table, the man pages and the bash completion
-# are regenerated from shim/options.c, analyzer/usage.h and cli/commands.h (build/churn-docgen)
+# are regenerated from shim/base/options.c, analyzer/usage.h and cli/commands.h (build/churn-docgen)
 # and must equal the committed copies; every CHURN_* variable the code reads is a row;
 # every long option churn-analyze's getopt takes is documented; the man pages render
 # without warnings; CHURN_HELP=1 prints the rows and exits 0 without running the program
@@ -14,7 +14,7 @@ DOCGEN=$ROOT/build/churn-docgen
 sh test/tools/readme_table.sh extract >"$WORK/readme.committed" || fail "README.md has no table markers"
 "$DOCGEN" readme >"$WORK/readme.generated" || fail "churn-docgen readme failed"
 diff -u "$WORK/readme.committed" "$WORK/readme.generated" >"$WORK/readme.diff" ||
-    fail "README.md's option table differs from shim/options.c (run make docs): $(grep "^[-+][^-+]" "$WORK/readme.diff" | head -n 2 | tr "\n" " ")"
+    fail "README.md's option table differs from shim/base/options.c (run make docs): $(grep "^[-+][^-+]" "$WORK/readme.diff" | head -n 2 | tr "\n" " ")"
 for page in churn.1 churn-analyze.1; do
     "$DOCGEN" "$page" >"$WORK/$page" || fail "churn-docgen $page failed"
     diff -u "man/$page" "$WORK/$page" >"$WORK/$page.diff" ||
@@ -30,7 +30,7 @@ read_vars=$( (grep -rhoE 'getenv\("CHURN_[A-Z_]+"' shim analyzer cli | sed 's/.*
         sed 's/^\${\{0,1\}//') | sort -u)
 [ -n "$read_vars" ] || fail "found no CHURN_* variable read anywhere: the search is broken"
 for v in $read_vars; do
-    echo "$rows" | grep -qx "$v" || fail "$v is read by the code but has no row in shim/options.c"
+    echo "$rows" | grep -qx "$v" || fail "$v is read by the code but has no row in shim/base/options.c"
 done
 echo "$rows" | grep -qx CHURN_EPOCH_SIGNAL || fail "the README table lost CHURN_EPOCH_SIGNAL"
 

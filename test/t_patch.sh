@@ -1,5 +1,5 @@
 #!/bin/sh
-# The inline patching engine (shim/patch.c) on its own: functions with known first bytes
+# The inline patching engine (shim/ways/patch.c) on its own: functions with known first bytes
 # (test/programs/patch_engine.c: frame set-up, sub rsp, RIP-relative loads, a 6-byte function,
 # endbr64, jmp/call rel32, a rel8 jcc) are redirected and still answer through their
 # trampolines; the ones it cannot move safely (shorter than the jmp, a later loop back into
@@ -10,7 +10,8 @@
 . test/lib.sh
 
 gcc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ishim -Iinclude \
-    -o "$WORK/patch_engine" test/programs/patch_engine.c shim/patch.c shim/arena.c shim/os.c shim/fds.c shim/real.c \
+    -o "$WORK/patch_engine" test/programs/patch_engine.c shim/ways/patch.c shim/base/arena.c \
+    shim/base/os.c shim/base/fds.c shim/base/real.c \
     -lcapstone >"$WORK/build.log" 2>&1 ||
     fail "cannot build the engine test: $(tail -n 1 "$WORK/build.log") (libcapstone-dev installed?)"
 

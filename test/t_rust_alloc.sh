@@ -1,6 +1,6 @@
 #!/bin/sh
 # Rust programs (test/programs/rust_alloc.rs, built with Debian's rustc): every allocation
-# goes through the __rust_alloc shims, which shim/way_named.c patches.  With the default
+# goes through the __rust_alloc shims, which shim/ways/way_named.c patches.  With the default
 # global allocator they end in malloc (counted once, by the outermost entry); with a
 # #[global_allocator] on a static arena no malloc is ever called, so only the shims see them.
 # Every epoch's counts, bytes and live change must be exact in both.  Stripped, the shims'

@@ -1,5 +1,5 @@
 #!/bin/sh
-# CHURN_SAMPLE_BYTES (shim/sample.c): the demo workload (request_loop, 20,000 requests) and the
+# CHURN_SAMPLE_BYTES (shim/record/sample.c): the demo workload (request_loop, 20,000 requests) and the
 # known-pattern programs retention.c and functions.c, each traced in full and sampled at
 # N = 4 KiB and 512 KiB.  Sampled: the program prints the same; the totals and every epoch's
 # allocations, frees and bytes allocated equal the full trace's; every callsite's and

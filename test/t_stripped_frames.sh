@@ -1,8 +1,8 @@
 #!/bin/sh
 # Stripped modules: a frame no symbol names is named by the start of its function, from the
-# module's .eh_frame (analyzer/symbolize.c), and function rows are one per function; an
+# module's .eh_frame (analyzer/symbols/symbolize.c), and function rows are one per function; an
 # unnamed function that returns the block it got and keeps no copy is an allocation wrapper
-# (analyzer/wrapshape.c), shown as via.
+# (analyzer/symbols/wrapshape.c), shown as via.
 #   test/programs/stripped_alloc.c, built once and run with its symbol table and stripped
 #     (strip keeps .eh_frame): the stripped run's function rows are the unstripped run's
 #     (keep_one..keep_four via xmalloc_checked, remember on its own), each named by the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Known start-up allocations are kept out of the callsite ranking (analyzer/suppress.c): a C++
+# Known start-up allocations are kept out of the callsite ranking (analyzer/analyze/suppress.c): a C++
 # program's libstdc++ emergency exception pool, allocated by libstdc++'s initializer under
 # ld.so, is named once as what it is and not ranked, in text, JSON and HTML; without the
 # built-in list (--no-default-suppressions) it is ranked as before; a user's file

@@ -1,9 +1,9 @@
 #!/bin/sh
-# Offline symbolization (analyzer/symbolize.c) against real processes: a PIE program, a
+# Offline symbolization (analyzer/symbols/symbolize.c) against real processes: a PIE program, a
 # library dlopened mid-run whose debug info is reached by .gnu_debuglink, libc through its
 # build id under /usr/lib/debug, C++ inlined frames, then the same maps against a binary
 # whose debug info is stripped, a rebuilt binary and a deleted library.  Then the persistent
-# symbol cache (analyzer/symcache.c): a warm run answers exactly as a cold one, and by build
+# symbol cache (analyzer/symbols/symcache.c): a warm run answers exactly as a cold one, and by build
 # id, so stripping the binary afterwards changes nothing.
 LIB_ANALYZER_ONLY=1
 . test/lib.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The CFI stack walker (shim/cfi.c) must give libunwind's answer on every stack.  In the test
+# The CFI stack walker (shim/walk/cfi.c) must give libunwind's answer on every stack.  In the test
 # mode CHURN_UNWIND=verify the shim runs both on each allocation and aborts on the first
 # difference, then prints how many stacks it compared and how many the CFI walker took alone
 # (the rest fell back to libunwind).  Stacks: a program built three ways (-O0, -O2 with and

@@ -1,5 +1,5 @@
 /*
- * Allocators that the blind-spot detector (shim/blind.c) can name in the module it blames when
+ * Allocators that the blind-spot detector (shim/record/blind.c) can name in the module it blames when
  * that module does not carry the names libchurn traces them by: linked into a program without
  * their names (Bun's mimalloc) or into a stripped executable (Biome's jemalloc), they cannot be
  * traced, and saying which one is there tells the user what is missing.  One is recognised by

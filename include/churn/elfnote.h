@@ -1,7 +1,7 @@
 /*
  * A file's GNU build id, from its notes: what says a separate debug file describes this build.
- * The shim (shim/elfsyms.c, reading a stripped file's debug file for its names) and the
- * analyzer (analyzer/debugfile.c, for symbolization) both check it; header-only, since the
+ * The shim (shim/walk/elfsyms.c, reading a stripped file's debug file for its names) and the
+ * analyzer (analyzer/symbols/debugfile.c, for symbolization) both check it; header-only, since the
  * two are separate binaries.
  */
 #ifndef CHURN_ELFNOTE_H

@@ -2,7 +2,7 @@
  * Garbage-collected runtimes whose heap lives in mappings of their own, outside malloc by
  * design: JavaScript engines, Ruby's, and Go's runtime (a cgo program loads libc, and so
  * libchurn).
- * The shim's blind-spot detector (shim/blind.c) recognises one by a function of its garbage
+ * The shim's blind-spot detector (shim/record/blind.c) recognises one by a function of its garbage
  * collector in the symbols of the module it blames, in a stripped module by a message of that
  * collector among its bytes, or by the name the engine gives its mappings; the trace carries the engine's index + 1 in the counter libchurn.untraced_engine
  * (0: none), which the analyzer turns back into the name.

@@ -1,7 +1,7 @@
 /*
  * Language runtimes that keep their small objects on memory of their own (chunks or arenas
  * they map), with a switch in the environment that sends those objects to malloc instead,
- * where libchurn traces them.  The shim's blind-spot detector (shim/blind.c) recognises one by
+ * where libchurn traces them.  The shim's blind-spot detector (shim/record/blind.c) recognises one by
  * its allocator's entry point among the symbols of the module it blames (the dynamic symbol
  * table is enough: both are exported, so a stripped executable shows them too) and says the
  * switch; the trace carries the index + 1 in the counter libchurn.untraced_runtime (0: none),

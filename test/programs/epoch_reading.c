@@ -1,6 +1,6 @@
 /*
  * An epoch's CPU time and RSS come from a reading at most 1 ms older than its end
- * (shim/epoch.c).  Phases: "touch" makes 64 MiB resident, which takes well over 1 ms, so its
+ * (shim/record/epoch.c).  Phases: "touch" makes 64 MiB resident, which takes well over 1 ms, so its
  * epoch must show them; "burst" ends 2000 epochs back to back, which share readings; "spin"
  * burns 20 ms of CPU, which its epoch must show; the CPU time of the epochs from "before"
  * to "spin" adds up to the process's own count over them; the last epoch, ended at exit half

@@ -1,7 +1,7 @@
 /*
  * Loads a library that links mimalloc (named_dl_lib.c) with dlopen, after libchurn started,
  * and allocates through it: the library and mimalloc are new to the process, and their
- * allocations must be traced from the dlopen on (shim/way_named.c), exactly.
+ * allocations must be traced from the dlopen on (shim/ways/way_named.c), exactly.
  */
 #include <dlfcn.h>
 

@@ -1,5 +1,5 @@
 /*
- * The patching engine (shim/patch.c) on functions with known prologues, written in assembly
+ * The patching engine (shim/ways/patch.c) on functions with known prologues, written in assembly
  * so their first bytes are exactly what each case is about, plus compiled C functions.
  * Built with the engine and libchurn's arena (test/t_patch.sh).  For every case: the result
  * before patching, the patch's verdict, the result through the replacement or hook, the
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "patch.h"
+#include "ways/patch.h"
 #include "shim.h"
 
 churn_options churn_opt;

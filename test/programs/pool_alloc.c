@@ -2,7 +2,7 @@
  * An allocator libchurn cannot know: a pool on one big mapping, carved by bumping a pointer,
  * never through malloc.  The program allocates POOL_STEP bytes every 100 ms for about four
  * seconds and touches them, so its RSS grows steadily while the traced heap stays flat; the
- * blind-spot detector (shim/blind.c) must say so.  With the argument `malloc` the same
+ * blind-spot detector (shim/record/blind.c) must say so.  With the argument `malloc` the same
  * growth comes from malloc, which libchurn traces: the detector must stay quiet.  Prints a sum
  * of the bytes so the work cannot be dropped, and the bytes it allocated.  With `fork` the
  * process forks once it has grown, and the child only waits a moment: the child's trace must

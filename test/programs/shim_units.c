@@ -22,7 +22,7 @@
 #include <linux/futex.h>
 
 #include "churn/coding.h"
-#include "segstate.h"
+#include "record/segstate.h"
 #include "shim.h"
 
 /* ---- what the structures need from the rest of the shim ---- */

@@ -33,7 +33,7 @@ static __attribute__((noinline)) struct node *grow(struct node *head, uint64_t e
 
 /* 200 passes over the list: the walk, not the allocations, dominates an epoch, and all but the
    first few epochs take well over the millisecond within which ticks share one reading of the
-   CPU time (shim/epoch.c). */
+   CPU time (shim/record/epoch.c). */
 static __attribute__((noinline)) uint64_t walk(const struct node *head)
 {
     uint64_t sum = 0;

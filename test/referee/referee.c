@@ -5,7 +5,7 @@
  * memory, every count kept in the order the mutex grants, and one JSON file at exit
  * ($REFEREE_OUT; a forked child writes $REFEREE_OUT.<pid>).
  *
- * What counts, chosen to be what libchurn's trace records (shim/interpose.c, cxx.c, event.c):
+ * What counts, chosen to be what libchurn's trace records (shim/ways/interpose.c, cxx.c, event.c):
  *  - an allocation: a non-NULL result of malloc (also of size 0), calloc (n * size bytes),
  *    memalign, posix_memalign (result 0), aligned_alloc, valloc (the size asked), pvalloc (the
  *    size rounded up to whole pages), and of every C++ operator new (plain, array, nothrow,

@@ -1,5 +1,5 @@
 /*
- * Test driver for analyzer/symbolize.c.
+ * Test driver for analyzer/symbols/symbolize.c.
  *
  *   symtest MAPFILE          registers every "module" line of MAPFILE, then resolves every
  *                            "ip" line and prints one tab-separated line per frame:
@@ -14,7 +14,7 @@
  *   module ID BIAS START END BUILDID PATH
  *   ip LABEL IP IS_RETURN
  */
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 #include <fcntl.h>
 #include <gelf.h>

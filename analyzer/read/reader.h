@@ -1,0 +1,69 @@
+/*
+ * Opening a trace file: the file header, the scan for segments anywhere in the ring, their
+ * checksums, their order by sequence number, and the decompression of one segment at a time
+ * into its record stream (decoded by records.h).
+ */
+#ifndef CHURN_READER_H
+#define CHURN_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/records.h"
+#include "base/warnings.h"
+
+typedef struct churn_segment_info {
+    uint64_t offset;     /* of the segment header in the file */
+    uint64_t seq, first_epoch, last_epoch;
+    uint32_t raw_bytes, zstd_bytes;
+    /* An open segment (version 5): its frame so far, written at a checkpoint at
+       checkpoint_ns (CLOCK_MONOTONIC); last_epoch is first_epoch. */
+    int open;
+    uint64_t checkpoint_ns;
+} churn_segment_info;
+
+typedef struct churn_trace_info {
+    uint32_t version, flags, page_size;
+    uint64_t ring_bytes, pid, start_realtime_ns, file_bytes;
+    size_t segments_invalid;  /* candidate headers whose checks failed */
+    size_t segments_gapped;   /* valid segments older than a gap in the sequence, not used */
+    /* The newest segment is an open one: the process ended without an exit the shim saw
+       (or still runs), and the trace holds what it had at its last checkpoint.  Cleared
+       when that segment turns out damaged as it is decompressed. */
+    int ends_open;
+    uint64_t checkpoint_ns;   /* CLOCK_MONOTONIC of that checkpoint */
+    char producer[24];        /* version of the libchurn that wrote it; "" in older traces */
+} churn_trace_info;
+
+typedef struct churn_trace churn_trace;
+
+/* Opens and indexes path.  On a fatal problem returns NULL with a one-line reason in err;
+   problems that leave usable segments become warnings. */
+churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, size_t errlen);
+void churn_trace_close(churn_trace *t);
+
+const churn_trace_info *churn_trace_info_of(const churn_trace *t);
+size_t churn_trace_segments(const churn_trace *t);
+const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i);
+
+/* Decompresses segment i (in sequence order) into *buf (capacity *cap, grown as needed) and
+   sets *len; the CHURN_RECORDS_PADDING bytes after it are zero.  Returns 0, or -1 with the
+   reason the segment is skipped in why.  Uses the trace's one decompression context: one
+   thread at a time. */
+int churn_trace_decompress(churn_trace *t, size_t i, uint8_t **buf, size_t *cap, size_t *len,
+                           char *why, size_t whylen);
+
+/* The first bytes of segment i's record stream, for a look before the full pass: up to
+   cap - CHURN_RECORDS_PADDING bytes into buf, then the padding.  Returns how many (0 when the
+   segment does not decompress). */
+size_t churn_trace_peek(churn_trace *t, size_t i, uint8_t *buf, size_t cap);
+
+/* Feeds the records of segment i, decompressed into raw[0, len) and padded, to fn and the
+   live-set operations of its heap events to live, decoding with d (raw is only read).
+   Returns 0 when the whole segment decoded, -1 when it stopped early; then a warning says
+   why. */
+int churn_trace_decode(const churn_trace *t, size_t i, const uint8_t *raw, size_t len,
+                       churn_decoder *d, churn_record_fn fn, void *ctx, churn_live_sink *live,
+                       churn_warnings *w);
+
+#endif

@@ -1,0 +1,305 @@
+#include "report/report.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+
+#include "churn/allocators.h"
+#include "churn/engines.h"
+#include "churn/runtime_heaps.h"
+#include "report/proctree.h"
+
+static int worth_showing(const churn_callsite *s)
+{
+    return s->allocs || s->frees || s->live_count || s->live_bytes;
+}
+
+churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n)
+{
+    size_t total, kept = 0;
+    churn_callsite **v = churn_growth_sorted(&a->growth, &total);
+    for (size_t i = 0; i < total && (!top || kept < top); i++)
+        if (worth_showing(v[i]))
+            v[kept++] = v[i];
+    *n = kept;
+    return v;
+}
+
+churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_options *o,
+                                        size_t *n)
+{
+    size_t kept = 0, all;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
+    for (size_t i = 0; i < all && (!o->top || kept < o->top); i++)
+        if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
+            rows[kept++] = rows[i];
+    *n = kept;
+    return rows;
+}
+
+const char *churn_report_exit_how(const churn_analysis *a)
+{
+    if (a->detached)
+        return "detach";
+    if (!a->has_exit)
+        return "none";
+    switch (a->exit_how) {
+    case CHURN_EXIT_NORMAL:
+        return "normal";
+    case CHURN_EXIT_UNDERSCORE:
+        return "_exit";
+    case CHURN_EXIT_SIGNAL:
+        return "signal";
+    case CHURN_EXIT_EXEC:
+        return "exec";
+    case CHURN_EXIT_QUICK:
+        return "quick_exit";
+    case CHURN_EXIT_THREADS:
+        return "threads";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int churn_report_run_as(const churn_report_options *o, char *file, char *name, size_t len)
+{
+    char *index = churn_proctree_index_of(o->trace_path);
+    churn_proctree t;
+    int found = 0;
+    if (index && churn_proctree_load(index, &t) == 0) {
+        char want[PATH_MAX], have[PATH_MAX];
+        int real = realpath(o->trace_path, want) != NULL;
+        for (size_t i = 0; i < t.n && !found; i++) {
+            const churn_proc *p = &t.v[i];
+            if (!p->trace || !p->exe || !p->argv0 || !*p->argv0)
+                continue;
+            if (real ? !realpath(p->trace, have) || strcmp(want, have)
+                     : strcmp(base_of(p->trace), base_of(o->trace_path)))
+                continue;
+            found = strcmp(base_of(p->argv0), base_of(p->exe)) != 0 &&
+                    strlen(base_of(p->exe)) < len && strlen(base_of(p->argv0)) < len;
+            if (found) {
+                strcpy(file, base_of(p->exe));
+                strcpy(name, base_of(p->argv0));
+            }
+            break;
+        }
+        churn_proctree_free(&t);
+    }
+    free(index);
+    return found;
+}
+
+const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len)
+{
+    if (!a->has_exit && a->info->ends_open) {
+        snprintf(buf, len, "no exit record (ends at a checkpoint, %.3f s in)",
+                 churn_analysis_checkpoint_s(a));
+        return buf;
+    }
+    if (!a->has_exit)
+        return "no exit record";
+    if (a->exit_how == CHURN_EXIT_EXEC)
+        return "exec";
+    if (a->exit_how == CHURN_EXIT_THREADS)
+        snprintf(buf, len, "exit %llu (by its last thread)", (unsigned long long)a->exit_detail);
+    else
+        snprintf(buf, len, "%s %llu",
+                 a->exit_how == CHURN_EXIT_NORMAL ? "exit" : churn_report_exit_how(a),
+                 (unsigned long long)a->exit_detail);
+    return buf;
+}
+
+unsigned long long churn_report_segments_dropped(const churn_analysis *a)
+{
+    return (unsigned long long)a->first_seq;
+}
+
+churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
+                                      const churn_callsite *s)
+{
+    if (g == &a->functions.growth)
+        return churn_functions_retention(&a->functions, s, a->has_exit);
+    return churn_growth_retention(g, s, a->has_exit);
+}
+
+const char *churn_report_type(churn_analysis *a, const churn_callsite *s)
+{
+    return churn_cxx_type_of(a->types, s->stack);
+}
+
+void churn_report_types(churn_analysis *a)
+{
+    if (a->types_done)
+        return;
+    churn_functions_types(&a->functions, &a->growth, a->types);
+    const churn_fragmentation *f = &a->frag;
+    churn_functions_pinned(&a->functions, &a->growth, f->has_before ? f->before_sites : f->sites,
+                           f->has_before ? f->nbefore : f->nsites);
+    a->types_done = 1;
+}
+
+/* A sample of a small object stands for about N bytes (s / p(s) = N + s/2 + ...), and the
+   samples of a callsite come as a Poisson process: a figure of B bytes resting on k samples
+   varies by about N sqrt(k) = B / sqrt(k).  The growth per epoch g is a least-squares slope
+   over the E epochs of the window of a live value that gained k = |g| E / w samples (w the
+   bytes a sample of the row stands for, its allocated bytes per sample): the slope of such
+   a counting process varies by w sqrt(6 k / 5) / E; one sample more keeps the bound of a
+   row that did not grow from 0.  k is at least the samples the window allocated that are
+   still live: a row whose few samples came late has a slope near 0 that would otherwise
+   claim a bound as tight as a row with none.  Larger objects are sampled more surely than
+   that, so for them both bounds are on the safe side. */
+double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
+                              const churn_callsite *s, uint64_t alloc_bytes)
+{
+    if (!a->sample_bytes)
+        return 0;
+    double w = s->samples ? (double)alloc_bytes / (double)s->samples
+             : s->live_samples > 0 ? (double)s->live_bytes / (double)s->live_samples
+                                   : (double)a->sample_bytes;
+    if (w < 1)
+        w = 1;
+    double epochs = g->window_last >= g->window_first
+                        ? (double)(g->window_last - g->window_first + 1) : 1;
+    double k = fabs(churn_fit_slope(&s->bytes_fit)) * epochs / w;
+    double kept = s->live_samples < (int64_t)s->samples ? (double)s->live_samples
+                                                         : (double)s->samples;
+    if (k < kept)
+        k = kept;
+    return w * sqrt(1.2 * (k + 1)) / epochs;
+}
+
+double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k)
+{
+    if (!a->sample_bytes)
+        return 0;
+    if (k <= 0) /* no sample: nothing seen, less than about a sample's worth there */
+        return (double)a->sample_bytes;
+    return fabs(bytes) / sqrt((double)k);
+}
+
+int churn_report_single_epoch(const churn_analysis *a)
+{
+    return a->first_epoch == a->last_epoch && !a->window.has_first && !a->window.has_last;
+}
+
+static int counter_named(const churn_analysis *a, const char *name)
+{
+    for (size_t i = 0; i < a->n_counter_names; i++)
+        if (!strcmp(a->counter_names[i], name))
+            return (int)i;
+    return -1;
+}
+
+int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
+{
+    int bytes = counter_named(a, "libchurn.untraced_bytes");
+    int warned = counter_named(a, "libchurn.untraced_warned");
+    int module = counter_named(a, "libchurn.untraced_module");
+    int engine = counter_named(a, "libchurn.untraced_engine");
+    int allocator = counter_named(a, "libchurn.untraced_allocator");
+    int runtime = counter_named(a, "libchurn.untraced_runtime");
+    int file = counter_named(a, "libchurn.untraced_file");
+    uint64_t most = 0, culprit = 0, js = 0, hidden = 0, own = 0, cow = 0;
+    int said = 0;
+    for (size_t i = 0; i < a->epochs.count; i++) {
+        const churn_epoch_row *r = &a->epochs.rows[i];
+        const uint64_t *v = churn_epochs_counters(&a->epochs, r);
+        if (!r->has_summary || warned < 0 || (size_t)warned >= r->n_counters || !v[warned])
+            continue;
+        said = 1;
+        if (bytes >= 0 && (size_t)bytes < r->n_counters && v[bytes] > most)
+            most = v[bytes];
+        if (module >= 0 && (size_t)module < r->n_counters && v[module])
+            culprit = v[module];
+        if (engine >= 0 && (size_t)engine < r->n_counters && v[engine] &&
+            v[engine] <= CHURN_N_ENGINES)
+            js = v[engine];
+        if (allocator >= 0 && (size_t)allocator < r->n_counters && v[allocator] &&
+            v[allocator] <= CHURN_N_HIDDEN_ALLOCATORS)
+            hidden = v[allocator];
+        if (runtime >= 0 && (size_t)runtime < r->n_counters && v[runtime] &&
+            v[runtime] <= CHURN_N_RUNTIME_HEAPS)
+            own = v[runtime];
+        if (file >= 0 && (size_t)file < r->n_counters && v[file])
+            cow = 1;
+    }
+    if (!said)
+        return 0;
+    const char *where = NULL;
+    for (size_t i = 0; culprit && i < a->modules.count; i++)
+        if (a->modules.items[i].id == culprit - 1)
+            where = a->modules.items[i].name;
+    if (cow)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): most of it "
+                 "is copy-on-write pages of a file the program mapped privately and wrote "
+                 "(libchurn's stderr names it), the file's data changed in memory, which no "
+                 "allocator holds", (double)most / 1048576.0);
+    else if (js)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
+                 "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
+                 "traced: objects on %s",
+                 (double)most / 1048576.0, churn_engines[js - 1].name, where ? ", in " : "",
+                 where ? where : "", churn_engines[js - 1].heap);
+    else if (own)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): %s keeps "
+                 "%s on memory of its own%s%s; %s in the environment sends them to malloc, "
+                 "traced; every figure here misses them",
+                 (double)most / 1048576.0, churn_runtime_heaps[own - 1].name,
+                 churn_runtime_heaps[own - 1].objects, where ? ", in " : "", where ? where : "",
+                 churn_runtime_heaps[own - 1].setting);
+    else if (hidden)
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+                 "holds memory through an allocator libchurn cannot trace, likely in %s, which "
+                 "carries %s without the names libchurn finds it by; every figure here misses "
+                 "it (libchurn's stderr names the mappings that grew)",
+                 (double)most / 1048576.0, where ? where : "the module the shim blamed",
+                 churn_hidden_allocators[hidden - 1].name);
+    else
+        snprintf(buf, len,
+                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+                 "holds memory through an allocator libchurn does not know%s%s; every figure "
+                 "here misses it (libchurn's stderr names the mappings that grew)",
+                 (double)most / 1048576.0, where ? ", likely in " : "", where ? where : "");
+    return 1;
+}
+
+void churn_report_collect_warnings(churn_analysis *a)
+{
+    char untraced[512];
+    if (churn_report_untraced(a, untraced, sizeof untraced))
+        churn_warn(a->warn, "%s", untraced);
+    const char *const *lines;
+    size_t n = churn_symbolizer_warnings(a->sym, &lines);
+    for (size_t i = 0; i < n; i++)
+        churn_warn(a->warn, "%s", lines[i]);
+}
+
+const char *churn_report_binary(double v, const char *unit, char *buf, size_t len)
+{
+    static const char *const prefix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
+    int neg = v < 0;
+    double m = neg ? -v : v;
+    size_t u = 0;
+    while (m >= 1024 && u + 1 < sizeof prefix / sizeof prefix[0]) {
+        m /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%s%.0f%s", neg ? "-" : "", m, unit);
+    else
+        snprintf(buf, len, "%s%.1f%s%s", neg ? "-" : "", m, prefix[u], unit);
+    return buf;
+}

@@ -1,0 +1,397 @@
+/*
+ * The record encoder: every record of a segment's stream is written here, one function per
+ * record type, as docs/format.md lays them out; analyzer/read/records.c is the decoder of the same
+ * stream.  The writer thread (writer.c) calls it with the figures it keeps and compresses
+ * what it wrote.
+ *
+ * Every put goes through a reserve of the largest record part; on failure (libchurn's own
+ * memory exhausted) the byte stream stays consistent because nothing partial is kept.
+ */
+#include <string.h>
+
+#include "record/encode.h"
+#include "record/segstate.h"
+
+churn_encoder churn_enc;
+static churn_encoder *const enc = &churn_enc;
+
+__attribute__((noinline)) int churn_buf_grow(churn_buf *b, size_t more)
+{
+    size_t cap = b->cap ? b->cap : 1u << 20;
+    while (cap < b->len + more)
+        cap *= 2;
+    uint8_t *p = churn_mem_realloc(b->buf, cap);
+    if (!p)
+        return -1;
+    b->buf = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline uint8_t *room(size_t n)
+{
+    return churn_buf_reserve(&enc->raw, n) ? NULL : enc->raw.buf + enc->raw.len;
+}
+
+static inline void put_u(uint64_t v)
+{
+    enc->raw.len += churn_put_varint(enc->raw.buf + enc->raw.len, v);
+}
+static void put_z(int64_t v) { put_u(churn_zigzag(v)); }
+static void put_tag(uint8_t t) { enc->raw.buf[enc->raw.len++] = t; }
+static void put_bytes(const void *p, size_t n)
+{
+    put_u(n);
+    memcpy(enc->raw.buf + enc->raw.len, p, n);
+    enc->raw.len += n;
+}
+
+void churn_enc_segment_begin(void)
+{
+    enc->segments++;
+    enc->raw.len = 0;
+    enc->recent_count = 0;
+    churn_coder_reset(&enc->coder);
+    enc->cur_epoch = 0;
+    enc->cur_tid = 0;
+}
+
+int churn_emit_segment_start(uint64_t seq, uint64_t first_epoch, uint64_t open_ns)
+{
+    if (!room(1 + 3 * CHURN_VARINT_MAX))
+        return 0;
+    put_tag(CHURN_REC_SEGMENT_START);
+    put_u(seq);
+    put_u(first_epoch);
+    put_u(open_ns);
+    return 1;
+}
+
+/* The common case, already written in this segment, is the inline test in
+   churn_emit_stack. */
+__attribute__((noinline)) void churn_define_stack(churn_site *sites, uint32_t id)
+{
+    churn_site *s = &sites[id];
+    unsigned depth;
+    const uintptr_t *ips = churn_stack_get(id, &depth);
+    if (!ips || !room(1 + 5 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
+        return;
+    /* Stacks of one program share their outer frames (main, the event loop, the
+       interpreter): the recent definition sharing the most is named instead of repeated. */
+    uint32_t ref = 0;
+    unsigned shared = 0;
+    unsigned n = enc->recent_count < CHURN_STACK_REFS ? enc->recent_count : CHURN_STACK_REFS;
+    const uintptr_t *outer = ips + depth; /* frames counted from the outermost */
+    for (unsigned k = 0; k < n; k++) {
+        uint32_t cand = enc->recent_stacks[(enc->recent_count - 1 - k) % CHURN_STACK_REFS];
+        unsigned cdepth;
+        const uintptr_t *cips = churn_stack_get(cand, &cdepth);
+        unsigned most = cdepth < depth ? cdepth : depth;
+        if (!cips || most <= shared)
+            continue;
+        const uintptr_t *couter = cips + cdepth;
+        /* Sharing more than the best so far needs its next frame shared too: most candidates
+           fail that one test, and the full walk is kept for the others. */
+        if (outer[-1 - (long)shared] != couter[-1 - (long)shared])
+            continue;
+        unsigned same = 0;
+        while (same < most && outer[-1 - (long)same] == couter[-1 - (long)same])
+            same++;
+        if (same > shared) {
+            shared = same;
+            ref = cand;
+        }
+    }
+    if (shared < 2)
+        ref = 0, shared = 0;
+    put_tag(CHURN_REC_STACK);
+    put_u(id);
+    put_u(depth);
+    put_u(churn_stack_generation(id));
+    put_u(ref);
+    if (ref)
+        put_u(shared);
+    uintptr_t prev = 0;
+    for (unsigned i = 0; i < depth - shared; i++) {
+        put_z((int64_t)(ips[i] - prev));
+        prev = ips[i];
+    }
+    s->emitted_in = enc->segments;
+    enc->recent_stacks[enc->recent_count++ % CHURN_STACK_REFS] = id;
+}
+
+void churn_emit_modules(void)
+{
+    for (size_t i = 0; i < churn_modules_count(); i++) {
+        const churn_module *m = churn_module_get(i);
+        size_t plen = strlen(m->path);
+        if (!room(1 + 6 * CHURN_VARINT_MAX + m->build_id_len + plen))
+            return;
+        put_tag(CHURN_REC_MODULE);
+        put_u(i);
+        put_u(m->bias);
+        put_u(m->start);
+        put_u(m->end);
+        put_u(atomic_load_explicit(&m->unloaded_at, memory_order_relaxed));
+        put_bytes(m->build_id, m->build_id_len);
+        put_bytes(m->path, plen);
+    }
+}
+
+void churn_emit_allocator(void)
+{
+    const churn_allocator_info *a = churn_allocator();
+    size_t need = 1 + 3 * CHURN_VARINT_MAX + 64;
+    for (size_t i = 0; i < a->ncounters; i++)
+        need += CHURN_VARINT_MAX + strlen(a->counter_names[i]);
+    if (!room(need))
+        return;
+    put_tag(CHURN_REC_ALLOCATOR);
+    put_bytes(a->name, strlen(a->name));
+    put_u(a->page_size);
+    put_u(a->ncounters);
+    for (size_t i = 0; i < a->ncounters; i++)
+        put_bytes(a->counter_names[i], strlen(a->counter_names[i]));
+}
+
+void churn_emit_stack_sample(uint32_t every)
+{
+    if (room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_STACK_SAMPLE);
+        put_u(every);
+    }
+}
+
+void churn_emit_sample_bytes(uint64_t mean)
+{
+    if (room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_SAMPLE_BYTES);
+        put_u(mean);
+    }
+}
+
+void churn_emit_size_classes(int final_path)
+{
+    if (final_path && !enc->classes_in)
+        return; /* never asked yet: asking would call the allocator */
+    const churn_size_classes *c = churn_allocator_classes();
+    if (!c || enc->classes_in == enc->segments || !room(1 + (1 + 2 * c->n) * CHURN_VARINT_MAX))
+        return;
+    put_tag(CHURN_REC_SIZE_CLASSES);
+    put_u(c->n);
+    for (size_t i = 0; i < c->n; i++) {
+        put_u(c->size[i]);
+        put_u(c->span_bytes[i]);
+    }
+    enc->classes_in = enc->segments;
+}
+
+/* Self-contained segments: who is live per callsite when the segment opens, with those
+   stacks' definitions, so a reader that starts here can carry on. */
+void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
+                      uint64_t live_bytes)
+{
+    size_t n = 0;
+    for (size_t id = 1; id < nsites; id++)
+        if (sites[id].live_count) {
+            churn_emit_stack(sites, nsites, (uint32_t)id);
+            n++;
+        }
+    if (!room(1 + 3 * CHURN_VARINT_MAX + n * 3 * CHURN_VARINT_MAX))
+        return;
+    put_tag(CHURN_REC_CARRY);
+    put_u(live_count);
+    put_u(live_bytes);
+    put_u(n);
+    for (size_t id = 1; id < nsites; id++)
+        if (sites[id].live_count) {
+            put_u(id);
+            put_u(sites[id].live_count);
+            put_u(sites[id].live_bytes);
+        }
+}
+
+uint64_t churn_emit_drop(uint64_t count, unsigned reason)
+{
+    if (!count || !room(1 + 2 * CHURN_VARINT_MAX))
+        return 0;
+    put_tag(CHURN_REC_DROPPED);
+    put_u(count);
+    put_u(reason);
+    return count;
+}
+
+void churn_emit_short_stacks(uint64_t cut)
+{
+    if (cut && room(1 + CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_SHORT_STACKS);
+        put_u(cut);
+    }
+}
+
+static int encode_alloc(const churn_event *ev, uint64_t epoch)
+{
+    uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
+    int is_new;
+    long info = churn_seg_info_index(ev->size, slack, ev->stack, &is_new);
+    if (info < 0) {
+        return 0; /* libchurn's memory ran out: the trace says so */
+    }
+    if (is_new) {
+        put_tag(CHURN_REC_ALLOC_INFO);
+        put_u(ev->size);
+        put_u(slack);
+        put_u(ev->stack);
+    }
+    put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
+    put_u((uint64_t)info);
+    uint64_t code = churn_encode_alloc_addr(&enc->coder, ev->addr, ev->size + slack);
+    put_u(code);
+    uint64_t number = churn_coder_allocated(&enc->coder, ev->addr, ev->size + slack, code);
+    churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
+    return 1;
+}
+
+/* Short form when the segment's live map holds exactly this object; otherwise the free
+   describes itself (its allocation is in an older segment, or another thread's events were
+   drained in a different order). */
+static void encode_free(const churn_event *ev, uint64_t epoch)
+{
+    uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
+    uint32_t info;
+    uint64_t number, alloc_epoch;
+    if (churn_seg_live_take(ev->addr, &number, &info, &alloc_epoch)) {
+        const churn_seg_info *in = churn_seg_info_get(info);
+        if (in && in->size == ev->size && in->slack == slack && in->stack == ev->stack &&
+            alloc_epoch + ev->aux == epoch) {
+            put_tag((uint8_t)(CHURN_REC_FREE_SHORT | ev->kind));
+            put_u(enc->coder.allocs - number);
+            churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
+            return;
+        }
+    }
+    put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
+    put_z((int64_t)(ev->addr - enc->coder.prev_addr));
+    put_u(ev->size);
+    put_u(slack);
+    put_u(ev->stack);
+    put_u(ev->aux);
+    churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
+}
+
+int churn_encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
+{
+    if (!room(2 + 12 * CHURN_VARINT_MAX))
+        return 0;
+    if (tid != enc->cur_tid) {
+        put_tag(CHURN_REC_THREAD);
+        put_u((uint64_t)tid);
+        enc->cur_tid = tid;
+    }
+    if (epoch != enc->cur_epoch) {
+        put_tag(CHURN_REC_EPOCH_TAG);
+        put_u(epoch);
+        enc->cur_epoch = epoch;
+    }
+    switch (ev->type) {
+    case CHURN_EV_ALLOC:
+        if (!encode_alloc(ev, epoch))
+            return 0; /* counted as dropped: not an event of the segment */
+        break;
+    case CHURN_EV_FREE:
+        encode_free(ev, epoch);
+        break;
+    case CHURN_EV_FREE_UNKNOWN:
+        put_tag(CHURN_REC_FREE_UNKNOWN);
+        put_z((int64_t)(ev->addr - enc->coder.prev_addr));
+        enc->coder.prev_addr = ev->addr;
+        break;
+    case CHURN_EV_MAP:
+        put_tag((uint8_t)(CHURN_REC_MAP | ev->kind));
+        put_z((int64_t)(ev->addr - enc->coder.prev_map_addr));
+        put_u(ev->size);
+        put_u(ev->usable);
+        put_u(ev->aux);
+        put_u(ev->stack);
+        enc->coder.prev_map_addr = ev->addr;
+        break;
+    }
+    return 1;
+}
+
+void churn_emit_counters_stale(uint64_t epoch, uint64_t age_ns)
+{
+    if (room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_COUNTERS_STALE);
+        put_u(epoch);
+        put_u(age_ns);
+    }
+}
+
+void churn_emit_epoch_end(const churn_epoch_end *x)
+{
+    size_t nclasses = 0;
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
+        nclasses += x->class_dirty[c];
+    for (size_t i = 0; i < x->ndirty; i++)
+        churn_emit_stack(x->sites, x->nsites, x->dirty[i]);
+    size_t need = 1 + 16 * CHURN_VARINT_MAX + nclasses * 5 * CHURN_VARINT_MAX +
+                  x->ndirty * 7 * CHURN_VARINT_MAX + x->ncounters * CHURN_VARINT_MAX;
+    if (!room(need))
+        return;
+    put_tag(CHURN_REC_EPOCH_END);
+    put_u(x->epoch);
+    put_u(x->start_ns);
+    put_u(x->duration_ns);
+    put_u(x->cpu_ns);
+    put_u(x->rss);
+    put_u(x->totals->allocs);
+    put_u(x->totals->frees);
+    put_u(x->totals->alloc_bytes);
+    put_u(x->totals->free_bytes);
+    put_u(x->late);
+    put_u(x->live_count);
+    put_u(x->live_bytes);
+    put_u(nclasses);
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++) {
+        if (!x->class_dirty[c])
+            continue;
+        put_u(c);
+        put_u(x->classes[c].allocs);
+        put_u(x->classes[c].frees);
+        put_u(x->classes[c].alloc_bytes);
+        put_u(x->classes[c].free_bytes);
+    }
+    put_u(x->ndirty);
+    for (size_t i = 0; i < x->ndirty; i++) {
+        const churn_site *s = &x->sites[x->dirty[i]];
+        put_u(x->dirty[i]);
+        put_u(s->epoch.allocs);
+        put_u(s->epoch.frees);
+        put_u(s->epoch.alloc_bytes);
+        put_u(s->epoch.free_bytes);
+        put_u(s->live_count);
+        put_u(s->live_bytes);
+    }
+    put_u(x->ncounters);
+    for (size_t i = 0; i < x->ncounters; i++)
+        put_u(x->counters[i]);
+}
+
+int churn_emit_unordered(uint64_t count)
+{
+    if (!room(1 + CHURN_VARINT_MAX))
+        return 0;
+    put_tag(CHURN_REC_UNORDERED);
+    put_u(count);
+    return 1;
+}
+
+void churn_emit_exit(uint64_t how, int64_t detail)
+{
+    if (room(1 + 2 * CHURN_VARINT_MAX)) {
+        put_tag(CHURN_REC_EXIT);
+        put_u(how);
+        put_u((uint64_t)detail);
+    }
+}

@@ -1,0 +1,339 @@
+/*
+ * Stack capture: raw instruction pointers only, symbolized later offline.
+ *
+ * By default (CHURN_UNWIND=cfi) the cached CFI walker in cfi.c takes the stack, a few loads a
+ * frame; for the stacks it cannot be sure of (expression rules, signal frames, code without
+ * CFI) libunwind's unw_backtrace takes it instead, so the answer is always libunwind's.
+ * CHURN_UNWIND=verify is the test of that claim: both run on every stack, and any difference
+ * aborts the process.  The frame-pointer walk (fp) is for programs that keep frame pointers.
+ * Frames inside libchurn itself are dropped, wherever they are in the stack.
+ *
+ * A walk needs stack of its own below the stack pointer, and a signal handler on a small
+ * sigaltstack has little: where the stack left is less than the walk needs, the stack is cut
+ * to the caller of the way in (found by libchurn's own frame pointers, a few bytes of stack)
+ * and counted; the trace says how many (CHURN_REC_SHORT_STACKS).
+ */
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include "walk/cfi.h"
+#include "shim.h"
+
+/* Room for libchurn's own frames on top of the requested depth (callers' buffers have it). */
+enum { OWN = 8 };
+
+/* Marks a cache key that hashes a whole walk, not the (cut) stack itself. */
+#define DEEP_KEY 0x5bd1e9955bd1e995ull
+
+static _Atomic uint64_t verified, verified_fast, verified_frames;
+static _Atomic uint64_t short_stacks;
+
+/* Stack below the stack pointer that each walk may take, about twice its worst case.  The
+   worst is a walk through a signal frame with every cache cold: the CFI walker gives up and
+   libunwind walks it, 7.9 KiB below the allocating function's frame (libunwind alone 5.3 KiB;
+   test/t_small_stack.sh prints what it takes beyond the program's own use of a thread's
+   stack).  The CFI walker alone, a first-seen return address included, takes about 2 KiB by
+   its frames' sizes (gcc -fstack-usage: run_cfa 976 bytes, the others under 800 with
+   dl_iterate_phdr's); a short walk with the record path 0.4 KiB of a sigaltstack. */
+#define ROOM_CFI (4u << 10)
+#define ROOM_LIBUNWIND (16u << 10)
+
+uint64_t churn_unwind_short_stacks(void)
+{
+    return atomic_load_explicit(&short_stacks, memory_order_relaxed);
+}
+
+void churn_unwind_reset_counts(void)
+{
+    atomic_store(&short_stacks, 0);
+    atomic_store(&verified, 0);
+    atomic_store(&verified_fast, 0);
+    atomic_store(&verified_frames, 0);
+}
+
+/* Bytes of stack below sp, and the top of that stack: the thread's own stack, or the
+   sigaltstack a handler runs on (asked of the kernel only then).  A stack of the program's own
+   making (a coroutine's) has no bounds libchurn knows: its room is taken as unbounded and
+   its top as 0. */
+static uintptr_t stack_room(const churn_thread *t, uintptr_t sp, uintptr_t *top)
+{
+    if (CHURN_LIKELY(t && sp >= t->stack_lo && sp < t->stack_hi)) {
+        *top = t->stack_hi;
+        return sp - t->stack_lo;
+    }
+    stack_t ss;
+    uintptr_t lo;
+    if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK) &&
+        sp >= (lo = (uintptr_t)ss.ss_sp) && sp - lo < ss.ss_size) {
+        *top = lo + ss.ss_size;
+        return sp - lo;
+    }
+    *top = 0;
+    return UINTPTR_MAX;
+}
+
+void churn_unwind_init(void)
+{
+    churn_fd_capture(1); /* libunwind's start-up opens its memory-probe pipe */
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    churn_fd_capture(0);
+    churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
+}
+
+/* Code ranges of an allocator whose hooks call us (way_tcmalloc.c): its frames between our
+   hook and the program's call are the allocator's, not the program's callsite. */
+static uintptr_t allocator_lo[2], allocator_hi[2];
+
+void churn_unwind_skip_allocator(unsigned i, uintptr_t lo, uintptr_t hi)
+{
+    if (i < 2) {
+        allocator_lo[i] = lo;
+        allocator_hi[i] = hi;
+    }
+}
+
+static int own_or_allocator(uintptr_t ip)
+{
+    return (ip >= churn_self_lo && ip < churn_self_hi) ||
+           (ip >= allocator_lo[0] && ip < allocator_hi[0]) ||
+           (ip >= allocator_lo[1] && ip < allocator_hi[1]);
+}
+
+/* Drops the frames on top that are ours or the hooking allocator's, and every frame of ours
+   further out: a wrapper of ours that calls into libc stays on the stack of what libc
+   allocates under it (pthread_create's thread memory, a dlopen's), between the program's
+   frames and libc's, and is no part of the program's stack. */
+static unsigned skip_own_frames(uintptr_t *ips, unsigned n)
+{
+    unsigned skip = 0, kept = 0;
+    while (skip < n && own_or_allocator(ips[skip]))
+        skip++;
+    for (unsigned i = skip; i < n; i++)
+        if (!(ips[i] >= churn_self_lo && ips[i] < churn_self_hi))
+            ips[kept++] = ips[i];
+    return kept;
+}
+
+/* Follows saved %rbp links while they stay inside the live part of the stack it runs on (from
+   our own frame up to top, the thread's stack or the sigaltstack: pthread's range for the main
+   thread includes pages that are not mapped, and so does the gap between a sigaltstack and the
+   thread's stack) and move outwards; the first frame (the caller of the intercepted function)
+   is taken from our own frame. */
+static unsigned fp_walk(uintptr_t *ips, unsigned max, uintptr_t top)
+{
+    uintptr_t *fp = __builtin_frame_address(0);
+    uintptr_t lo = (uintptr_t)fp, hi = top;
+    unsigned n = 0;
+    if (hi < lo + 16)
+        return 0;
+    /* Written so that no sum can wrap: a garbage rbp may be anything, -16 included. */
+    while (n < max && (uintptr_t)fp >= lo && (uintptr_t)fp <= hi - 16 && !((uintptr_t)fp & 7)) {
+        uintptr_t ret = fp[1];
+        uintptr_t *next = (uintptr_t *)fp[0];
+        if (!ret)
+            break;
+        ips[n++] = ret;
+        if (next <= fp)
+            break;
+        fp = next;
+    }
+    return n;
+}
+
+static unsigned libunwind_walk(uintptr_t *ips, unsigned max)
+{
+    int got = unw_backtrace((void **)ips, (int)max);
+    return got > 0 ? (unsigned)got : 0;
+}
+
+/* Returns the CFI walker's frames, or -1 when it could not be sure of this stack. */
+static int cfi_walk(churn_thread *t, uintptr_t *ips, unsigned max, uint64_t *chain, int lazy)
+{
+    *chain = 0;
+    if (!t || !t->stack_hi)
+        return -1;
+    if (lazy)
+        return churn_cfi_backtrace_lazy(&t->cfi, ips, max, t->stack_lo, t->stack_hi, chain);
+    return churn_cfi_backtrace(&t->cfi, ips, max, t->stack_lo, t->stack_hi, chain);
+}
+
+static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
+{
+    n = skip_own_frames(ips, n);
+    return n < max ? n : max;
+}
+
+/* The stack cut to one frame: the return address into the caller of the way in, the first
+   one outside libchurn on the chain of libchurn's own frame pointers (it is built with them),
+   read only inside [our frame, top).  No frame when the chain leads into an allocator's
+   frames first (tcmalloc's hooks), whose frame pointers are not known to be kept. */
+static unsigned short_walk(uintptr_t *ips, uintptr_t top)
+{
+    const uintptr_t *fp = __builtin_frame_address(0);
+    atomic_fetch_add_explicit(&short_stacks, 1, memory_order_relaxed);
+    while (top >= 16 && (uintptr_t)fp <= top - 16 && !((uintptr_t)fp & 7)) {
+        uintptr_t ret = fp[1];
+        if (!(ret >= churn_self_lo && ret < churn_self_hi)) {
+            if (!ret || own_or_allocator(ret))
+                return 0;
+            ips[0] = ret;
+            return 1;
+        }
+        const uintptr_t *next = (const uintptr_t *)fp[0];
+        if (next <= fp)
+            return 0;
+        fp = next;
+    }
+    return 0;
+}
+
+static void verify_failed(const uintptr_t *fast, unsigned nf, const uintptr_t *slow, unsigned ns)
+{
+    unsigned i = 0;
+    while (i < nf && i < ns && fast[i] == slow[i])
+        i++;
+    churn_log("unwind verify: stacks differ at frame %u: cfi %u frames (%#lx), libunwind %u "
+              "frames (%#lx)",
+              i, nf, i < nf ? (unsigned long)fast[i] : 0ul, ns,
+              i < ns ? (unsigned long)slow[i] : 0ul);
+    abort();
+}
+
+static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
+{
+    uintptr_t slow[256 + OWN];
+    unsigned ns = keep(slow, libunwind_walk(slow, want), max);
+    uint64_t chain;
+    int nf = cfi_walk(churn_thread_self(), ips, want, &chain, 0);
+    atomic_fetch_add_explicit(&verified, 1, memory_order_relaxed);
+    if (nf < 0) {
+        for (unsigned i = 0; i < ns; i++)
+            ips[i] = slow[i];
+        return ns;
+    }
+    atomic_fetch_add_explicit(&verified_fast, 1, memory_order_relaxed);
+    unsigned n = keep(ips, (unsigned)nf, max);
+    atomic_fetch_add_explicit(&verified_frames, n, memory_order_relaxed);
+    if (n != ns)
+        verify_failed(ips, n, slow, ns);
+    for (unsigned i = 0; i < n; i++)
+        if (ips[i] != slow[i])
+            verify_failed(ips, n, slow, ns);
+    return n;
+}
+
+unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
+{
+    unsigned want = max + OWN, n;
+    uint64_t chain;
+    int got;
+    churn_thread *t = churn_thread_current();
+    uintptr_t top, room = stack_room(t, (uintptr_t)__builtin_frame_address(0), &top);
+    *partial = 0;
+    switch (churn_opt.unwind) {
+    case CHURN_UNWIND_FP:
+        /* on a stack of unknown bounds (a coroutine's) the reads stop at the thread's top */
+        n = keep(ips, fp_walk(ips, want, top ? top : t ? t->stack_hi : 0), max);
+        break;
+    case CHURN_UNWIND_LIBUNWIND:
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : keep(ips, libunwind_walk(ips, want), max);
+        break;
+    case CHURN_UNWIND_VERIFY:
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : verify_walk(ips, want, max);
+        break;
+    default:
+        if (room < ROOM_CFI) {
+            n = short_walk(ips, top);
+            break;
+        }
+        /* Walked to its end where the walk can be remembered, and cut to max after: a stack
+           deeper than max was otherwise walked whole every time (workerd: 3 % of walks, a
+           third of the frames walked). */
+        got = cfi_walk(t, ips, want > CHURN_CFI_MEMO_FRAMES ? want : CHURN_CFI_MEMO_FRAMES,
+                       &chain, 1);
+        if (got < 0) {
+            n = room < ROOM_LIBUNWIND ? short_walk(ips, top)
+                                      : keep(ips, libunwind_walk(ips, want), max);
+            break;
+        }
+        /* The walk's chain from a frame outwards is the stack's hash when only frames
+           inside it are dropped (an allocator's, whose hook called us: tcmalloc's) and the
+           rest is within max.  A frame of ours further out (skip_own_frames) leaves the chain
+           a hash of frames no kept stack holds: a key of its own, as DEEP_KEY's are.  A stack deeper than max is cut to its inner max frames, which
+           the chain does not hash alone: the whole walk's chain keys the cache instead (kept
+           apart from stacks' own hashes by DEEP_KEY), so a repeated deep stack is not copied
+           and hashed again (under workerd that copy and hash were a quarter of stack_id's
+           samples).  churn_unwind_complete writes the frames when the cache misses. */
+        if (chain && got) {
+            unsigned skip = 0;
+            while (skip < (unsigned)got && own_or_allocator(churn_cfi_last_ip(&t->cfi, skip)))
+                skip++;
+            unsigned rest = (unsigned)got - skip;
+            if (rest) {
+                *key = churn_stack_hash_chained(churn_cfi_last_chain(&t->cfi, skip), rest);
+                if (rest > max)
+                    *key ^= DEEP_KEY;
+                *partial = 1;
+                return rest <= max ? rest : max;
+            }
+        }
+        if (chain)
+            churn_cfi_last_walk(&t->cfi, ips);
+        n = keep(ips, (unsigned)got, max);
+        break;
+    }
+    *key = churn_stack_hash(ips, n);
+    return n;
+}
+
+unsigned churn_unwind_complete(uintptr_t *ips, unsigned max, uint64_t *hash)
+{
+    unsigned n = keep(ips, churn_cfi_last_walk(&churn_thread_current()->cfi, ips), max);
+    *hash = churn_stack_hash(ips, n);
+    return n;
+}
+
+/* The test reads this line: how many stacks were compared, how many the CFI walker took. */
+__attribute__((destructor)) static void verify_report(void)
+{
+    if (churn_opt.unwind == CHURN_UNWIND_VERIFY)
+        churn_log("unwind verify: %lu stacks identical, %lu walked by cfi (%lu frames), %lu by "
+                  "libunwind alone",
+                  (unsigned long)atomic_load(&verified), (unsigned long)atomic_load(&verified_fast),
+                  (unsigned long)atomic_load(&verified_frames),
+                  (unsigned long)(atomic_load(&verified) - atomic_load(&verified_fast)));
+}
+
+/* dlclose may put other code where cached rules were computed; glibc's own internal unloads
+   do not come through here, and the walker notices those from the loader's counters the next
+   time it looks a new address up.  A library loaded and unloaded between two writer passes
+   joins the module map before it goes, or its frames could never be symbolized. */
+CHURN_API int dlclose(void *handle)
+{
+    static int (*real)(void *);
+    if (!real) {
+        int saved = churn_in_shim;
+        churn_in_shim = 1;
+        real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+        churn_in_shim = saved;
+        if (!real)
+            return -1;
+    }
+    if (atomic_load(&churn_state) == CHURN_ON) {
+        churn_in_shim++;
+        churn_modules_scan();
+        churn_in_shim--;
+    }
+    int ret = real(handle);
+    churn_cfi_forget();
+    if (atomic_load(&churn_state) == CHURN_ON) {
+        /* marks what the dlclose unloaded before anything can be loaded in its place */
+        churn_in_shim++;
+        churn_modules_scan();
+        churn_in_shim--;
+    }
+    return ret;
+}
