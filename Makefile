@@ -33,7 +33,7 @@ SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 
-.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs slow
+.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs slow setup
 
 all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze $(BUILD)/churn $(BUILD)/churn-docgen \
      $(BUILD)/churn.bash
@@ -177,6 +177,10 @@ fuzz: all $(BUILD)/fuzz/fuzz_trace
 # Long runs into a bounded ring: file bound, analyzer, libchurn's memory over time.
 soak: all $(BUILD)/demo-workload
 	@sh bench/soak.sh
+
+# The commit message's shape (HACKING.md, "Commits"), checked by .githooks/commit-msg.
+setup:
+	git config core.hooksPath .githooks
 
 clean:
 	rm -rf $(BUILD)
