@@ -71,7 +71,7 @@ CLI_ANALYZER_OBJ := $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
 $(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/base/options.c shim/ways/patch.h $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $< $(CLI_ANALYZER_OBJ) $(ANALYZER_LIBS)
 
-# The README's option table, the man pages and the bash completion, from the tables in
+# docs/options.md's option table, the man pages and the bash completion, from the tables in
 # shim/base/options.c, analyzer/usage.h and cli/commands.h (cli/docgen.c).  `make docs`
 # rewrites the committed copies; test/t_options_doc.sh fails when they differ from the tables.
 DOCGEN_DEPS := cli/docgen.c cli/commands.h shim/base/options.c analyzer/usage.h $(HEADERS)
@@ -84,7 +84,7 @@ $(BUILD)/churn.bash: $(BUILD)/churn-docgen
 docs: $(BUILD)/churn-docgen
 	$< churn.1 >man/churn.1
 	$< churn-analyze.1 >man/churn-analyze.1
-	sh test/tools/readme_table.sh write $<
+	sh test/tools/options_table.sh write $<
 
 # The demo: a request loop with per-request temporaries, a small per-request leak and
 # delayed garbage, traced and analyzed; 5 ms between requests, as a server waits for clients.

@@ -1,11 +1,11 @@
 /*
- * churn-docgen: writes the README's option table, the man pages churn.1 and churn-analyze.1
- * and the bash completion from the one source of each table: shim/base/options.c (every CHURN_*
- * variable and the `churn run` flag that sets it), analyzer/usage.h (churn-analyze's
+ * churn-docgen: writes the option table of docs/options.md, the man pages churn.1 and
+ * churn-analyze.1 and the bash completion from the one source of each table:
+ * shim/base/options.c (every CHURN_* variable and the `churn run` flag that sets it), analyzer/usage.h (churn-analyze's
  * options) and cli/commands.h (churn's commands).  `make docs` writes the committed copies;
  * test/t_options_doc.sh regenerates and compares.
  *
- *   churn-docgen readme | churn.1 | churn-analyze.1 | completion
+ *   churn-docgen options-table | churn.1 | churn-analyze.1 | completion
  */
 #include <stdio.h>
 #include <stdarg.h>
@@ -41,7 +41,7 @@ static void md_cell(const char *s)
         fputs(*s == '|' ? "\\|" : (char[2]){*s, 0}, stdout);
 }
 
-static void readme(void)
+static void options_table(void)
 {
     puts("| variable | default | meaning |");
     puts("|---|---|---|");
@@ -330,8 +330,8 @@ int main(int argc, char **argv)
             return 1;
         }
     const char *what = argc == 2 ? argv[1] : "";
-    if (!strcmp(what, "readme"))
-        readme();
+    if (!strcmp(what, "options-table"))
+        options_table();
     else if (!strcmp(what, "churn.1"))
         man_churn();
     else if (!strcmp(what, "churn-analyze.1"))
@@ -339,7 +339,7 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "completion"))
         completion();
     else {
-        fprintf(stderr, "usage: churn-docgen readme | churn.1 | churn-analyze.1 | completion\n");
+        fprintf(stderr, "usage: churn-docgen options-table | churn.1 | churn-analyze.1 | completion\n");
         return 2;
     }
     return fflush(stdout) || ferror(stdout) ? 1 : 0;

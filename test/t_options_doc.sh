@@ -1,5 +1,5 @@
 #!/bin/sh
-# One source for the option tables: the README's table, the man pages and the bash completion
+# One source for the option tables: docs/options.md's table, the man pages and the bash completion
 # are regenerated from shim/base/options.c, analyzer/usage.h and cli/commands.h (build/churn-docgen)
 # and must equal the committed copies; every CHURN_* variable the code reads is a row;
 # every long option churn-analyze's getopt takes is documented; the man pages render
@@ -11,10 +11,10 @@ DOCGEN=$ROOT/build/churn-docgen
 [ -x "$DOCGEN" ] || fail "build/churn-docgen is missing: run make"
 
 # ---- the committed copies are the generated ones ----
-sh test/tools/readme_table.sh extract >"$WORK/readme.committed" || fail "README.md has no table markers"
-"$DOCGEN" readme >"$WORK/readme.generated" || fail "churn-docgen readme failed"
-diff -u "$WORK/readme.committed" "$WORK/readme.generated" >"$WORK/readme.diff" ||
-    fail "README.md's option table differs from shim/base/options.c (run make docs): $(grep "^[-+][^-+]" "$WORK/readme.diff" | head -n 2 | tr "\n" " ")"
+sh test/tools/options_table.sh extract >"$WORK/table.committed" || fail "docs/options.md has no table markers"
+"$DOCGEN" options-table >"$WORK/table.generated" || fail "churn-docgen options-table failed"
+diff -u "$WORK/table.committed" "$WORK/table.generated" >"$WORK/table.diff" ||
+    fail "docs/options.md's option table differs from shim/base/options.c (run make docs): $(grep "^[-+][^-+]" "$WORK/table.diff" | head -n 2 | tr "\n" " ")"
 for page in churn.1 churn-analyze.1; do
     "$DOCGEN" "$page" >"$WORK/$page" || fail "churn-docgen $page failed"
     diff -u "man/$page" "$WORK/$page" >"$WORK/$page.diff" ||
@@ -24,7 +24,7 @@ for page in churn.1 churn-analyze.1; do
 done
 
 # ---- every variable the code reads has a row ----
-rows=$(sed -n 's/^| `\(CHURN_[A-Z_]*\)` |.*/\1/p' README.md | sort -u)
+rows=$(sed -n 's/^| `\(CHURN_[A-Z_]*\)` |.*/\1/p' docs/options.md | sort -u)
 read_vars=$( (grep -rhoE 'getenv\("CHURN_[A-Z_]+"' shim analyzer cli | sed 's/.*"\(.*\)"/\1/'
     grep -rhoE '\$\{?CHURN_[A-Z_]+' Makefile test/*.sh test/*/*.sh bench/*.sh 2>/dev/null |
         sed 's/^\${\{0,1\}//') | sort -u)
@@ -32,7 +32,7 @@ read_vars=$( (grep -rhoE 'getenv\("CHURN_[A-Z_]+"' shim analyzer cli | sed 's/.*
 for v in $read_vars; do
     echo "$rows" | grep -qx "$v" || fail "$v is read by the code but has no row in shim/base/options.c"
 done
-echo "$rows" | grep -qx CHURN_EPOCH_SIGNAL || fail "the README table lost CHURN_EPOCH_SIGNAL"
+echo "$rows" | grep -qx CHURN_EPOCH_SIGNAL || fail "the option table lost CHURN_EPOCH_SIGNAL"
 
 # ---- churn-analyze: every long option of its getopt table is in its man page ----
 longopts=$(sed -n 's/^ *{"\([a-z-]*\)", [a-z_]*_argument,.*/\1/p' analyzer/main.c)
@@ -74,8 +74,8 @@ status=0
 [ -z "$(ls "$WORK/help")" ] || fail "CHURN_HELP=1 left files: $(ls "$WORK/help")"
 # All rows but those for tests and builds and those set by libchurn itself.
 for v in $(sed -n '/^| `CHURN_[A-Z_]*` | [^|]* | \(tests\|build only\|not an option\)/d
-        s/^| `\(CHURN_[A-Z_]*\)` |.*/\1/p' README.md); do
+        s/^| `\(CHURN_[A-Z_]*\)` |.*/\1/p' docs/options.md); do
     grep -q "^libchurn: $v " "$WORK/help.err" || fail "CHURN_HELP=1 does not print $v"
 done
 grep -q "^libchurn: CHURN_TEST_TIMEOUT " "$WORK/help.err" && fail "CHURN_HELP=1 prints the tests' rows"
-echo "README table, man pages and completion match the tables; CHURN_HELP=1 exits untraced"
+echo "docs/options.md table, man pages and completion match the tables; CHURN_HELP=1 exits untraced"

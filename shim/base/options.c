@@ -105,8 +105,9 @@ static const opt_row table[] = {
     {"CHURN_HELP", OPT_HELP, "0", 0, 1, NOWHERE,
      "1 prints this table (less the rows for tests and builds) on stderr and exits with "
      "status 0: the program does not run and no trace is written", NULL},
-    {"CHURN_SYMBOL_CACHE", OPT_ANALYZER, "~/.cache/libchurn/symbols", 0, 0, NOWHERE,
-     "read by `churn-analyze`, not the shim: directory of the symbol cache (frames of modules "
+    {"CHURN_SYMBOL_CACHE", OPT_ANALYZER, "$XDG_CACHE_HOME/libchurn/symbols", 0, 0, NOWHERE,
+     "read by `churn-analyze`, not the shim: directory of the symbol cache (`~/.cache` when "
+     "`XDG_CACHE_HOME` is unset; frames of modules "
      "with debug info, by build id, so a second analysis of the same binaries reads no debug "
      "info); `off` disables it", NULL},
     {"CHURN_TEST_TIMEOUT", OPT_TESTS, "300", 0, 0, NOWHERE,
