@@ -25,6 +25,11 @@
  * What modules with debug info resolve to is kept across runs (symcache.h): a module whose
  * build id has a cache file is not prefetched, its ips come from the file, and it is opened
  * only for an ip the file lacks.
+ *
+ * A module recorded by a relative path (a program's dlopen("./lib.so") in a trace without
+ * the absolute path) cannot be found, since the trace does not say relative to which
+ * directory: a warning says so.  A name without a directory is the vdso's, which has no
+ * file.
  */
 #include "symbols/symbolize.h"
 #include "symbols/debugfile.h"
@@ -696,9 +701,12 @@ static void image_dwarf(image *img)
 static char *module_load(churn_symbolizer *s, module *m)
 {
     m->state = MODULE_UNUSABLE;
-    /* The vdso and anonymous executable mappings have no file to read. */
     if (m->path[0] != '/')
-        return NULL;
+        return strchr(m->path, '/')
+                   ? open_problem("module %s: recorded by a relative path, and the trace does "
+                                  "not say relative to which directory; not symbolized",
+                                  m->path)
+                   : NULL; /* the vdso, an unload's own entry: no file */
     /* The path comes from the trace: a FIFO or a device there must not block or be read,
        so the file is opened here and libdwfl gets the descriptor. */
     int fd = churn_open_regular(m->path);
