@@ -647,7 +647,7 @@ static inline int churn_sample_free(void *p)
 
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {
-    char *path;
+    char *path; /* the loader's name follows its NUL (churn_module_loader_name) */
     uint64_t bias, start, end;
     uint8_t build_id[64];
     uint32_t build_id_len;
@@ -666,6 +666,9 @@ int churn_modules_news(void);
 int churn_modules_try_refresh(void);
 size_t churn_modules_count(void);
 const churn_module *churn_module_get(size_t id);
+/* The loader's name of a module (dl_iterate_phdr's dlpi_name, or the executable's path): its
+   path but for a library loaded by a relative one, which the path records absolute. */
+const char *churn_module_loader_name(const churn_module *m);
 /* libchurn's own text range, for skipping its frames */
 extern uintptr_t churn_self_lo, churn_self_hi;
 void churn_modules_find_self(void);

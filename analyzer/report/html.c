@@ -524,11 +524,15 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             snprintf(module, sizeof module, "%s [%s]", run_as, file);
         else
             snprintf(module, sizeof module, "%s", fn->module ? fn->module : "?");
-        if (fn->name && fn->type)
-            snprintf(name, sizeof name, "%s (%s), type %s", fn->name, module, fn->type);
-        else if (fn->name)
-            snprintf(name, sizeof name, "%s (%s)", fn->name, module);
-        else /* an offset into the file, named as the stacks' frames name it */
+        if (fn->name) { /* a long name gives up its middle, never its module or type */
+            char rest[700];
+            if (fn->type)
+                snprintf(rest, sizeof rest, " (%s), type %s", module, fn->type);
+            else
+                snprintf(rest, sizeof rest, " (%s)", module);
+            churn_frame_fit(name, sizeof name - strlen(rest), fn->name, strlen(fn->name));
+            strcat(name, rest);
+        } else /* an offset into the file, named as the stacks' frames name it */
             snprintf(name, sizeof name, "%s+0x%llx%s%s%s", fn->module ? fn->module : "?",
                      (unsigned long long)fn->offset, fn->caller ? " (called from " : "",
                      fn->caller ? fn->caller : "", fn->caller ? ")" : "");

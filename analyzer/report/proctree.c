@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <uthash.h>
 
 #include "analyze/analysis.h"
 #include "report/report.h"
@@ -45,12 +47,86 @@ static char *unescape(char *s, char **first_word_end)
     return s;
 }
 
+/* An index can be as long as a file can, and every end line, and every row of a summary,
+   looks an image up: the images by pid and n, the first of each, in a hash table. */
+typedef struct image_key {
+    long pid, n;
+} image_key;
+_Static_assert(sizeof(image_key) == 2 * sizeof(long), "a key's bytes are hashed: no padding");
+
+struct churn_proc_index {
+    image_key key;
+    size_t i;
+    UT_hash_handle hh;
+};
+
 churn_proc *churn_proctree_find(const churn_proctree *t, long pid, int n)
 {
-    for (size_t i = 0; i < t->n; i++)
-        if (t->v[i].pid == pid && t->v[i].n == n)
-            return &t->v[i];
-    return NULL;
+    image_key k = {pid, n};
+    struct churn_proc_index *e;
+    HASH_FIND(hh, t->by_image, &k, sizeof k, e);
+    return e ? &t->v[e->i] : NULL;
+}
+
+/* The traces the start lines named so far, by path and by file. */
+typedef struct named_path {
+    UT_hash_handle hh;
+    char path[];
+} named_path;
+
+typedef struct file_key {
+    dev_t dev;
+    ino_t ino;
+} file_key;
+_Static_assert(sizeof(file_key) == sizeof(dev_t) + sizeof(ino_t), "no padding in a key");
+
+typedef struct named_file {
+    file_key key;
+    UT_hash_handle hh;
+} named_file;
+
+typedef struct named {
+    named_path *paths;
+    named_file *files;
+} named;
+
+/* Whether a start line's trace was named before (and if not, it is from now on). */
+static int named_before(named *seen, const char *trace)
+{
+    size_t len = strlen(trace);
+    named_path *p;
+    HASH_FIND(hh, seen->paths, trace, len, p);
+    if (p)
+        return 1;
+    p = churn_xmalloc(sizeof *p + len + 1);
+    memcpy(p->path, trace, len + 1);
+    HASH_ADD_KEYPTR(hh, seen->paths, p->path, len, p);
+    struct stat st;
+    if (stat(trace, &st) != 0)
+        return 0;
+    file_key k = {st.st_dev, st.st_ino};
+    named_file *f;
+    HASH_FIND(hh, seen->files, &k, sizeof k, f);
+    if (f)
+        return 1;
+    f = churn_xmalloc(sizeof *f);
+    f->key = k;
+    HASH_ADD(hh, seen->files, key, sizeof f->key, f);
+    return 0;
+}
+
+static void named_free(named *seen)
+{
+    named_path *p, *pn;
+    HASH_ITER(hh, seen->paths, p, pn) {
+        HASH_DEL(seen->paths, p);
+        free(p);
+    }
+    named_file *f, *fn;
+    HASH_ITER(hh, seen->files, f, fn) {
+        HASH_DEL(seen->files, f);
+        free(f);
+    }
 }
 
 churn_proc *churn_proctree_last(const churn_proctree *t, long pid)
@@ -71,6 +147,7 @@ int churn_proctree_load(const char *path, churn_proctree *t)
     char *line = NULL;
     size_t cap = 0, alloc = 0;
     ssize_t got;
+    named seen = {0};
     while ((got = getline(&line, &cap, f)) > 0) {
         if (line[got - 1] == '\n')
             line[--got] = '\0';
@@ -83,13 +160,26 @@ int churn_proctree_load(const char *path, churn_proctree *t)
             *tab = '\0';
         }
         if (nf == 7 && !strcmp(field[0], "start")) {
+            if (named_before(&seen, unescape(field[4], NULL))) {
+                t->repeated++;
+                continue;
+            }
             churn_reserve(&t->v, &alloc, t->n + 1, sizeof *t->v);
             churn_proc *p = &t->v[t->n++];
             memset(p, 0, sizeof *p);
             p->pid = atol(field[1]);
             p->ppid = atol(field[2]);
             p->n = atoi(field[3]);
-            p->trace = churn_xstrdup(unescape(field[4], NULL));
+            image_key k = {p->pid, p->n};
+            struct churn_proc_index *e;
+            HASH_FIND(hh, t->by_image, &k, sizeof k, e);
+            if (!e) {
+                e = churn_xmalloc(sizeof *e);
+                e->key = k;
+                e->i = t->n - 1;
+                HASH_ADD(hh, t->by_image, key, sizeof e->key, e);
+            }
+            p->trace = churn_xstrdup(field[4]);
             p->exe = churn_xstrdup(unescape(field[5], NULL));
             char *end0;
             unescape(field[6], &end0);
@@ -115,9 +205,9 @@ int churn_proctree_load(const char *path, churn_proctree *t)
     }
     free(line);
     fclose(f);
+    named_free(&seen);
     if (!t->n) {
-        free(t->v);
-        t->v = NULL;
+        churn_proctree_free(t);
         return -1;
     }
     return 0;
@@ -132,8 +222,12 @@ void churn_proctree_free(churn_proctree *t)
         free(t->v[i].command);
     }
     free(t->v);
-    t->v = NULL;
-    t->n = 0;
+    struct churn_proc_index *e, *next;
+    HASH_ITER(hh, t->by_image, e, next) {
+        HASH_DEL(t->by_image, e);
+        free(e);
+    }
+    memset(t, 0, sizeof *t);
 }
 
 const char *churn_proc_end(const churn_proctree *t, const churn_proc *p, char *buf,
@@ -425,6 +519,11 @@ void churn_proctree_text(FILE *out, const char *index, const churn_proctree *t,
     if (s.analyzed < t->n)
         fprintf(out, "  %zu trace(s) could not be read (a line on stderr says why).\n",
                 t->n - s.analyzed);
+    if (t->repeated)
+        fprintf(out,
+                "  The index lists %zu more line(s) naming a trace listed above: each trace "
+                "is read and shown once.\n",
+                t->repeated);
     long most = churn_proctree_most_allocated(t, f);
     long grew = churn_proctree_grew_most(t, f);
     if (most >= 0) {
@@ -488,7 +587,7 @@ void churn_proctree_json(FILE *out, const char *index, const churn_proctree *t,
 {
     fputs("{\"index\": ", out);
     churn_report_json_string(out, index);
-    fputs(", \"images\": [", out);
+    fprintf(out, ", \"repeated_lines\": %zu, \"images\": [", t->repeated);
     for (size_t i = 0; i < t->n; i++) {
         const churn_proc_figures *g = &f[i];
         fputs(i ? ",\n  {" : "\n  {", out);

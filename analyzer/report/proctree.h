@@ -26,11 +26,15 @@ typedef struct churn_proc {
 typedef struct churn_proctree {
     churn_proc *v; /* in the order the images started */
     size_t n;
+    size_t repeated; /* start lines naming a trace an earlier one names: not in v */
+    struct churn_proc_index *by_image; /* v's images by pid and n */
 } churn_proctree;
 
 /* NAME.index for NAME.zst or NAME, or path itself when it ends in ".index"; malloc'd. */
 char *churn_proctree_index_of(const char *trace);
-/* 0 when path holds at least one image; -1 (nothing to free) otherwise. */
+/* 0 when path holds at least one image; -1 (nothing to free) otherwise.  An image is listed
+   once per trace: a start line naming a trace an earlier line named (by the same path, or
+   another path to the same file) is counted in repeated, and its end line is not read. */
 int churn_proctree_load(const char *path, churn_proctree *t);
 void churn_proctree_free(churn_proctree *t);
 

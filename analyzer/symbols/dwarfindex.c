@@ -54,13 +54,22 @@ typedef struct decl_name {
     decl_key key;
     UT_hash_handle hh;
     const char *name;
+    bool pending; /* being named: asked again, it has no name */
 } decl_name;
+
+/* Naming a declaration names the functions around it (scoped_name), each named from its own
+   declaration in turn.  DWARF can make that come back to a declaration being named (an
+   abstract_origin or specification pointing into the function it names) or go on for as long
+   as there are DIEs: a declaration being named has no name when asked again, and at most
+   this many are named one inside another. */
+#define NAMING_DEPTH_MAX 16
 
 struct churn_dwarf_index {
     churn_dwarf_intern intern;
     void *ctx;
     cu_index *cus;          /* built one by one as addresses fall into units */
     decl_name *decl_names;
+    unsigned naming_depth; /* declarations being named, one inside another */
 };
 
 churn_dwarf_index *churn_dwarf_index_new(churn_dwarf_intern intern, void *ctx)
@@ -199,12 +208,19 @@ static const char *qualified_name(churn_dwarf_index *x, Dwarf_Die *die)
     key.offset = dwarf_dieoffset(&decl);
     decl_name *d;
     HASH_FIND(hh, x->decl_names, &key, sizeof key, d);
-    if (!d) {
-        d = churn_xmalloc(sizeof *d);
-        d->key = key;
-        d->name = scoped_name(x, &decl, name);
-        HASH_ADD(hh, x->decl_names, key, sizeof d->key, d);
-    }
+    if (d)
+        return d->pending ? NULL : d->name;
+    if (x->naming_depth == NAMING_DEPTH_MAX)
+        return NULL;
+    d = churn_xmalloc(sizeof *d);
+    d->key = key;
+    d->name = NULL;
+    d->pending = true;
+    HASH_ADD(hh, x->decl_names, key, sizeof d->key, d);
+    x->naming_depth++;
+    d->name = scoped_name(x, &decl, name);
+    x->naming_depth--;
+    d->pending = false;
     return d->name;
 }
 

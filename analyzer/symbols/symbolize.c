@@ -1,8 +1,13 @@
 /*
- * Offline symbolization with elfutils.  Each module of the trace's module map gets its own
- * Dwfl session, opened the first time an ip falls into it, because the trace describes
- * several moments of one process: a library unloaded and another loaded at the same
- * addresses would collide inside a single Dwfl address space.
+ * Offline symbolization with elfutils.  Each file the trace's module map names gets its own
+ * Dwfl session, opened the first time an ip falls into a module of it, with the file at its
+ * link-time addresses: the trace describes several moments of one process, and a library
+ * unloaded and another loaded at the same addresses would collide inside a single Dwfl
+ * address space.  Modules of one file (a library loaded again and again, each time a module
+ * of its own, or a crafted trace naming one file 4,096 times) share its session, debug info,
+ * symbol table and call frame entries, each looking its addresses up less its own bias, and
+ * share the symbol cache file of their build id: what is read is bounded by the files, not
+ * by the module records.
  *
  * libdw answers "which scopes contain this pc" (dwarf_getscopes) by walking the compile
  * unit's DIE tree from its root, and dwfl_module_addrname scans the whole symbol table, on
@@ -20,6 +25,11 @@
  * What modules with debug info resolve to is kept across runs (symcache.h): a module whose
  * build id has a cache file is not prefetched, its ips come from the file, and it is opened
  * only for an ip the file lacks.
+ *
+ * A module recorded by a relative path (a program's dlopen("./lib.so") in a trace without
+ * the absolute path) cannot be found, since the trace does not say relative to which
+ * directory: a warning says so.  A name without a directory is the vdso's, which has no
+ * file.
  */
 #include "symbols/symbolize.h"
 #include "symbols/debugfile.h"
@@ -76,6 +86,55 @@ typedef struct fde_range {
     uint64_t start, end;
 } fde_range;
 
+/* A file on disk, whatever path names it. */
+typedef struct image_key {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    time_t mtime;
+    long mtime_ns;
+} image_key;
+_Static_assert(sizeof(image_key) == 5 * 8, "a key's bytes are hashed: no padding");
+
+/* One file modules name, opened once for all of them at its link-time addresses: a module's
+   run-time address less the module's bias is one here (image_addr). */
+typedef struct image {
+    image_key key;
+    UT_hash_handle hh;
+    char *path; /* the path of the module that opened it */
+    Dwfl *dwfl;
+    Dwfl_Module *dwmod;
+    bool dwarf_read;          /* its debug info was looked for */
+    Dwarf *dwarf;             /* NULL: no debug info */
+    char *places;             /* without debug info: where it was looked for */
+    churn_dwarf_index *index; /* made on the first ip resolved with DWARF */
+    elf_symbol *symbols;      /* function symbols by address, built on first use */
+    size_t symbol_count;
+    bool symbols_built;
+    fde_range *fdes; /* call frame information entries by start, built on first use */
+    size_t fde_count;
+    bool fdes_built;
+} image;
+
+/* The frames at each offset of the binary of one build id: read from its symbol cache file
+   once for all the modules of that build id, with what they resolved with DWARF, and
+   written back once. */
+typedef struct cached_offset {
+    uint64_t offset;
+    UT_hash_handle hh;
+    size_t count;
+    churn_frame frames[]; /* module fields unset */
+} cached_offset;
+
+typedef struct cache_file {
+    UT_hash_handle hh; /* by build id */
+    uint8_t *build_id;
+    size_t build_id_len;
+    bool read;  /* the file was looked for */
+    bool dirty; /* offsets resolved with DWARF that the file lacks */
+    cached_offset *offsets;
+} cache_file;
+
 enum module_state { MODULE_UNOPENED, MODULE_OPEN, MODULE_UNUSABLE };
 
 typedef struct module {
@@ -87,21 +146,9 @@ typedef struct module {
     const char *name;   /* interned basename, what frames report */
     uint64_t order;     /* registration order: the newest of overlapping modules wins */
     enum module_state state;
-    Dwfl *dwfl;
-    Dwfl_Module *dwmod;
-    Dwarf *dwarf;       /* NULL: no debug info */
-    churn_dwarf_index *index; /* made on the first ip resolved with DWARF */
-    elf_symbol *symbols; /* function symbols by address, built on first use */
-    size_t symbol_count;
-    bool symbols_built;
-    fde_range *fdes;    /* call frame information entries by start, built on first use */
-    size_t fde_count;
-    bool fdes_built;
+    image *image;       /* MODULE_OPEN: its file */
+    cache_file *cache;  /* NULL: no symbol cache, or no build id */
     bool prefetch;      /* queued for (or done by) the prefetch thread */
-    bool cache_read;    /* its symbol cache file was looked for */
-    bool cache_dirty;   /* ips resolved with DWARF that the file lacks */
-    uint64_t *cached;   /* addresses of its ips to keep in the file */
-    size_t cached_count, cached_cap;
     char *open_warning; /* what opening it on that thread found, to report on first use */
     UT_hash_handle hh;  /* by id */
 } module;
@@ -125,6 +172,10 @@ struct churn_symbolizer {
     arena_block *arena;
     interned *strings;
     module *modules;    /* by id */
+    /* Files opened, by identity: touched only where modules are opened (the prefetch thread
+       while it runs, else the analysis's thread), freed with the symbolizer. */
+    image *images;
+    cache_file *cache_files; /* by build id; the analysis's thread's */
     uint64_t next_order;
     /* Modules sorted by start, with the running maximum of their ends, for lookups that
        must also find an earlier-starting module overlapping a later one. */
@@ -230,7 +281,7 @@ static void warn(churn_symbolizer *s, const char *fmt, ...)
 }
 
 static void prefetch_finish(churn_symbolizer *s);
-static void cache_save(churn_symbolizer *s, module *m);
+static void cache_save(churn_symbolizer *s, cache_file *f);
 
 churn_symbolizer *churn_symbolizer_new(void)
 {
@@ -242,29 +293,20 @@ churn_symbolizer *churn_symbolizer_new(void)
     return s;
 }
 
-static void module_close(module *m)
+static void image_free(image *img)
 {
-    churn_dwarf_index_free(m->index);
-    m->index = NULL;
-    free(m->symbols);
-    m->symbols = NULL;
-    m->symbol_count = 0;
-    m->symbols_built = false;
-    free(m->fdes);
-    m->fdes = NULL;
-    m->fde_count = 0;
-    m->fdes_built = false;
-    if (m->dwfl)
-        dwfl_end(m->dwfl);
-    m->dwfl = NULL;
-    m->dwmod = NULL;
-    m->dwarf = NULL;
+    churn_dwarf_index_free(img->index);
+    free(img->symbols);
+    free(img->fdes);
+    if (img->dwfl)
+        dwfl_end(img->dwfl);
+    free(img->places);
+    free(img->path);
+    free(img);
 }
 
 static void module_free(module *m)
 {
-    module_close(m);
-    free(m->cached);
     free(m->open_warning);
     free(m->path);
     free(m->build_id);
@@ -280,6 +322,23 @@ static void cache_clear(churn_symbolizer *s)
     }
 }
 
+static void cache_files_free(churn_symbolizer *s)
+{
+    cache_file *f, *tmp;
+    HASH_ITER(hh, s->cache_files, f, tmp) {
+        if (f->dirty)
+            cache_save(s, f);
+        cached_offset *o, *next;
+        HASH_ITER(hh, f->offsets, o, next) {
+            HASH_DEL(f->offsets, o);
+            free(o);
+        }
+        HASH_DEL(s->cache_files, f);
+        free(f->build_id);
+        free(f);
+    }
+}
+
 void churn_symbolizer_free(churn_symbolizer *s)
 {
     if (!s)
@@ -288,15 +347,17 @@ void churn_symbolizer_free(churn_symbolizer *s)
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
     free(s->prefetch);
-    module *m, *tmp;
-    HASH_ITER(hh, s->modules, m, tmp) {
-        if (m->cache_dirty)
-            cache_save(s, m);
-    }
+    cache_files_free(s);
     cache_clear(s);
+    module *m, *tmp;
     HASH_ITER(hh, s->modules, m, tmp) {
         HASH_DEL(s->modules, m);
         module_free(m);
+    }
+    image *img, *next;
+    HASH_ITER(hh, s->images, img, next) {
+        HASH_DEL(s->images, img);
+        image_free(img);
     }
     HASH_CLEAR(hh, s->strings);
     while (s->arena) {
@@ -309,6 +370,25 @@ void churn_symbolizer_free(churn_symbolizer *s)
     free(s->warnings);
     free(s->cache_dir);
     free(s);
+}
+
+/* The symbol cache file of a build id, shared by every module of that build id; NULL when
+   there is no cache. */
+static cache_file *cache_file_of(churn_symbolizer *s, const uint8_t *build_id, size_t len)
+{
+    if (!s->cache_dir)
+        return NULL;
+    cache_file *f;
+    HASH_FIND(hh, s->cache_files, build_id, len, f);
+    if (f)
+        return f;
+    f = xmalloc(sizeof *f);
+    memset(f, 0, sizeof *f);
+    f->build_id = xmalloc(len);
+    memcpy(f->build_id, build_id, len);
+    f->build_id_len = len;
+    HASH_ADD_KEYPTR(hh, s->cache_files, f->build_id, len, f);
+    return f;
 }
 
 static bool module_same(const module *m, const char *path, uint64_t bias, uint64_t start,
@@ -338,8 +418,6 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
            the old module; what it resolved stays cached under the old module's order. */
         if (m->prefetch)
             prefetch_finish(s);
-        if (m->cache_dirty)
-            cache_save(s, m);
         HASH_DEL(s->modules, m);
         module_free(m);
     }
@@ -356,6 +434,7 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
         m->build_id = xmalloc(build_id_len);
         memcpy(m->build_id, build_id, build_id_len);
         m->build_id_len = build_id_len;
+        m->cache = cache_file_of(s, build_id, build_id_len);
     }
     const char *slash = strrchr(path, '/');
     m->name = intern(s, slash ? slash + 1 : path);
@@ -497,18 +576,17 @@ static const Dwfl_Callbacks offline_callbacks = {
     .section_address = dwfl_offline_section_address,
 };
 
-static bool build_id_matches(const module *m)
+static bool build_id_matches(const module *m, const image *img)
 {
     if (!m->build_id_len)
         return true; /* nothing recorded to compare against */
     const unsigned char *bits;
     GElf_Addr vaddr;
-    int len = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
+    int len = dwfl_module_build_id(img->dwmod, &bits, &vaddr);
     return len == (int)m->build_id_len && memcmp(bits, m->build_id, m->build_id_len) == 0;
 }
 
-/* Opens a module's file (on either thread), setting its state; returns NULL or a line to
-   report.  Nothing here touches the symbolizer. */
+/* A line to report (malloc'd). */
 __attribute__((format(printf, 1, 2)))
 static char *open_problem(const char *fmt, ...)
 {
@@ -522,16 +600,16 @@ static char *open_problem(const char *fmt, ...)
     return copy;
 }
 
-/* Where the standard lookup looked for a module's debug file (local_debug_file_may_exist's
+/* Where the standard lookup looked for an image's debug file (local_debug_file_may_exist's
    places): "/usr/lib/debug/.build-id/ab/cdef.debug, or NAME.debug in DIR, DIR/.debug,
-   /usr/lib/debug/DIR", as far as the module names them. */
-static void debug_places(module *m, char *buf, size_t size)
+   /usr/lib/debug/DIR", as far as the file names them. */
+static void debug_places(const image *img, char *buf, size_t size)
 {
     size_t n = 0;
     buf[0] = 0;
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
-    int len = dwfl_module_build_id(m->dwmod, &bits, &vaddr);
+    int len = dwfl_module_build_id(img->dwmod, &bits, &vaddr);
     if (len > 1) {
         n += (size_t)snprintf(buf + n, size - n, "/usr/lib/debug/.build-id/%02x/", bits[0]);
         for (int i = 1; i < len && n + 8 < size; i++)
@@ -540,13 +618,13 @@ static void debug_places(module *m, char *buf, size_t size)
             n += (size_t)snprintf(buf + n, size - n, ".debug");
     }
     GElf_Addr bias;
-    Elf *elf = dwfl_module_getelf(m->dwmod, &bias);
+    Elf *elf = dwfl_module_getelf(img->dwmod, &bias);
     GElf_Word crc;
     const char *link = elf ? dwelf_elf_gnu_debuglink(elf, &crc) : NULL;
     if (link && n + 1 < size) {
-        const char *slash = strrchr(m->path, '/');
-        int dir = slash ? (int)(slash - m->path) : 1;
-        const char *d = slash ? m->path : ".";
+        const char *slash = strrchr(img->path, '/');
+        int dir = slash ? (int)(slash - img->path) : 1;
+        const char *d = slash ? img->path : ".";
         if (link[0] == '/')
             snprintf(buf + n, size - n, "%s%s", n ? ", or " : "", link);
         else
@@ -555,50 +633,101 @@ static void debug_places(module *m, char *buf, size_t size)
     }
 }
 
-static char *module_load(module *m)
+/* The image of the file open at fd (path names it), opened with the first module that names
+   it; fd is the image's or closed.  NULL, with *why, when libdwfl cannot read it. */
+static image *image_get(churn_symbolizer *s, int fd, const char *path, char **why)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        *why = open_problem("module %s: %s; not symbolized", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    image_key key;
+    memset(&key, 0, sizeof key);
+    key.dev = st.st_dev;
+    key.ino = st.st_ino;
+    key.size = st.st_size;
+    key.mtime = st.st_mtim.tv_sec;
+    key.mtime_ns = st.st_mtim.tv_nsec;
+    image *img;
+    HASH_FIND(hh, s->images, &key, sizeof key, img);
+    if (img) {
+        close(fd);
+        return img;
+    }
+    img = xmalloc(sizeof *img);
+    memset(img, 0, sizeof *img);
+    img->key = key;
+    size_t len = strlen(path);
+    img->path = xmalloc(len + 1);
+    memcpy(img->path, path, len + 1);
+    img->dwfl = dwfl_begin(&offline_callbacks);
+    if (img->dwfl) {
+        dwfl_report_begin(img->dwfl);
+        /* At address 0 with add_p_vaddr: the session's addresses are the file's link-time
+           ones.  On success the module owns fd; on failure it is still ours. */
+        const char *slash = strrchr(path, '/');
+        img->dwmod = dwfl_report_elf(img->dwfl, slash ? slash + 1 : path, path, fd, 0, true);
+        dwfl_report_end(img->dwfl, NULL, NULL);
+    }
+    if (!img->dwmod) {
+        *why = open_problem("module %s: %s; not symbolized", path, dwfl_errmsg(-1));
+        close(fd);
+        image_free(img);
+        return NULL;
+    }
+    HASH_ADD(hh, s->images, key, sizeof img->key, img);
+    return img;
+}
+
+/* Reads an image's debug info, the first time a module of its build id is opened. */
+static void image_dwarf(image *img)
+{
+    if (img->dwarf_read)
+        return;
+    img->dwarf_read = true;
+    Dwarf_Addr dwarf_bias;
+    img->dwarf = dwfl_module_getdwarf(img->dwmod, &dwarf_bias);
+    if (!img->dwarf) {
+        char places[1024];
+        debug_places(img, places, sizeof places);
+        img->places = open_problem("%s", places[0] ? places : "no debug file: it names none");
+    }
+}
+
+/* Opens a module's file (on either thread, see the images' comment), setting its state;
+   returns NULL or a line to report. */
+static char *module_load(churn_symbolizer *s, module *m)
 {
     m->state = MODULE_UNUSABLE;
-    /* The vdso and anonymous executable mappings have no file to read. */
     if (m->path[0] != '/')
-        return NULL;
+        return strchr(m->path, '/')
+                   ? open_problem("module %s: recorded by a relative path, and the trace does "
+                                  "not say relative to which directory; not symbolized",
+                                  m->path)
+                   : NULL; /* the vdso, an unload's own entry: no file */
     /* The path comes from the trace: a FIFO or a device there must not block or be read,
        so the file is opened here and libdwfl gets the descriptor. */
     int fd = churn_open_regular(m->path);
     if (fd < 0)
         return open_problem("module %s: %s; not symbolized", m->path,
                             errno == EINVAL ? "not a regular file" : strerror(errno));
-    m->dwfl = dwfl_begin(&offline_callbacks);
-    if (!m->dwfl) {
-        close(fd);
-        return open_problem("module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
-    }
-    dwfl_report_begin(m->dwfl);
-    /* The recorded load bias is what dl_iterate_phdr calls dlpi_addr: the difference
-       between run-time and link-time addresses, which is dwfl's base with add_p_vaddr.
-       On success the module owns fd; on failure it is still ours. */
-    m->dwmod = dwfl_report_elf(m->dwfl, m->name, m->path, fd, m->bias, true);
-    dwfl_report_end(m->dwfl, NULL, NULL);
-    if (!m->dwmod) {
-        char *why = open_problem("module %s: %s; not symbolized", m->path, dwfl_errmsg(-1));
-        close(fd);
-        module_close(m);
+    char *why = NULL;
+    image *img = image_get(s, fd, m->path, &why);
+    if (!img)
         return why;
-    }
-    if (!build_id_matches(m)) {
-        module_close(m);
+    if (!build_id_matches(m, img))
         return open_problem("module %s: build id differs from the traced binary (rebuilt?); "
                             "not symbolized", m->path);
-    }
-    Dwarf_Addr dwarf_bias;
-    m->dwarf = dwfl_module_getdwarf(m->dwmod, &dwarf_bias);
+    image_dwarf(img);
+    m->image = img;
     m->state = MODULE_OPEN;
-    if (!m->dwarf) {
-        char places[1024];
-        debug_places(m, places, sizeof places);
+    if (!img->dwarf) {
         const char *urls = getenv("DEBUGINFOD_URLS");
         return open_problem("module %s: no debug info (looked for %s%s); function names from "
-                            "its symbol table, no file:line", m->path,
-                            places[0] ? places : "no debug file: it names none",
+                            "its symbol table, no file:line",
+                            m->path, img->places,
                             urls && *urls ? ", and asked debuginfod" : "");
     }
     return NULL;
@@ -608,7 +737,7 @@ static char *module_load(module *m)
 static bool module_open(churn_symbolizer *s, module *m)
 {
     if (m->state == MODULE_UNOPENED && !m->prefetch)
-        m->open_warning = module_load(m);
+        m->open_warning = module_load(s, m);
     if (m->open_warning) {
         warn(s, "%s", m->open_warning);
         free(m->open_warning);
@@ -617,19 +746,26 @@ static bool module_open(churn_symbolizer *s, module *m)
     return m->state == MODULE_OPEN;
 }
 
+/* Where a run-time address of module m is in its image. */
+static uint64_t image_addr(const module *m, uint64_t addr)
+{
+    return addr - m->bias;
+}
+
 static const char *intern_for_index(void *ctx, const char *text, int demangle)
 {
     return demangle ? intern_demangled(ctx, text) : intern(ctx, text);
 }
 
-static size_t dwarf_frames(churn_symbolizer *s, module *m, uint64_t addr, churn_frame *out,
+/* addr: an address of the image, as are those of every function below that takes one. */
+static size_t dwarf_frames(churn_symbolizer *s, image *img, uint64_t addr, churn_frame *out,
                            size_t max)
 {
-    if (!m->dwarf)
+    if (!img->dwarf)
         return 0;
-    if (!m->index)
-        m->index = churn_dwarf_index_new(intern_for_index, s);
-    return churn_dwarf_index_frames(m->index, m->dwmod, addr, out, max);
+    if (!img->index)
+        img->index = churn_dwarf_index_new(intern_for_index, s);
+    return churn_dwarf_index_frames(img->index, img->dwmod, addr, out, max);
 }
 
 static int symbol_cmp(const void *a, const void *b)
@@ -646,10 +782,10 @@ static int symbol_cmp(const void *a, const void *b)
    above is all that is read of it again.  Reclaiming them (MADV_PAGEOUT) loses nothing: a page
    libelf holds in memory of its own (a decompressed section) stays, a page of the file is
    read from it again if it is ever needed; where the kernel cannot, they just stay. */
-static void release_symtab_pages(module *m)
+static void release_symtab_pages(image *img)
 {
     GElf_Addr bias;
-    Elf *elf = dwfl_module_getelf(m->dwmod, &bias);
+    Elf *elf = dwfl_module_getelf(img->dwmod, &bias);
     Elf_Scn *scn = NULL;
     while (elf && (scn = elf_nextscn(elf, scn))) {
         GElf_Shdr shdr;
@@ -666,19 +802,20 @@ static void release_symtab_pages(module *m)
     }
 }
 
-static void symbols_build(module *m)
+static void symbols_build(image *img)
 {
-    m->symbols_built = true;
-    int count = dwfl_module_getsymtab(m->dwmod);
+    img->symbols_built = true;
+    int count = dwfl_module_getsymtab(img->dwmod);
     if (count <= 1)
         return;
-    m->symbols = xmalloc((size_t)count * sizeof *m->symbols);
+    img->symbols = xmalloc((size_t)count * sizeof *img->symbols);
     size_t n = 0;
     for (int i = 1; i < count; i++) {
         GElf_Sym sym;
         GElf_Addr addr;
         GElf_Word shndx;
-        const char *name = dwfl_module_getsym_info(m->dwmod, i, &sym, &addr, &shndx, NULL, NULL);
+        const char *name =
+            dwfl_module_getsym_info(img->dwmod, i, &sym, &addr, &shndx, NULL, NULL);
         int type = GELF_ST_TYPE(sym.st_info);
         /* st_name 0 is the empty name; reading the names themselves would bring the whole
            string table (37 MiB in workerd) into RSS, when only the symbols a report shows
@@ -688,15 +825,15 @@ static void symbols_build(module *m)
             continue;
         int bind = GELF_ST_BIND(sym.st_info);
         int rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-        m->symbols[n++] = (elf_symbol){addr, sym.st_size, name, rank};
+        img->symbols[n++] = (elf_symbol){addr, sym.st_size, name, rank};
     }
-    release_symtab_pages(m);
-    qsort(m->symbols, n, sizeof *m->symbols, symbol_cmp);
+    release_symtab_pages(img);
+    qsort(img->symbols, n, sizeof *img->symbols, symbol_cmp);
     size_t kept = 0; /* one symbol per address */
     for (size_t i = 0; i < n; i++)
-        if (kept == 0 || m->symbols[kept - 1].addr != m->symbols[i].addr)
-            m->symbols[kept++] = m->symbols[i];
-    m->symbol_count = kept;
+        if (kept == 0 || img->symbols[kept - 1].addr != img->symbols[i].addr)
+            img->symbols[kept++] = img->symbols[i];
+    img->symbol_count = kept;
 }
 
 /* Call frame information names where each function of the module starts even where no
@@ -825,8 +962,8 @@ static int cie_cmp(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Adds the FDEs of one CFI section to m->fdes; returns how many it added. */
-static size_t fdes_of_section(module *m, Elf *elf, Elf_Scn *scn, bool eh_frame, size_t *cap)
+/* Adds the FDEs of one CFI section to img->fdes; returns how many it added. */
+static size_t fdes_of_section(image *img, Elf *elf, Elf_Scn *scn, bool eh_frame, size_t *cap)
 {
     GElf_Shdr shdr;
     Elf_Data *data = gelf_getshdr(scn, &shdr) ? elf_getdata(scn, NULL) : NULL;
@@ -867,9 +1004,9 @@ static size_t fdes_of_section(module *m, Elf *elf, Elf_Scn *scn, bool eh_frame, 
                 uint64_t field = shdr.sh_addr + (uint64_t)(e.fde.start - (const uint8_t *)data->d_buf);
                 if (c && read_encoded(&r, c->encoding, field, &start) &&
                     read_encoded(&r, c->encoding & 0x0f, 0, &range) && range) {
-                    if (m->fde_count == *cap)
-                        m->fdes = grow(m->fdes, cap, sizeof *m->fdes);
-                    m->fdes[m->fde_count++] = (fde_range){start, start + range};
+                    if (img->fde_count == *cap)
+                        img->fdes = grow(img->fdes, cap, sizeof *img->fdes);
+                    img->fdes[img->fde_count++] = (fde_range){start, start + range};
                 }
             }
             off = next;
@@ -878,90 +1015,90 @@ static size_t fdes_of_section(module *m, Elf *elf, Elf_Scn *scn, bool eh_frame, 
             qsort(cies, ncies, sizeof *cies, cie_cmp);
     }
     free(cies);
-    return m->fde_count;
+    return img->fde_count;
 }
 
-/* .eh_frame, else .debug_frame, of the module's main file. */
-static void fdes_build(module *m)
+/* .eh_frame, else .debug_frame, of the image's main file. */
+static void fdes_build(image *img)
 {
-    m->fdes_built = true;
+    img->fdes_built = true;
     GElf_Addr bias;
-    Elf *elf = dwfl_module_getelf(m->dwmod, &bias);
+    Elf *elf = dwfl_module_getelf(img->dwmod, &bias);
     size_t shstrndx, cap = 0;
     if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
         return;
-    for (int eh = 1; eh >= 0 && !m->fde_count; eh--) {
+    for (int eh = 1; eh >= 0 && !img->fde_count; eh--) {
         Elf_Scn *scn = NULL;
         while ((scn = elf_nextscn(elf, scn))) {
             GElf_Shdr shdr;
             const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
             if (name && !strcmp(name, eh ? ".eh_frame" : ".debug_frame")) {
-                fdes_of_section(m, elf, scn, eh, &cap);
+                fdes_of_section(img, elf, scn, eh, &cap);
                 break;
             }
         }
     }
-    qsort(m->fdes, m->fde_count, sizeof *m->fdes, fde_cmp);
+    qsort(img->fdes, img->fde_count, sizeof *img->fdes, fde_cmp);
 }
 
-/* The FDE covering run-time address addr, or NULL. */
-static const fde_range *fde_at(module *m, uint64_t addr)
+/* The FDE covering addr, or NULL. */
+static const fde_range *fde_at(image *img, uint64_t addr)
 {
-    if (!m->fdes_built)
-        fdes_build(m);
+    if (!img->fdes_built)
+        fdes_build(img);
     GElf_Addr bias;
-    if (!m->fde_count || !dwfl_module_getelf(m->dwmod, &bias) || addr < bias)
+    if (!img->fde_count || !dwfl_module_getelf(img->dwmod, &bias) || addr < bias)
         return NULL;
     uint64_t a = addr - bias;
-    size_t lo = 0, hi = m->fde_count;
+    size_t lo = 0, hi = img->fde_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->fdes[mid].start <= a)
+        if (img->fdes[mid].start <= a)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo && a < m->fdes[lo - 1].end ? &m->fdes[lo - 1] : NULL;
+    return lo && a < img->fdes[lo - 1].end ? &img->fdes[lo - 1] : NULL;
 }
 
-/* The run-time address of the start of the function holding addr, by its FDE; 0: none. */
-static uint64_t function_start(module *m, uint64_t addr)
+/* The start of the function holding addr, by its FDE; 0: none. */
+static uint64_t function_start(image *img, uint64_t addr)
 {
-    const fde_range *f = fde_at(m, addr);
+    const fde_range *f = fde_at(img, addr);
     GElf_Addr bias;
-    return f && dwfl_module_getelf(m->dwmod, &bias) ? f->start + bias : 0;
+    return f && dwfl_module_getelf(img->dwmod, &bias) ? f->start + bias : 0;
 }
 
-static const char *symbol_name(module *m, uint64_t addr)
+static const char *symbol_name(image *img, uint64_t addr)
 {
-    if (!m->symbols_built)
-        symbols_build(m);
-    size_t lo = 0, hi = m->symbol_count;
+    if (!img->symbols_built)
+        symbols_build(img);
+    size_t lo = 0, hi = img->symbol_count;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->symbols[mid].addr <= addr)
+        if (img->symbols[mid].addr <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
     if (lo == 0)
         return NULL;
-    const elf_symbol *sym = &m->symbols[lo - 1];
+    const elf_symbol *sym = &img->symbols[lo - 1];
     if (sym->size)
         return addr < sym->addr + sym->size ? sym->name : NULL;
     /* A sizeless symbol (hand-written assembly) is taken to reach the next one, unless a
        function the call frame information knows starts after it and before addr. */
-    uint64_t start = function_start(m, addr);
+    uint64_t start = function_start(img, addr);
     return start > sym->addr ? NULL : sym->name;
 }
 
 /* Whether a compile unit's own address ranges hold addr.  libdwfl finds the line of an
    address outside every unit (startup code from crt1.o, say) in a unit whose overall span
    merely encloses it, and would print a line of unrelated code. */
-static bool unit_covers(module *m, uint64_t addr)
+static bool unit_covers(image *img, uint64_t addr)
 {
     Dwarf_Addr bias;
-    Dwarf_Die *cudie = dwfl_module_addrdie(m->dwmod, addr, &bias);
+    Dwarf_Die *cudie = dwfl_module_addrdie(img->dwmod, addr, &bias);
     if (!cudie)
         return false;
     Dwarf_Addr base, lo, hi;
@@ -974,75 +1111,97 @@ static bool unit_covers(module *m, uint64_t addr)
 /* Without a DWARF function for addr: the ELF symbol table names the function, and the line
    table still gives file:line when addr lies inside a unit (assembly sources have lines but
    no functions). */
-static void symtab_frame(churn_symbolizer *s, module *m, uint64_t addr, churn_frame *f)
+static void symtab_frame(churn_symbolizer *s, image *img, uint64_t addr, churn_frame *f)
 {
-    f->function = intern_demangled(s, symbol_name(m, addr));
-    Dwfl_Line *dl = m->dwarf && unit_covers(m, addr) ? dwfl_module_getsrc(m->dwmod, addr) : NULL;
+    f->function = intern_demangled(s, symbol_name(img, addr));
+    Dwfl_Line *dl =
+        img->dwarf && unit_covers(img, addr) ? dwfl_module_getsrc(img->dwmod, addr) : NULL;
     int line = 0;
     if (dl)
         f->file = intern(s, dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL));
     f->line = line > 0 ? (unsigned)line : 0;
 }
 
-static void cache_remember(module *m, uint64_t addr)
+/* Keeps frames (module fields unset) as those of offset in f, unless it has them. */
+static void cache_offset(cache_file *f, uint64_t offset, const churn_frame *frames, size_t n)
 {
-    if (m->cached_count == m->cached_cap)
-        m->cached = grow(m->cached, &m->cached_cap, sizeof *m->cached);
-    m->cached[m->cached_count++] = addr;
+    cached_offset *o;
+    HASH_FIND(hh, f->offsets, &offset, sizeof offset, o);
+    if (o)
+        return;
+    o = xmalloc(sizeof *o + n * sizeof o->frames[0]);
+    o->offset = offset;
+    o->count = n;
+    memcpy(o->frames, frames, n * sizeof frames[0]);
+    HASH_ADD(hh, f->offsets, offset, sizeof o->offset, o);
 }
 
 typedef struct cache_loading {
     churn_symbolizer *s;
-    module *m;
+    cache_file *f;
 } cache_loading;
 
 static void cache_entry(void *ctx, uint64_t offset, const churn_frame *frames, size_t n)
 {
     cache_loading *l = ctx;
-    module *m = l->m;
-    ip_key key = {offset + m->bias, m->order};
-    cached_ip *c;
-    HASH_FIND(hh, l->s->cache, &key, sizeof key, c);
-    if (c || key.addr < m->start || key.addr >= m->end)
-        return;
-    c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
-    c->key = key;
+    churn_frame kept[MAX_INLINE_FRAMES];
+    if (n > MAX_INLINE_FRAMES)
+        n = MAX_INLINE_FRAMES;
+    for (size_t i = 0; i < n; i++) {
+        kept[i] = frames[i];
+        kept[i].function = intern(l->s, frames[i].function);
+        kept[i].file = intern(l->s, frames[i].file);
+    }
+    cache_offset(l->f, offset, kept, n);
+}
+
+/* Once per build id: what earlier runs resolved in a binary of it. */
+static void cache_read(churn_symbolizer *s, cache_file *f)
+{
+    f->read = true;
+    cache_loading l = {s, f};
+    churn_symcache_load(s->cache_dir, f->build_id, f->build_id_len, cache_entry, &l);
+}
+
+static void cache_save(churn_symbolizer *s, cache_file *f)
+{
+    size_t n = HASH_COUNT(f->offsets), i = 0;
+    churn_symcache_item *items = xmalloc((n ? n : 1) * sizeof *items);
+    for (cached_offset *o = f->offsets; o; o = o->hh.next)
+        items[i++] = (churn_symcache_item){o->offset, o->frames, o->count};
+    churn_symcache_save(s->cache_dir, f->build_id, f->build_id_len, items, n);
+    free(items);
+}
+
+/* Caches the frames of addr in module m (NULL: outside every module), filling in the
+   module's fields. */
+static cached_ip *cache_ip(churn_symbolizer *s, uint64_t addr, module *m,
+                           const churn_frame *frames, size_t n)
+{
+    cached_ip *c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
+    c->key = (ip_key){addr, m ? m->order : UINT64_MAX};
     c->count = n;
     for (size_t i = 0; i < n; i++) {
         c->frames[i] = frames[i];
-        c->frames[i].function = frames[i].function ? intern(l->s, frames[i].function) : NULL;
-        c->frames[i].file = frames[i].file ? intern(l->s, frames[i].file) : NULL;
-        c->frames[i].module = m->name;
-        c->frames[i].module_id = m->id;
-        c->frames[i].bias = m->bias;
+        c->frames[i].module = m ? m->name : NULL;
+        c->frames[i].module_id = m ? m->id : 0;
+        c->frames[i].bias = m ? m->bias : 0;
     }
-    HASH_ADD(hh, l->s->cache, key, sizeof c->key, c);
-    cache_remember(m, key.addr);
+    HASH_ADD(hh, s->cache, key, sizeof c->key, c);
+    return c;
 }
 
-/* Once per module: what earlier runs resolved in a binary of this build id. */
-static void cache_read(churn_symbolizer *s, module *m)
+/* addr's frames from the symbol cache file of its module's build id, or NULL. */
+static cached_ip *resolve_from_file(churn_symbolizer *s, uint64_t addr, module *m)
 {
-    m->cache_read = true;
-    if (!s->cache_dir || !m->build_id_len)
-        return;
-    cache_loading l = {s, m};
-    churn_symcache_load(s->cache_dir, m->build_id, m->build_id_len, cache_entry, &l);
-}
-
-static void cache_save(churn_symbolizer *s, module *m)
-{
-    churn_symcache_item *items = xmalloc((m->cached_count ? m->cached_count : 1) * sizeof *items);
-    size_t n = 0;
-    for (size_t i = 0; i < m->cached_count; i++) {
-        ip_key key = {m->cached[i], m->order};
-        cached_ip *c;
-        HASH_FIND(hh, s->cache, &key, sizeof key, c);
-        if (c)
-            items[n++] = (churn_symcache_item){c->key.addr - m->bias, c->frames, c->count};
-    }
-    churn_symcache_save(s->cache_dir, m->build_id, m->build_id_len, items, n);
-    free(items);
+    if (!m || !m->cache)
+        return NULL;
+    if (!m->cache->read)
+        cache_read(s, m->cache);
+    uint64_t offset = addr - m->bias;
+    cached_offset *o;
+    HASH_FIND(hh, m->cache->offsets, &offset, sizeof offset, o);
+    return o ? cache_ip(s, addr, m, o->frames, o->count) : NULL;
 }
 
 static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr, module *m)
@@ -1051,39 +1210,30 @@ static cached_ip *resolve_uncached(churn_symbolizer *s, uint64_t addr, module *m
     memset(frames, 0, sizeof frames);
     size_t n = 0;
     if (m && module_open(s, m)) {
-        n = dwarf_frames(s, m, addr, frames, MAX_INLINE_FRAMES);
+        image *img = m->image;
+        uint64_t a = image_addr(m, addr);
+        n = dwarf_frames(s, img, a, frames, MAX_INLINE_FRAMES);
         if (n == 0 || !frames[n - 1].function) {
             /* No DWARF, or a subprogram DIE without a name: ask the symbol table. */
             churn_frame f = {0};
-            symtab_frame(s, m, addr, &f);
+            symtab_frame(s, img, a, &f);
             if (n == 0)
                 frames[n++] = f;
             else
                 frames[n - 1].function = f.function;
         }
-        /* Nothing names it: its function is still known by where it starts. */
-        uint64_t start = frames[n - 1].function ? 0 : function_start(m, addr);
-        if (start)
-            frames[n - 1].entry = start - m->bias;
+        /* Nothing names it: its function is still known by where it starts (an address of
+           the image, at the offset from the module's bias it has in the module). */
+        if (!frames[n - 1].function)
+            frames[n - 1].entry = function_start(img, a);
+        if (img->dwarf && m->cache) {
+            cache_offset(m->cache, addr - m->bias, frames, n);
+            m->cache->dirty = true;
+        }
     }
     if (n == 0)
         n = 1; /* outside every module, or a module that cannot be read */
-    for (size_t i = 0; i < n; i++) {
-        frames[i].module = m ? m->name : NULL;
-        frames[i].module_id = m ? m->id : 0;
-        frames[i].bias = m ? m->bias : 0;
-    }
-
-    cached_ip *c = xmalloc(sizeof *c + n * sizeof c->frames[0]);
-    c->key = (ip_key){addr, m ? m->order : UINT64_MAX};
-    c->count = n;
-    memcpy(c->frames, frames, n * sizeof frames[0]);
-    HASH_ADD(hh, s->cache, key, sizeof c->key, c);
-    if (m && m->dwarf && s->cache_dir && m->build_id_len) {
-        cache_remember(m, addr);
-        m->cache_dirty = true;
-    }
-    return c;
+    return cache_ip(s, addr, m, frames, n);
 }
 
 /* The analysis does not wait for this thread, and its other threads do: on a busy machine
@@ -1102,10 +1252,10 @@ static void *prefetch_thread(void *arg)
             break;
         module *m = s->prefetch[s->next_prefetch];
         pthread_mutex_unlock(&s->lock);
-        m->open_warning = module_load(m);
+        m->open_warning = module_load(s, m);
         /* without DWARF, the symbol table names every function of the module */
-        if (m->state == MODULE_OPEN && !m->dwarf)
-            symbols_build(m);
+        if (m->state == MODULE_OPEN && !m->image->dwarf && !m->image->symbols_built)
+            symbols_build(m->image);
         pthread_mutex_lock(&s->lock);
         s->next_prefetch++;
     }
@@ -1119,9 +1269,9 @@ void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id)
     HASH_FIND(hh, s->modules, &id, sizeof id, m);
     if (s->prefetch_closed || !m || m->prefetch || m->state != MODULE_UNOPENED)
         return;
-    if (!m->cache_read)
-        cache_read(s, m);
-    if (m->cached_count)
+    if (m->cache && !m->cache->read)
+        cache_read(s, m->cache);
+    if (m->cache && m->cache->offsets)
         return; /* opened only if the cache lacks an ip */
     if (!s->thread_running) {
         if (pthread_create(&s->thread, NULL, prefetch_thread, s) != 0)
@@ -1163,10 +1313,8 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
     ip_key key = {addr, m ? m->order : UINT64_MAX};
     cached_ip *c;
     HASH_FIND(hh, s->cache, &key, sizeof key, c);
-    if (!c && m && !m->cache_read) {
-        cache_read(s, m);
-        HASH_FIND(hh, s->cache, &key, sizeof key, c);
-    }
+    if (!c)
+        c = resolve_from_file(s, addr, m);
     if (!c)
         c = resolve_uncached(s, addr, m);
     size_t n = c->count < max ? c->count : max;
@@ -1180,11 +1328,11 @@ size_t churn_symbolizer_function_code(churn_symbolizer *s, uint64_t ip, uint64_t
     if (!s->prefetch_closed)
         prefetch_finish(s);
     module *m = module_at(s, ip, generation);
-    const fde_range *f = m && module_open(s, m) ? fde_at(m, ip) : NULL;
+    const fde_range *f = m && module_open(s, m) ? fde_at(m->image, image_addr(m, ip)) : NULL;
     GElf_Addr bias;
-    if (!f || !dwfl_module_getelf(m->dwmod, &bias))
+    if (!f || !dwfl_module_getelf(m->image->dwmod, &bias))
         return 0;
-    *start = f->start + bias;
+    *start = f->start + bias + m->bias; /* the image's address, then the module's */
     size_t want = f->end - f->start < len ? (size_t)(f->end - f->start) : len;
     return churn_symbolizer_code(s, *start, generation, buf, want);
 }
@@ -1203,8 +1351,8 @@ size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generati
     module *m = module_at(s, ip, generation);
     if (!m || !module_open(s, m))
         return 0;
-    Dwarf_Addr address = ip, bias;
-    Elf_Scn *scn = dwfl_module_address_section(m->dwmod, &address, &bias);
+    Dwarf_Addr address = image_addr(m, ip), bias;
+    Elf_Scn *scn = dwfl_module_address_section(m->image->dwmod, &address, &bias);
     Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
     if (!data || !data->d_buf || address >= data->d_size)
         return 0;

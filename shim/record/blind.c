@@ -434,12 +434,12 @@ static int message_allocator(const char *path, unsigned named)
     return message_among(path, messages, CHURN_N_HIDDEN_ALLOCATORS, named);
 }
 
-/* The module id the trace gives that object (churn_module), or none. */
+/* The module id the trace gives the object the loader names path (churn_module), or none. */
 static uint64_t module_id(const char *path)
 {
     for (size_t i = 0; i < churn_modules_count(); i++) {
         const churn_module *m = churn_module_get(i);
-        if (m && m->path && !strcmp(m->path, path))
+        if (m && m->path && !strcmp(churn_module_loader_name(m), path))
             return i + 1;
     }
     return 0;

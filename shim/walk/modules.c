@@ -6,8 +6,13 @@
  * with how many modules were known when its absence was noticed (the unload itself taking an
  * id, see scan_locked), and every stack with how many were known when it was first seen, so
  * that the analyzer can tell a library from one loaded later at its addresses.
+ *
+ * A library loaded by a relative path (dlopen("./lib.so")) is known to the loader by that
+ * path, which the analyzer, reading the trace elsewhere and later, cannot resolve: the module
+ * records the absolute path of the file mapped there, from /proc/self/maps.
  */
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +79,60 @@ typedef struct scan {
     uint8_t present[MAX_MODULES / 8];
 } scan;
 
+/* The path /proc/self/maps gives the mapping holding addr, into out (size bytes): 0 when it
+   is an absolute path that fits, else -1.  Parsed a character at a time, so that no line
+   needs a buffer whatever its length; only system calls and the stack. */
+static int mapped_path(uint64_t addr, char *out, size_t size)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    /* fields: 0 start, 1 end, 2 perms, 3 offset, 4 device, 5 inode, 6 the path */
+    int field = 0, holds = 0, done = 0;
+    uint64_t lo = 0, hi = 0;
+    size_t len = 0;
+    char buf[4096];
+    ssize_t n;
+    while (!done && (n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n && !done; i++) {
+            char c = buf[i];
+            int digit = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                               : -1;
+            if (c == '\n') {
+                done = holds;
+                field = holds = 0;
+                lo = hi = 0;
+                if (!done)
+                    len = 0;
+            } else if (field < 2 && digit >= 0) {
+                if (field == 0)
+                    lo = lo << 4 | (uint64_t)digit;
+                else
+                    hi = hi << 4 | (uint64_t)digit;
+            } else if ((field == 0 && c == '-') || (field > 0 && field < 6 && c == ' ')) {
+                if (++field == 2)
+                    holds = addr >= lo && addr < hi;
+            } else if (field == 6 && holds && !(c == ' ' && len == 0)) {
+                if (len + 1 < size)
+                    out[len] = c;
+                len++;
+            }
+        }
+    }
+    close(fd);
+    if (!done || !len || len >= size || out[0] != '/')
+        return -1;
+    out[len] = '\0';
+    return 0;
+}
+
+/* Kept after the path's NUL (see add_module). */
+const char *churn_module_loader_name(const churn_module *m)
+{
+    return m->path + strlen(m->path) + 1;
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -84,7 +143,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
         return 0;
     for (size_t i = 0; i < nmodules; i++)
         if (modules[i].bias == info->dlpi_addr && modules[i].start == lo &&
-            !strcmp(modules[i].path, path) &&
+            !strcmp(churn_module_loader_name(&modules[i]), path) &&
             !atomic_load_explicit(&modules[i].unloaded_at, memory_order_relaxed)) {
             sc->present[i / 8] |= (uint8_t)(1u << (i % 8));
             return 0;
@@ -92,11 +151,18 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
     size_t n = atomic_load_explicit(&nmodules, memory_order_relaxed);
     if (n == MAX_MODULES)
         return 0;
-    size_t len = strlen(path);
-    char *copy = churn_mem_alloc(len + 1);
+    /* The path the trace records, then the loader's name of the module, which the scans
+       match: the same but for a relative one (the vdso's name has no directory at all). */
+    char file[4096];
+    const char *recorded = path;
+    if (path[0] != '/' && strchr(path, '/') && !mapped_path(lo, file, sizeof file))
+        recorded = file;
+    size_t rlen = strlen(recorded), len = strlen(path);
+    char *copy = churn_mem_alloc(rlen + 1 + len + 1);
     if (!copy)
         return 0;
-    memcpy(copy, path, len + 1);
+    memcpy(copy, recorded, rlen + 1);
+    memcpy(copy + rlen + 1, path, len + 1);
     churn_module *m = &modules[n];
     memset(m, 0, sizeof *m);
     m->path = copy;
@@ -146,7 +212,7 @@ static void scan_locked(void)
                    !atomic_load_explicit(&modules[i].unloaded_at, memory_order_relaxed);
         size_t marked = n;
         if (gone && n < MAX_MODULES) {
-            static char no_path[1];
+            static char no_path[2]; /* its path, and its loader's name: both empty */
             churn_module *m = &modules[n];
             memset(m, 0, sizeof *m);
             m->path = no_path;
