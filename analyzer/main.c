@@ -47,6 +47,7 @@ typedef struct options {
     int no_default_suppressions;
     int tree; /* --tree: every process image of the index */
     int all_epochs; /* --all-epochs: one epoch per row, however many */
+    churn_progress *progress; /* on stderr, from the command's start */
 } options;
 
 static void usage(FILE *out)
@@ -114,7 +115,7 @@ static int parse_window(const char *arg, churn_window *w)
    Growing programs peak at the end, and pay nothing. */
 static void pinning_at_peak(churn_trace *t, churn_window window, const churn_model *model,
                             int model_from_option, churn_symbolizer *sym,
-                            churn_progress *progress, churn_analysis *a)
+                            churn_progress *progress, const char *who, churn_analysis *a)
 {
     churn_fragmentation *f = &a->frag;
     if (!f->nrows)
@@ -125,6 +126,8 @@ static void pinning_at_peak(churn_trace *t, churn_window window, const churn_mod
         return;
     window.has_last = 1;
     window.last = peak;
+    churn_progress_pass(progress, "%sreading segments up to epoch %llu, the most pinned", who,
+                        (unsigned long long)peak);
     churn_warnings warnings = {0};
     churn_analysis at_peak;
     churn_analyze_window(t, window, model, model_from_option, &warnings, sym, progress,
@@ -139,9 +142,13 @@ static void flame(FILE *out, const options *o, churn_export_window *w, churn_exp
 {
     churn_tree tree;
     churn_tree_init(&tree, base ? 2 : 1);
-    churn_metric_fill(o->metric, w, &tree, 0);
-    if (base)
-        churn_metric_fill(o->metric, base, &tree, 1);
+    churn_progress_pass(o->progress, "symbolizing stacks");
+    churn_metric_fill(o->metric, w, &tree, 0, o->progress);
+    if (base) {
+        churn_progress_pass(o->progress, "symbolizing the stacks of --base");
+        churn_metric_fill(o->metric, base, &tree, 1, o->progress);
+    }
+    churn_progress_done(o->progress);
     churn_tree_finish(&tree);
     if (o->form == FORM_FOLDED) {
         static const unsigned one[] = {0}, diff[] = {1, 0};
@@ -188,7 +195,7 @@ static int write_report(FILE *out, options *o, const char *path, churn_analysis 
 /* "-": the trace comes on standard input.  The reader maps its file and reads it out of
    order (segments are found by scanning, then taken in sequence order), so standard input is
    copied to a temporary file first; the caller removes it as soon as it is open. */
-static int spool_stdin(char *path, size_t size)
+static int spool_stdin(char *path, size_t size, churn_progress *progress)
 {
     if (isatty(STDIN_FILENO)) {
         fprintf(stderr, "churn-analyze: -: standard input is a terminal, not a trace\n");
@@ -205,17 +212,20 @@ static int spool_stdin(char *path, size_t size)
         return -1;
     }
     char buf[1 << 16];
-    for (;;) {
+    churn_progress_pass(progress, "reading standard input");
+    for (size_t got = 0;; churn_progress_bytes(progress, got)) {
         ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
+            churn_progress_done(progress);
             fprintf(stderr, "churn-analyze: -: reading standard input: %s\n", strerror(errno));
             break;
         }
         if (n == 0) {
             if (close(fd) == 0)
                 return 0;
+            churn_progress_done(progress);
             fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path, strerror(errno));
             unlink(path);
             return -1;
@@ -225,6 +235,7 @@ static int spool_stdin(char *path, size_t size)
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0) {
+                churn_progress_done(progress);
                 fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path,
                         w < 0 ? strerror(errno) : "no progress");
                 close(fd);
@@ -233,6 +244,7 @@ static int spool_stdin(char *path, size_t size)
             }
             off += w;
         }
+        got += (size_t)n;
     }
     close(fd);
     unlink(path);
@@ -240,18 +252,21 @@ static int spool_stdin(char *path, size_t size)
 }
 
 /* One trace's report, into o->output (or stdout), or with into, there (the caller checks
-   the writes); with fig, the figures of the tree's summary too. */
-static int analyze(const char *path, options *o, FILE *into, churn_proc_figures *fig)
+   the writes); with fig, the figures of the tree's summary too; who names the image on the
+   progress line. */
+static int analyze(const char *path, options *o, FILE *into, churn_proc_figures *fig,
+                   const char *who)
 {
     churn_warnings warnings = {0};
     char err[256];
     char spooled[4096];
     int from_stdin = !strcmp(path, "-");
-    if (from_stdin && spool_stdin(spooled, sizeof spooled) != 0)
+    if (from_stdin && spool_stdin(spooled, sizeof spooled, o->progress) != 0)
         return 1;
     churn_trace *t = churn_trace_open(from_stdin ? spooled : path, &warnings, err, sizeof err);
     if (from_stdin)
         unlink(spooled); /* mapped by now, or not needed */
+    churn_progress_done(o->progress);
     if (!t) {
         fprintf(stderr, "churn-analyze: %s: %s\n", path, err);
         if (fig)
@@ -276,20 +291,21 @@ static int analyze(const char *path, options *o, FILE *into, churn_proc_figures 
     }
     int exporting = o->form != FORM_TEXT && o->form != FORM_JSON;
     churn_symbolizer *sym = churn_symbolizer_new();
-    churn_progress progress;
-    churn_progress_init(&progress, o->form != FORM_JSON);
     churn_analysis a, base;
     churn_export_window ew, base_ew;
     churn_warnings base_warnings = {0};
-    if (o->has_base)
+    if (o->has_base) {
+        churn_progress_pass(o->progress, "%sreading segments for --base", who);
         churn_analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym,
-                             &progress, &base, &base_ew, NULL, 0);
-    churn_analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress,
+                             o->progress, &base, &base_ew, NULL, 0);
+    }
+    churn_progress_pass(o->progress, "%sreading segments", who);
+    churn_analyze_window(t, o->window, &model, model_from_option, &warnings, sym, o->progress,
                          &a, exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL,
                          o->all_epochs);
     if (!exporting || o->form == FORM_HTML)
-        pinning_at_peak(t, o->window, &model, model_from_option, sym, &progress, &a);
-    churn_progress_done(&progress);
+        pinning_at_peak(t, o->window, &model, model_from_option, sym, o->progress, who, &a);
+    churn_progress_done(o->progress);
 
     int status = write_report(out, o, path, &a, exporting ? &ew : NULL,
                               o->has_base ? &base_ew : NULL);
@@ -347,7 +363,9 @@ static int analyze_tree(const char *arg, options *o)
             fputs(i ? ",\n{" : "\n{", out);
             churn_proctree_json_proc(out, &t, &t.v[i]);
             fputs(", \"report\": ", out);
-            int s = analyze(t.v[i].trace, o, out, &f[i]);
+            char who[64];
+            snprintf(who, sizeof who, "pid %ld: ", t.v[i].pid);
+            int s = analyze(t.v[i].trace, o, out, &f[i], who);
             if (s)
                 fputs("null", out);
             usage = usage || s == 2;
@@ -373,7 +391,9 @@ static int analyze_tree(const char *arg, options *o)
                     churn_proc_end(&t, p, end, sizeof end));
             churn_proc_command(sections, p->command, 4096);
             fputc('\n', sections);
-            int s = analyze(p->trace, o, sections, &f[i]);
+            char who[64];
+            snprintf(who, sizeof who, "pid %s: ", pid);
+            int s = analyze(p->trace, o, sections, &f[i], who);
             if (s)
                 fprintf(sections, "  the trace could not be read: %s\n", f[i].error);
             else if (o->top)
@@ -438,7 +458,10 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    churn_progress progress;
+    churn_progress_init(&progress, 1);
     options o = {0};
+    o.progress = &progress;
     int has_top = 0;
     int c;
     opterr = 0;
@@ -555,7 +578,7 @@ int main(int argc, char **argv)
     if (!o.no_default_suppressions)
         churn_suppressions_defaults(&o.suppress);
     int status =
-        o.tree ? analyze_tree(argv[optind], &o) : analyze(argv[optind], &o, NULL, NULL);
+        o.tree ? analyze_tree(argv[optind], &o) : analyze(argv[optind], &o, NULL, NULL, "");
     churn_suppressions_free(&o.suppress);
     return status;
 }
