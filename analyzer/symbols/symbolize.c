@@ -99,10 +99,14 @@ typedef struct module {
     bool fdes_built;
     bool prefetch;      /* queued for (or done by) the prefetch thread */
     bool cache_read;    /* its symbol cache file was looked for */
+    bool cache_found;   /* and read: its ips resolve from it, with the debug info they had */
     bool cache_dirty;   /* ips resolved with DWARF that the file lacks */
     uint64_t *cached;   /* addresses of its ips to keep in the file */
     size_t cached_count, cached_cap;
     char *open_warning; /* what opening it on that thread found, to report on first use */
+    char *debug_file;   /* the file its DWARF came from (its own, or a separate one) */
+    bool from_debuginfod; /* that file came from a debuginfod server */
+    char *debuginfod_why; /* what asking debuginfod for it found, when that failed */
     UT_hash_handle hh;  /* by id */
 } module;
 
@@ -266,6 +270,8 @@ static void module_free(module *m)
     module_close(m);
     free(m->cached);
     free(m->open_warning);
+    free(m->debug_file);
+    free(m->debuginfod_why);
     free(m->path);
     free(m->build_id);
     free(m);
@@ -422,11 +428,13 @@ static module *module_at(churn_symbolizer *s, uint64_t addr, uint64_t generation
 }
 
 /* Whether a local debug file may exist for file_name: under /usr/lib/debug by build id, or
-   by its .gnu_debuglink name where elfutils' default path looks (next to the file, in its
-   .debug directory, under /usr/lib/debug).  When none does, the standard lookup would end
-   in elfutils' debuginfod client: with no DEBUGINFOD_URLS it finds nothing, but loading it
-   loads some 30 libraries (curl, gnutls, kerberos, ...), 16 M instructions of a cold
-   analysis of python3, which has no debug file on Debian by default. */
+   by its .gnu_debuglink name (NAME.debug without one) where elfutils' default path looks
+   (next to the file, in its .debug directory, under /usr/lib/debug).  When none does, the
+   standard lookup would end in elfutils' debuginfod client: with no DEBUGINFOD_URLS it finds
+   nothing, but loading it loads some 30 libraries (curl, gnutls, kerberos, ...), 16 M
+   instructions of a cold analysis of python3, which has no debug file on Debian by default;
+   with DEBUGINFOD_URLS, churn_debugfile_fetch asks instead, and the report says what it
+   found. */
 /* A candidate that exists but is not a regular file (a FIFO, a device: the debuglink name
    and the directory come from the trace and the module file) makes the whole standard
    lookup be skipped, since it opens its candidates by path and would block on one. */
@@ -449,8 +457,14 @@ static bool local_debug_file_may_exist(const unsigned char *bits, int len, const
         if ((found = candidate(path)) < 0)
             return false;
     }
-    if (!debuglink_file || !file_name)
+    if (!file_name)
         return found || !debuglink_file; /* no name to look for: the standard lookup decides */
+    char own[256];
+    if (!debuglink_file) { /* without a .gnu_debuglink, elfutils looks for NAME.debug */
+        const char *base = strrchr(file_name, '/');
+        snprintf(own, sizeof own, "%s.debug", base ? base + 1 : file_name);
+        debuglink_file = own;
+    }
     if (debuglink_file[0] == '/') {
         int c = candidate(debuglink_file);
         return c >= 0 && (found || c);
@@ -469,9 +483,11 @@ static bool local_debug_file_may_exist(const unsigned char *bits, int len, const
 }
 
 /* The standard lookup, except that a debug file found by build id is read from its inflated
-   copy (debugfile.h).  libdwfl also asks here for a dwz file (.gnu_debugaltlink), with the
-   link's name and a CRC of 0 (a real .gnu_debuglink names the debug file by name and CRC):
-   that lookup is left to the standard one. */
+   copy (debugfile.h), and one found nowhere here is asked of debuginfod when DEBUGINFOD_URLS
+   is set (churn_debugfile_fetch; *userdata is the module, which keeps the answer).  libdwfl
+   also asks here for a dwz file (.gnu_debugaltlink), with the link's name and a CRC of 0 (a
+   real .gnu_debuglink names the debug file by name and CRC): that lookup, by the dwz file's
+   own build id, is left to the standard one, which asks debuginfod itself. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -479,16 +495,31 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
     int len = dwfl_module_build_id(mod, &bits, &vaddr);
-    if (!(debuglink_file && debuglink_crc == 0) && len > 0) {
+    int dwz = debuglink_file && debuglink_crc == 0;
+    if (!dwz && len > 0) {
         int fd = churn_debugfile_open(bits, (size_t)len, debuginfo_file_name);
         if (fd >= 0)
             return fd;
     }
     const char *urls = getenv("DEBUGINFOD_URLS");
-    if ((!urls || !*urls) && !local_debug_file_may_exist(bits, len, file_name, debuglink_file))
-        return -1;
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                        debuglink_file, debuglink_crc, debuginfo_file_name);
+    if ((dwz && urls && *urls) ||
+        local_debug_file_may_exist(bits, len, file_name, debuglink_file)) {
+        int fd =
+            dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+                                         debuglink_file, debuglink_crc, debuginfo_file_name);
+        if (fd >= 0 || dwz)
+            return fd;
+    }
+    char why[512];
+    int fd =
+        len > 0 ? churn_debugfile_fetch(bits, (size_t)len, debuginfo_file_name, why, sizeof why)
+                : -1;
+    module *m = *userdata;
+    if (m && fd >= 0)
+        m->from_debuginfod = true;
+    else if (m && why[0] && !m->debuginfod_why)
+        m->debuginfod_why = churn_xstrdup(why);
+    return fd;
 }
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -589,18 +620,24 @@ static char *module_load(module *m)
         return open_problem("module %s: build id differs from the traced binary (rebuilt?); "
                             "not symbolized", m->path);
     }
+    void **userdata;
+    dwfl_module_info(m->dwmod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+    *userdata = m; /* for find_debuginfo */
     Dwarf_Addr dwarf_bias;
     m->dwarf = dwfl_module_getdwarf(m->dwmod, &dwarf_bias);
     m->state = MODULE_OPEN;
     if (!m->dwarf) {
         char places[1024];
         debug_places(m, places, sizeof places);
-        const char *urls = getenv("DEBUGINFOD_URLS");
-        return open_problem("module %s: no debug info (looked for %s%s); function names from "
-                            "its symbol table, no file:line", m->path,
-                            places[0] ? places : "no debug file: it names none",
-                            urls && *urls ? ", and asked debuginfod" : "");
+        return open_problem("module %s: no debug info (looked for %s%s%s); function names from "
+                            "its symbol table, no file:line",
+                            m->path, places[0] ? places : "no debug file: it names none",
+                            m->debuginfod_why ? "; " : "",
+                            m->debuginfod_why ? m->debuginfod_why : "");
     }
+    const char *main_file, *debug_file;
+    dwfl_module_info(m->dwmod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+    m->debug_file = churn_xstrdup(debug_file ? debug_file : main_file ? main_file : m->path);
     return NULL;
 }
 
@@ -1027,7 +1064,8 @@ static void cache_read(churn_symbolizer *s, module *m)
     if (!s->cache_dir || !m->build_id_len)
         return;
     cache_loading l = {s, m};
-    churn_symcache_load(s->cache_dir, m->build_id, m->build_id_len, cache_entry, &l);
+    m->cache_found =
+        churn_symcache_load(s->cache_dir, m->build_id, m->build_id_len, cache_entry, &l);
 }
 
 static void cache_save(churn_symbolizer *s, module *m)
@@ -1211,4 +1249,32 @@ size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generati
     size_t n = data->d_size - address < len ? data->d_size - address : len;
     memcpy(buf, (const uint8_t *)data->d_buf + address, n);
     return n;
+}
+
+static int debug_info_cmp(const void *a, const void *b)
+{
+    const churn_module_debug *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+churn_module_debug *churn_symbolizer_debug_info(churn_symbolizer *s, size_t *n)
+{
+    if (!s->prefetch_closed)
+        prefetch_finish(s);
+    churn_module_debug *out = xmalloc((HASH_COUNT(s->modules) + 1) * sizeof *out);
+    *n = 0;
+    for (module *m = s->modules; m; m = m->hh.next) {
+        if (m->path[0] != '/' || (m->state != MODULE_OPEN && !m->cache_found))
+            continue;
+        churn_module_debug *d = &out[(*n)++];
+        d->id = m->id;
+        d->path = m->path;
+        d->debug_file = m->state == MODULE_OPEN ? m->debug_file : NULL;
+        d->from = m->state != MODULE_OPEN ? CHURN_DEBUG_FROM_CACHE
+                  : !m->debug_file        ? CHURN_DEBUG_NONE
+                  : m->from_debuginfod    ? CHURN_DEBUG_FROM_DEBUGINFOD
+                                          : CHURN_DEBUG_FROM_FILE;
+    }
+    qsort(out, *n, sizeof *out, debug_info_cmp);
+    return out;
 }
