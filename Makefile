@@ -10,10 +10,14 @@ PREFIX  ?= /usr/local
 BUILD   := build
 
 # Build dependencies, and the real components the tests trace or compare against.
-BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev
+# libdebuginfod-dev: the header of elfutils' debuginfod client, which the analyzer loads when
+# DEBUGINFOD_URLS is set (docs/analyzer.md), and the library itself; debuginfod: the server
+# test/t_debuginfod.sh runs on loopback.
+BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev \
+                  libdebuginfod-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev redis-server rustc g++ libc6-dbg clang sqlite3 \
                   chromium golang-go golang-github-google-pprof-dev valgrind groff-base ruby3.1 perl lua5.4 php8.2-cli jq gawk \
-                  nginx-light memcached postgresql-15 lighttpd gdb
+                  nginx-light memcached postgresql-15 lighttpd gdb debuginfod
 
 # Each program's folders are its layers (HACKING.md draws the map; test/tools/layers.sh checks
 # it): sources one folder deep, included by their path from the program's root.

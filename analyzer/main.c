@@ -11,19 +11,20 @@
 #include <unistd.h>
 
 #include "analyze/analysis.h"
+#include "base/progress.h"
+#include "base/util.h"
+#include "churn/version.h"
 #include "export/folded.h"
-#include "report/html.h"
 #include "export/metrics.h"
 #include "export/pprof.h"
 #include "export/svg.h"
-#include "report/proctree.h"
-#include "base/progress.h"
 #include "read/reader.h"
+#include "report/diff.h"
+#include "report/html.h"
+#include "report/proctree.h"
 #include "report/report.h"
 #include "report/session.h"
-#include "base/util.h"
 #include "usage.h"
-#include "churn/version.h"
 
 #define TEXT_TOP_DEFAULT 10
 #define HTML_TOP_DEFAULT 20
@@ -47,6 +48,8 @@ typedef struct options {
     int no_default_suppressions;
     int tree; /* --tree: every process image of the index */
     int all_epochs; /* --all-epochs: one epoch per row, however many */
+    const char *diff_old;     /* --diff OLD: the trace given last is compared with it */
+    churn_progress *progress; /* on stderr, from the command's start */
 } options;
 
 static void usage(FILE *out)
@@ -114,7 +117,7 @@ static int parse_window(const char *arg, churn_window *w)
    Growing programs peak at the end, and pay nothing. */
 static void pinning_at_peak(churn_trace *t, churn_window window, const churn_model *model,
                             int model_from_option, churn_symbolizer *sym,
-                            churn_progress *progress, churn_analysis *a)
+                            churn_progress *progress, const char *who, churn_analysis *a)
 {
     churn_fragmentation *f = &a->frag;
     if (!f->nrows)
@@ -125,6 +128,8 @@ static void pinning_at_peak(churn_trace *t, churn_window window, const churn_mod
         return;
     window.has_last = 1;
     window.last = peak;
+    churn_progress_pass(progress, "%sreading segments up to epoch %llu, the most pinned", who,
+                        (unsigned long long)peak);
     churn_warnings warnings = {0};
     churn_analysis at_peak;
     churn_analyze_window(t, window, model, model_from_option, &warnings, sym, progress,
@@ -139,9 +144,14 @@ static void flame(FILE *out, const options *o, churn_export_window *w, churn_exp
 {
     churn_tree tree;
     churn_tree_init(&tree, base ? 2 : 1);
-    churn_metric_fill(o->metric, w, &tree, 0);
-    if (base)
-        churn_metric_fill(o->metric, base, &tree, 1);
+    churn_progress_pass(o->progress, "symbolizing stacks");
+    churn_metric_fill(o->metric, w, &tree, 0, o->progress);
+    if (base) {
+        churn_progress_pass(o->progress, "symbolizing the stacks of %s",
+                            o->diff_old ? "the old run" : "--base");
+        churn_metric_fill(o->metric, base, &tree, 1, o->progress);
+    }
+    churn_progress_done(o->progress);
     churn_tree_finish(&tree);
     if (o->form == FORM_FOLDED) {
         static const unsigned one[] = {0}, diff[] = {1, 0};
@@ -188,7 +198,7 @@ static int write_report(FILE *out, options *o, const char *path, churn_analysis 
 /* "-": the trace comes on standard input.  The reader maps its file and reads it out of
    order (segments are found by scanning, then taken in sequence order), so standard input is
    copied to a temporary file first; the caller removes it as soon as it is open. */
-static int spool_stdin(char *path, size_t size)
+static int spool_stdin(char *path, size_t size, churn_progress *progress)
 {
     if (isatty(STDIN_FILENO)) {
         fprintf(stderr, "churn-analyze: -: standard input is a terminal, not a trace\n");
@@ -205,17 +215,20 @@ static int spool_stdin(char *path, size_t size)
         return -1;
     }
     char buf[1 << 16];
-    for (;;) {
+    churn_progress_pass(progress, "reading standard input");
+    for (size_t got = 0;; churn_progress_bytes(progress, got)) {
         ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
+            churn_progress_done(progress);
             fprintf(stderr, "churn-analyze: -: reading standard input: %s\n", strerror(errno));
             break;
         }
         if (n == 0) {
             if (close(fd) == 0)
                 return 0;
+            churn_progress_done(progress);
             fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path, strerror(errno));
             unlink(path);
             return -1;
@@ -225,6 +238,7 @@ static int spool_stdin(char *path, size_t size)
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0) {
+                churn_progress_done(progress);
                 fprintf(stderr, "churn-analyze: -: writing %s: %s\n", path,
                         w < 0 ? strerror(errno) : "no progress");
                 close(fd);
@@ -233,81 +247,92 @@ static int spool_stdin(char *path, size_t size)
             }
             off += w;
         }
+        got += (size_t)n;
     }
     close(fd);
     unlink(path);
     return -1;
 }
 
-/* One trace's report, into o->output (or stdout), or with into, there (the caller checks
-   the writes); with fig, the figures of the tree's summary too. */
-static int analyze(const char *path, options *o, FILE *into, churn_proc_figures *fig)
+/* One trace, open and analyzed. */
+typedef struct run {
+    churn_trace *t;
+    churn_model model;
+    int model_from_option;
+    churn_symbolizer *sym;
+    churn_warnings warnings;
+    churn_analysis a;
+    churn_export_window ew; /* when exporting */
+    int exporting;
+} run;
+
+/* Opens path ("-": standard input) and its allocator model: 0, or the exit status after a
+   line on stderr (and in fig). */
+static int run_open(run *r, const char *path, options *o, churn_proc_figures *fig)
 {
-    churn_warnings warnings = {0};
+    memset(r, 0, sizeof *r);
     char err[256];
     char spooled[4096];
     int from_stdin = !strcmp(path, "-");
-    if (from_stdin && spool_stdin(spooled, sizeof spooled) != 0)
+    if (from_stdin && spool_stdin(spooled, sizeof spooled, o->progress) != 0)
         return 1;
-    churn_trace *t = churn_trace_open(from_stdin ? spooled : path, &warnings, err, sizeof err);
+    r->t = churn_trace_open(from_stdin ? spooled : path, &r->warnings, err, sizeof err);
     if (from_stdin)
         unlink(spooled); /* mapped by now, or not needed */
-    if (!t) {
+    churn_progress_done(o->progress);
+    if (!r->t) {
         fprintf(stderr, "churn-analyze: %s: %s\n", path, err);
         if (fig)
             snprintf(fig->error, sizeof fig->error, "%s", err);
-        churn_warnings_free(&warnings);
+        churn_warnings_free(&r->warnings);
         return 1;
     }
-    FILE *out = into ? into : stdout;
-    if (!into && o->output && !(out = fopen(o->output, "wb"))) {
-        fprintf(stderr, "churn-analyze: %s: %s\n", o->output, strerror(errno));
-        churn_trace_close(t);
-        churn_warnings_free(&warnings);
-        return 1;
-    }
-    churn_model model;
-    int model_from_option;
-    if (!churn_fragment_model(t, o->model, &model, &model_from_option, err, sizeof err)) {
+    if (!churn_fragment_model(r->t, o->model, &r->model, &r->model_from_option, err,
+                              sizeof err)) {
         fprintf(stderr, "churn-analyze: %s\n", err);
-        churn_trace_close(t);
-        churn_warnings_free(&warnings);
+        churn_trace_close(r->t);
+        churn_warnings_free(&r->warnings);
         return 2;
     }
-    int exporting = o->form != FORM_TEXT && o->form != FORM_JSON;
-    churn_symbolizer *sym = churn_symbolizer_new();
-    churn_progress progress;
-    churn_progress_init(&progress, o->form != FORM_JSON);
-    churn_analysis a, base;
-    churn_export_window ew, base_ew;
-    churn_warnings base_warnings = {0};
-    if (o->has_base)
-        churn_analyze_window(t, o->base, &model, model_from_option, &base_warnings, sym,
-                             &progress, &base, &base_ew, NULL, 0);
-    churn_analyze_window(t, o->window, &model, model_from_option, &warnings, sym, &progress,
-                         &a, exporting ? &ew : NULL, o->has_freed ? &o->freed : NULL,
-                         o->all_epochs);
-    if (!exporting || o->form == FORM_HTML)
-        pinning_at_peak(t, o->window, &model, model_from_option, sym, &progress, &a);
-    churn_progress_done(&progress);
+    r->sym = churn_symbolizer_new();
+    r->exporting = o->form != FORM_TEXT && o->form != FORM_JSON;
+    return 0;
+}
 
-    int status = write_report(out, o, path, &a, exporting ? &ew : NULL,
-                              o->has_base ? &base_ew : NULL);
-    if (fig)
-        churn_proc_figures_of(&a, fig);
-    if (o->has_base) {
-        churn_export_window_free(&base_ew);
-        churn_analysis_free(&base);
-    }
-    if (exporting)
-        churn_export_window_free(&ew);
-    churn_analysis_free(&a);
-    churn_symbolizer_free(sym);
-    churn_trace_close(t);
-    churn_warnings_free(&base_warnings);
-    churn_warnings_free(&warnings);
-    if (into)
-        return status;
+/* The report's window of an open run (who: "" or which run, for the progress line). */
+static void run_window(run *r, options *o, const char *who)
+{
+    churn_progress_pass(o->progress, "%sreading segments", who);
+    churn_analyze_window(r->t, o->window, &r->model, r->model_from_option, &r->warnings, r->sym,
+                         o->progress, &r->a, r->exporting ? &r->ew : NULL,
+                         o->has_freed ? &o->freed : NULL, o->all_epochs);
+    if (!r->exporting || o->form == FORM_HTML)
+        pinning_at_peak(r->t, o->window, &r->model, r->model_from_option, r->sym, o->progress,
+                        who, &r->a);
+}
+
+static void run_close(run *r)
+{
+    if (r->exporting)
+        churn_export_window_free(&r->ew);
+    churn_analysis_free(&r->a);
+    churn_symbolizer_free(r->sym);
+    churn_trace_close(r->t);
+    churn_warnings_free(&r->warnings);
+}
+
+/* -o FILE or stdout; NULL after a line. */
+static FILE *open_output(const options *o)
+{
+    FILE *out = o->output ? fopen(o->output, "wb") : stdout;
+    if (!out)
+        fprintf(stderr, "churn-analyze: %s: %s\n", o->output, strerror(errno));
+    return out;
+}
+
+/* Flushes and closes out (stdout is only flushed); 0, or 1 after a line. */
+static int close_output(FILE *out, const options *o, int status)
+{
     int failed = fflush(out) != 0 || ferror(out);
     if ((out != stdout && fclose(out) != 0) || failed || status != 0) {
         fprintf(stderr, "churn-analyze: writing %s failed: %s\n",
@@ -315,6 +340,84 @@ static int analyze(const char *path, options *o, FILE *into, churn_proc_figures 
         return 1;
     }
     return 0;
+}
+
+/* One trace's report, into o->output (or stdout), or with into, there (the caller checks
+   the writes); with fig, the figures of the tree's summary too; who names the image on the
+   progress line. */
+static int analyze(const char *path, options *o, FILE *into, churn_proc_figures *fig,
+                   const char *who)
+{
+    run r;
+    int status = run_open(&r, path, o, fig);
+    if (status)
+        return status;
+    FILE *out = into ? into : open_output(o);
+    if (!out) {
+        run_close(&r);
+        return 1;
+    }
+    churn_analysis base;
+    churn_export_window base_ew;
+    churn_warnings base_warnings = {0};
+    if (o->has_base) {
+        churn_progress_pass(o->progress, "%sreading segments for --base", who);
+        churn_analyze_window(r.t, o->base, &r.model, r.model_from_option, &base_warnings, r.sym,
+                             o->progress, &base, &base_ew, NULL, 0);
+    }
+    run_window(&r, o, who);
+    churn_progress_done(o->progress);
+
+    status = write_report(out, o, path, &r.a, r.exporting ? &r.ew : NULL,
+                          o->has_base ? &base_ew : NULL);
+    if (fig)
+        churn_proc_figures_of(&r.a, fig);
+    if (o->has_base) {
+        churn_export_window_free(&base_ew);
+        churn_analysis_free(&base);
+    }
+    run_close(&r);
+    churn_warnings_free(&base_warnings);
+    return into ? status : close_output(out, o, status);
+}
+
+/* --diff OLD NEW: each run analyzed as its report would be, then side by side (diff.h);
+   --folded prints OLD's value of each stack, then NEW's, as --base does. */
+static int analyze_diff(const char *old_path, const char *new_path, options *o)
+{
+    run old, new;
+    int status = run_open(&old, old_path, o, NULL);
+    if (status)
+        return status;
+    if ((status = run_open(&new, new_path, o, NULL))) {
+        run_close(&old);
+        return status;
+    }
+    FILE *out = open_output(o);
+    if (out) {
+        run_window(&old, o, "old run: ");
+        run_window(&new, o, "new run: ");
+        churn_progress_done(o->progress);
+        if (o->form == FORM_FOLDED) {
+            flame(out, o, &new.ew, &old.ew);
+        } else {
+            churn_diff d;
+            churn_diff_build(&d, old_path, &old.a, new_path, &new.a, &o->suppress);
+            if (o->form == FORM_JSON)
+                churn_diff_json(out, &d);
+            else if (o->form == FORM_HTML)
+                churn_diff_html(out, &d, o->top);
+            else
+                churn_diff_text(out, &d, o->top);
+            churn_diff_free(&d);
+        }
+        status = close_output(out, o, 0);
+    } else {
+        status = 1;
+    }
+    run_close(&new);
+    run_close(&old);
+    return status;
 }
 
 /* --tree: every image of the tree the index beside arg lists (arg may be the index), each
@@ -347,7 +450,9 @@ static int analyze_tree(const char *arg, options *o)
             fputs(i ? ",\n{" : "\n{", out);
             churn_proctree_json_proc(out, &t, &t.v[i]);
             fputs(", \"report\": ", out);
-            int s = analyze(t.v[i].trace, o, out, &f[i]);
+            char who[64];
+            snprintf(who, sizeof who, "pid %ld: ", t.v[i].pid);
+            int s = analyze(t.v[i].trace, o, out, &f[i], who);
             if (s)
                 fputs("null", out);
             usage = usage || s == 2;
@@ -373,7 +478,9 @@ static int analyze_tree(const char *arg, options *o)
                     churn_proc_end(&t, p, end, sizeof end));
             churn_proc_command(sections, p->command, 4096);
             fputc('\n', sections);
-            int s = analyze(p->trace, o, sections, &f[i]);
+            char who[64];
+            snprintf(who, sizeof who, "pid %s: ", pid);
+            int s = analyze(p->trace, o, sections, &f[i], who);
             if (s)
                 fprintf(sections, "  the trace could not be read: %s\n", f[i].error);
             else if (o->top)
@@ -416,8 +523,20 @@ static int set_form(options *o, output_form form, const char *metric)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_FOLDED = 256, OPT_SVG, OPT_HTML, OPT_PPROF, OPT_BASE, OPT_MODEL, OPT_FREED,
-           OPT_SUPPRESS, OPT_NO_DEFAULT_SUPPRESS, OPT_TREE, OPT_ALL_EPOCHS };
+    enum {
+        OPT_FOLDED = 256,
+        OPT_SVG,
+        OPT_HTML,
+        OPT_PPROF,
+        OPT_BASE,
+        OPT_MODEL,
+        OPT_FREED,
+        OPT_SUPPRESS,
+        OPT_NO_DEFAULT_SUPPRESS,
+        OPT_TREE,
+        OPT_ALL_EPOCHS,
+        OPT_DIFF
+    };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"folded", optional_argument, NULL, OPT_FOLDED},
@@ -433,12 +552,16 @@ int main(int argc, char **argv)
         {"suppressions", required_argument, NULL, OPT_SUPPRESS},
         {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESS},
         {"tree", no_argument, NULL, OPT_TREE},
+        {"diff", required_argument, NULL, OPT_DIFF},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    churn_progress progress;
+    churn_progress_init(&progress, 1);
     options o = {0};
+    o.progress = &progress;
     int has_top = 0;
     int c;
     opterr = 0;
@@ -514,6 +637,9 @@ int main(int argc, char **argv)
         case OPT_TREE:
             o.tree = 1;
             break;
+        case OPT_DIFF:
+            o.diff_old = optarg;
+            break;
         case 'o':
             o.output = optarg;
             break;
@@ -547,6 +673,13 @@ int main(int argc, char **argv)
         return usage_error("--tree goes with the text report or --json", NULL);
     if (o.tree && !strcmp(argv[optind], "-"))
         return usage_error("--tree reads the index beside a trace, not standard input", NULL);
+    if (o.diff_old &&
+        (o.tree || o.has_base || o.has_freed || o.form == FORM_PPROF || o.form == FORM_SVG))
+        return usage_error("--diff OLD NEW goes with the text report, --json, --html or "
+                           "--folded, without --tree, --base or --freed",
+                           NULL);
+    if (o.diff_old && !strcmp(o.diff_old, "-") && !strcmp(argv[optind], "-"))
+        return usage_error("--diff: only one of OLD and NEW can be standard input", NULL);
     if (!has_top)
         o.top = o.tree && o.form == FORM_TEXT ? TREE_TOP_DEFAULT
                 : o.form == FORM_TEXT         ? TEXT_TOP_DEFAULT
@@ -554,8 +687,9 @@ int main(int argc, char **argv)
                                       : 0;
     if (!o.no_default_suppressions)
         churn_suppressions_defaults(&o.suppress);
-    int status =
-        o.tree ? analyze_tree(argv[optind], &o) : analyze(argv[optind], &o, NULL, NULL);
+    int status = o.diff_old ? analyze_diff(o.diff_old, argv[optind], &o)
+                 : o.tree   ? analyze_tree(argv[optind], &o)
+                            : analyze(argv[optind], &o, NULL, NULL, "");
     churn_suppressions_free(&o.suppress);
     return status;
 }

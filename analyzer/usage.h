@@ -17,7 +17,7 @@ static const char *const churn_analyze_synopsis[] = {
     "[--epochs A:B] [--all-epochs] [--base A:B] [--freed A:B] [--model NAME]",
     "[--top N]",
     "[--suppressions FILE]... [--no-default-suppressions] [-o FILE]",
-    "[--tree] TRACE | -",
+    "[--tree | --diff OLD] TRACE | -",
 };
 
 static const churn_usage_option churn_analyze_options[] = {
@@ -44,6 +44,10 @@ static const churn_usage_option churn_analyze_options[] = {
                "TRACE, or is TRACE: a summary (each image's end, allocations, peak,\n"
                "live at exit, growth; totals; which allocated and grew most), then\n"
                "each image's report (text: the top 3 rows unless --top); text or --json"},
+    {"--diff OLD", "two runs side by side, TRACE against OLD (before and after a fix):\n"
+                   "the functions whose growth, live bytes or allocations changed,\n"
+                   "and the parts of RSS growth per epoch; text, --json, --html or\n"
+                   "--folded (docs/analyzer.md)"},
     {"-o FILE", "write to FILE instead of stdout"},
     {"-", "read the trace from standard input instead of the file TRACE"},
     {"--version", "print the version and exit"},

@@ -5,6 +5,10 @@
  * churn_epoch_begin().  The call costs nothing when libchurn is not preloaded: churn_epoch is
  * a weak reference that stays NULL unless libchurn.so is in the process, so the same binary
  * runs unchanged with and without the tracer, and needs no link flag.
+ *
+ * libchurn.so exports churn_epoch_begin as well, for programs that cannot include this header:
+ * dlsym(RTLD_DEFAULT, "churn_epoch_begin"), a weak declaration of their own, or Python's
+ * ctypes.CDLL(None).churn_epoch_begin() under LD_PRELOAD (docs/usage.md, epochs).
  */
 #ifndef CHURN_H
 #define CHURN_H

@@ -231,6 +231,13 @@ static void suppress_functions(churn_suppressions *s, const churn_growth *g)
 void churn_suppressions_apply(churn_suppressions *s, const churn_growth *g,
                               const churn_frames_source *src)
 {
+    /* The rules are shared by the reports of one command (--tree's images, --diff's two
+       runs), whose stack ids are each their own: what an earlier report matched goes. */
+    s->nmatched = s->nfunctions = 0;
+    for (size_t r = 0; r < s->count; r++) {
+        s->rules[r].callsites = 0;
+        s->rules[r].live_count = s->rules[r].live_bytes = 0;
+    }
     size_t cap = 0;
     for (size_t i = 0; i < g->count && s->count; i++) {
         const churn_callsite *c = &g->sites[i];

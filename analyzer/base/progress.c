@@ -1,5 +1,6 @@
 #include "base/progress.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,22 +17,56 @@ static double now(void)
 
 void churn_progress_init(churn_progress *p, int enabled)
 {
-    p->enabled = enabled && isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+    p->enabled = enabled && isatty(STDERR_FILENO);
     p->shown = 0;
+    p->fresh = 1;
+    p->pass[0] = '\0';
     p->start = p->last = p->enabled ? now() : 0;
 }
 
-void churn_progress_update(churn_progress *p, size_t done, size_t total)
+void churn_progress_pass(churn_progress *p, const char *fmt, ...)
 {
     if (!p->enabled)
         return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->pass, sizeof p->pass, fmt, ap);
+    va_end(ap);
+    p->fresh = 1;
+}
+
+/* Whether a line is due: past the delay, and the interval since the last one, unless the
+   pass is new or at its end (last). */
+static int due(churn_progress *p, int last)
+{
+    if (!p->enabled)
+        return 0;
     double t = now();
-    if (t - p->start < PROGRESS_DELAY || t - p->last < PROGRESS_INTERVAL)
-        return;
+    if (t - p->start < PROGRESS_DELAY ||
+        (t - p->last < PROGRESS_INTERVAL && !p->fresh && !last))
+        return 0;
     p->last = t;
     p->shown = 1;
-    fprintf(stderr, "\rchurn-analyze: segment %zu/%zu (%.0f%%)", done, total,
+    p->fresh = 0;
+    return 1;
+}
+
+/* A pass's last update is shown too: a pass that ends between two lines would otherwise
+   leave the line short of its end while the next, perhaps slower, one begins. */
+void churn_progress_update(churn_progress *p, size_t done, size_t total)
+{
+    if (!due(p, done == total))
+        return;
+    fprintf(stderr, "\rchurn-analyze: %s %zu/%zu (%.0f%%)\033[K", p->pass, done, total,
             total ? 100.0 * (double)done / (double)total : 100.0);
+    fflush(stderr);
+}
+
+void churn_progress_bytes(churn_progress *p, size_t bytes)
+{
+    if (!due(p, 0))
+        return;
+    fprintf(stderr, "\rchurn-analyze: %s %.1f MiB\033[K", p->pass, (double)bytes / 1048576.0);
     fflush(stderr);
 }
 

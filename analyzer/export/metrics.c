@@ -182,11 +182,14 @@ int64_t churn_metric_rest(const churn_metric *m, const churn_export_window *w)
 }
 
 void churn_metric_fill(const churn_metric *m, const churn_export_window *w, churn_tree *t,
-                       unsigned col)
+                       unsigned col, churn_progress *progress)
 {
     churn_analysis *a = w->a;
     churn_frames_source src = {&a->stacks, a->sym};
-    for (size_t i = 0; i < a->growth.count; i++)
+    for (size_t i = 0; i < a->growth.count; i++) {
         churn_tree_add_stack(t, &src, a->growth.sites[i].stack, col, churn_metric_site(m, w, i));
+        if (progress)
+            churn_progress_update(progress, i + 1, a->growth.count);
+    }
     churn_tree_add_frame(t, CHURN_REST_FRAME, col, churn_metric_rest(m, w));
 }

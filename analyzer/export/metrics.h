@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analyze/analysis.h"
+#include "base/progress.h"
 #include "export/tree.h"
 
 /* One analyzed window with what the exports need beyond churn_analysis: per callsite, the
@@ -52,8 +53,9 @@ int64_t churn_metric_rest(const churn_metric *m, const churn_export_window *w);
 /* The frame that the rest is drawn as. */
 #define CHURN_REST_FRAME "<carried in from overwritten segments>"
 
-/* Adds the metric's value of every callsite of the window (and the rest) to column col. */
+/* Adds the metric's value of every callsite of the window (and the rest) to column col,
+   symbolizing their stacks (progress may be NULL). */
 void churn_metric_fill(const churn_metric *m, const churn_export_window *w, churn_tree *t,
-                       unsigned col);
+                       unsigned col, churn_progress *progress);
 
 #endif

@@ -736,7 +736,7 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     churn_tree tree;
     churn_tree_init(&tree, (unsigned)churn_metrics_count);
     for (unsigned m = 0; m < churn_metrics_count; m++)
-        churn_metric_fill(&churn_metrics[m], w, &tree, m);
+        churn_metric_fill(&churn_metrics[m], w, &tree, m, NULL);
     churn_tree_finish(&tree);
     flames(out, w, &tree);
     callers(out, &tree, o->top);

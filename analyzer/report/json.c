@@ -685,6 +685,44 @@ static void trends(FILE *out, const churn_analysis *a)
     fputs("}", out);
 }
 
+/* '"debug_info": [...], ': each module the report resolved ips in, where its names came
+   from, and the Debian package of one without debug info. */
+static void debug_info(FILE *out, churn_analysis *a)
+{
+    static const char *const from[] = {NULL, "file", "debuginfod", "symbol cache"};
+    size_t n;
+    churn_report_debug *d = churn_report_debug_info(a, &n);
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    fputs("\"debug_info\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n  {\"module\": " : "\n  {\"module\": ", out);
+        json_string(out, d[i].m.path);
+        fputs(", \"from\": ", out);
+        if (d[i].m.from == CHURN_DEBUG_FROM_DEBUGINFOD) {
+            char f[4096];
+            snprintf(f, sizeof f, "debuginfod %s", urls ? urls : "");
+            json_string(out, f);
+        } else if (from[d[i].m.from]) {
+            json_string(out, from[d[i].m.from]);
+        } else {
+            fputs("null", out);
+        }
+        fputs(", ", out);
+        nullable_string(out, "debug_file", d[i].m.debug_file);
+        nullable_string(out, "package", d[i].package);
+        char dbgsym[256];
+        snprintf(dbgsym, sizeof dbgsym, "%s-dbgsym", d[i].package ? d[i].package : "");
+        fputs("\"dbgsym\": ", out);
+        if (d[i].package)
+            json_string(out, dbgsym);
+        else
+            fputs("null", out);
+        fputs("}", out);
+    }
+    fputs("],\n", out);
+    free(d);
+}
+
 static void warnings(FILE *out, const churn_warnings *w)
 {
     fputs("\"warnings\": [", out);
@@ -729,6 +767,7 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     fputs(",\n", out);
     trends(out, a);
     fputs(",\n", out);
+    debug_info(out, a);
     churn_report_collect_warnings(a);
     warnings(out, a->warn);
     fputs("}\n", out);

@@ -6,10 +6,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "churn/allocators.h"
 #include "churn/engines.h"
 #include "churn/runtime_heaps.h"
 #include "report/proctree.h"
+#include "symbols/dbgsym.h"
 
 static int worth_showing(const churn_callsite *s)
 {
@@ -276,6 +278,62 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     return 1;
 }
 
+churn_report_debug *churn_report_debug_info(churn_analysis *a, size_t *n)
+{
+    *n = 0;
+    if (!a->sym)
+        return NULL;
+    churn_module_debug *m = churn_symbolizer_debug_info(a->sym, n);
+    churn_report_debug *d = churn_xcalloc(*n ? *n : 1, sizeof *d);
+    const char **paths = churn_xcalloc(*n ? *n : 1, sizeof *paths);
+    const char **packages = churn_xcalloc(*n ? *n : 1, sizeof *packages);
+    size_t asked = 0;
+    for (size_t i = 0; i < *n; i++) {
+        d[i].m = m[i];
+        if (m[i].from == CHURN_DEBUG_NONE)
+            paths[asked++] = m[i].path;
+    }
+    churn_dbgsym_packages(paths, asked, packages);
+    for (size_t i = 0, j = 0; i < *n; i++)
+        if (m[i].from == CHURN_DEBUG_NONE)
+            d[i].package = packages[j++];
+    free(packages);
+    free(paths);
+    free(m);
+    return d;
+}
+
+/* One line for the modules without debug info that Debian packages installed: the -dbgsym
+   packages that carry it. */
+static void debug_packages(churn_analysis *a)
+{
+    size_t n;
+    churn_report_debug *d = churn_report_debug_info(a, &n);
+    char *modules = NULL, *packages = NULL;
+    size_t ml = 0, pl = 0, count = 0;
+    FILE *mf = open_memstream(&modules, &ml), *pf = open_memstream(&packages, &pl);
+    for (size_t i = 0; mf && pf && i < n; i++) {
+        if (!d[i].package)
+            continue;
+        fprintf(mf, "%s%s", count ? ", " : "", base_of(d[i].m.path));
+        fprintf(pf, "%s%s-dbgsym", count ? " " : "", d[i].package);
+        count++;
+    }
+    if (mf)
+        fclose(mf);
+    if (pf)
+        fclose(pf);
+    if (count)
+        churn_warn(a->warn,
+                   "no debug info for %s: Debian's %s %s it (from Debian's debug archive), or "
+                   "a debuginfod server does (DEBUGINFOD_URLS): file:line, and the names a "
+                   "stripped module hides",
+                   modules, packages, count > 1 ? "carry" : "carries");
+    free(modules);
+    free(packages);
+    free(d);
+}
+
 void churn_report_collect_warnings(churn_analysis *a)
 {
     char untraced[512];
@@ -285,6 +343,7 @@ void churn_report_collect_warnings(churn_analysis *a)
     size_t n = churn_symbolizer_warnings(a->sym, &lines);
     for (size_t i = 0; i < n; i++)
         churn_warn(a->warn, "%s", lines[i]);
+    debug_packages(a);
 }
 
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len)

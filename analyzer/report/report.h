@@ -31,6 +31,16 @@ churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n
 churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_options *o,
                                         size_t *n);
 
+/* A module whose ips the report resolved, where its names came from, and, when it has no
+   debug info, the Debian package that installed it (dbgsym.h), whose PACKAGE-dbgsym carries
+   its debug file; package NULL otherwise. */
+typedef struct churn_report_debug {
+    churn_module_debug m;
+    const char *package;
+} churn_report_debug;
+/* The caller frees the array. */
+churn_report_debug *churn_report_debug_info(churn_analysis *a, size_t *n);
+
 /* "normal", "_exit", "quick_exit", "signal", "exec", "threads", "unknown", or "none" when the
    trace has no exit record. */
 const char *churn_report_exit_how(const churn_analysis *a);

@@ -1,8 +1,12 @@
 #include "symbols/debugfile.h"
 
+#include <dlfcn.h>
 #include <elf.h>
+#include <elfutils/debuginfod.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <libdeflate.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,19 +214,10 @@ static int inflated_copy(const source *s)
     return fd;
 }
 
-int churn_debugfile_open(const uint8_t *build_id, size_t build_id_len, char **path)
+/* The inflated copy of the debug file open as fd, when its build id is build_id (fd is
+   closed either way); -1 when there is no copy to make. */
+static int inflated_of(int fd, const uint8_t *build_id, size_t build_id_len)
 {
-    if (build_id_len < 2 || build_id_len > 64)
-        return -1;
-    char name[sizeof BUILD_ID_DIR + 2 * 64 + 8];
-    size_t len = sizeof BUILD_ID_DIR - 1;
-    memcpy(name, BUILD_ID_DIR, len);
-    for (size_t i = 0; i < build_id_len; i++)
-        len += (size_t)sprintf(name + len, i == 0 ? "%02x/" : "%02x", build_id[i]);
-    strcpy(name + len, ".debug");
-    int fd = churn_open_regular(name);
-    if (fd < 0)
-        return -1;
     struct stat st;
     void *map = fstat(fd, &st) == 0 && st.st_size > 0
                     ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
@@ -238,7 +233,88 @@ int churn_debugfile_open(const uint8_t *build_id, size_t build_id_len, char **pa
             copy = inflated_copy(&s);
     }
     munmap(map, (size_t)st.st_size);
+    return copy;
+}
+
+int churn_debugfile_open(const uint8_t *build_id, size_t build_id_len, char **path)
+{
+    if (build_id_len < 2 || build_id_len > 64)
+        return -1;
+    char name[sizeof BUILD_ID_DIR + 2 * 64 + 8];
+    size_t len = sizeof BUILD_ID_DIR - 1;
+    memcpy(name, BUILD_ID_DIR, len);
+    for (size_t i = 0; i < build_id_len; i++)
+        len += (size_t)sprintf(name + len, i == 0 ? "%02x/" : "%02x", build_id[i]);
+    strcpy(name + len, ".debug");
+    int fd = churn_open_regular(name);
+    int copy = fd < 0 ? -1 : inflated_of(fd, build_id, build_id_len);
     if (copy >= 0)
         *path = churn_xstrdup(name);
     return copy;
+}
+
+/* libdebuginfod's client, loaded the first time a module asks: linking it would load its
+   own dependencies (curl, gnutls, kerberos: some 30 libraries) into every run, asked or not,
+   which cost 16 M instructions of a cold analysis of python3. */
+static struct {
+    pthread_once_t once;
+    char error[256];
+    typeof(&debuginfod_begin) begin;
+    typeof(&debuginfod_find_debuginfo) find_debuginfo;
+    typeof(&debuginfod_end) end;
+} client = {PTHREAD_ONCE_INIT, "", NULL, NULL, NULL};
+
+static void client_load(void)
+{
+    void *lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib) {
+        client.begin = (typeof(client.begin))dlsym(lib, "debuginfod_begin");
+        client.find_debuginfo =
+            (typeof(client.find_debuginfo))dlsym(lib, "debuginfod_find_debuginfo");
+        client.end = (typeof(client.end))dlsym(lib, "debuginfod_end");
+    }
+    if (!client.begin || !client.find_debuginfo || !client.end) {
+        const char *why = dlerror();
+        snprintf(client.error, sizeof client.error,
+                 "libdebuginfod.so.1 (Debian libdebuginfod1) "
+                 "cannot be loaded: %s",
+                 why ? why : "symbols missing");
+        client.begin = NULL;
+    }
+}
+
+int churn_debugfile_fetch(const uint8_t *build_id, size_t build_id_len, char **path, char *why,
+                          size_t why_len)
+{
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    why[0] = '\0';
+    if (!urls || !*urls || build_id_len < 2 || build_id_len > 64)
+        return -1;
+    pthread_once(&client.once, client_load);
+    if (!client.begin) {
+        snprintf(why, why_len, "%s", client.error);
+        return -1;
+    }
+    debuginfod_client *c = client.begin();
+    if (!c) {
+        snprintf(why, why_len, "the debuginfod client could not start");
+        return -1;
+    }
+    char *cached = NULL;
+    int fd = client.find_debuginfo(c, build_id, (int)build_id_len, &cached);
+    client.end(c);
+    if (fd < 0) {
+        snprintf(why, why_len, "debuginfod at %s %s%s", urls,
+                 fd == -ENOENT ? "has none" : "could not be asked: ",
+                 fd == -ENOENT ? "" : strerror(-fd));
+        free(cached);
+        return -1;
+    }
+    /* Its cache keeps the file as the server sent it: Debian's are compressed. */
+    int again = dup(fd);
+    int copy = again < 0 ? -1 : inflated_of(again, build_id, build_id_len);
+    if (copy >= 0)
+        close(fd);
+    *path = cached;
+    return copy >= 0 ? copy : fd;
 }

@@ -107,6 +107,9 @@ typedef struct image {
     bool dwarf_read;          /* its debug info was looked for */
     Dwarf *dwarf;             /* NULL: no debug info */
     char *places;             /* without debug info: where it was looked for */
+    char *debug_file;         /* with debug info: the file it is in (its own, or another) */
+    bool from_debuginfod;     /* that file came from a debuginfod server */
+    char *debuginfod_why;     /* what asking debuginfod for it found, when that failed */
     churn_dwarf_index *index; /* made on the first ip resolved with DWARF */
     elf_symbol *symbols;      /* function symbols by address, built on first use */
     size_t symbol_count;
@@ -131,6 +134,7 @@ typedef struct cache_file {
     uint8_t *build_id;
     size_t build_id_len;
     bool read;  /* the file was looked for */
+    bool found; /* and read: its offsets resolve from it, with the debug info they had */
     bool dirty; /* offsets resolved with DWARF that the file lacks */
     cached_offset *offsets;
 } cache_file;
@@ -301,6 +305,8 @@ static void image_free(image *img)
     if (img->dwfl)
         dwfl_end(img->dwfl);
     free(img->places);
+    free(img->debug_file);
+    free(img->debuginfod_why);
     free(img->path);
     free(img);
 }
@@ -501,11 +507,13 @@ static module *module_at(churn_symbolizer *s, uint64_t addr, uint64_t generation
 }
 
 /* Whether a local debug file may exist for file_name: under /usr/lib/debug by build id, or
-   by its .gnu_debuglink name where elfutils' default path looks (next to the file, in its
-   .debug directory, under /usr/lib/debug).  When none does, the standard lookup would end
-   in elfutils' debuginfod client: with no DEBUGINFOD_URLS it finds nothing, but loading it
-   loads some 30 libraries (curl, gnutls, kerberos, ...), 16 M instructions of a cold
-   analysis of python3, which has no debug file on Debian by default. */
+   by its .gnu_debuglink name (NAME.debug without one) where elfutils' default path looks
+   (next to the file, in its .debug directory, under /usr/lib/debug).  When none does, the
+   standard lookup would end in elfutils' debuginfod client: with no DEBUGINFOD_URLS it finds
+   nothing, but loading it loads some 30 libraries (curl, gnutls, kerberos, ...), 16 M
+   instructions of a cold analysis of python3, which has no debug file on Debian by default;
+   with DEBUGINFOD_URLS, churn_debugfile_fetch asks instead, and the report says what it
+   found. */
 /* A candidate that exists but is not a regular file (a FIFO, a device: the debuglink name
    and the directory come from the trace and the module file) makes the whole standard
    lookup be skipped, since it opens its candidates by path and would block on one. */
@@ -528,8 +536,14 @@ static bool local_debug_file_may_exist(const unsigned char *bits, int len, const
         if ((found = candidate(path)) < 0)
             return false;
     }
-    if (!debuglink_file || !file_name)
+    if (!file_name)
         return found || !debuglink_file; /* no name to look for: the standard lookup decides */
+    char own[256];
+    if (!debuglink_file) { /* without a .gnu_debuglink, elfutils looks for NAME.debug */
+        const char *base = strrchr(file_name, '/');
+        snprintf(own, sizeof own, "%s.debug", base ? base + 1 : file_name);
+        debuglink_file = own;
+    }
     if (debuglink_file[0] == '/') {
         int c = candidate(debuglink_file);
         return c >= 0 && (found || c);
@@ -548,9 +562,11 @@ static bool local_debug_file_may_exist(const unsigned char *bits, int len, const
 }
 
 /* The standard lookup, except that a debug file found by build id is read from its inflated
-   copy (debugfile.h).  libdwfl also asks here for a dwz file (.gnu_debugaltlink), with the
-   link's name and a CRC of 0 (a real .gnu_debuglink names the debug file by name and CRC):
-   that lookup is left to the standard one. */
+   copy (debugfile.h), and one found nowhere here is asked of debuginfod when DEBUGINFOD_URLS
+   is set (churn_debugfile_fetch; *userdata is the image, which keeps the answer).  libdwfl
+   also asks here for a dwz file (.gnu_debugaltlink), with the link's name and a CRC of 0 (a
+   real .gnu_debuglink names the debug file by name and CRC): that lookup, by the dwz file's
+   own build id, is left to the standard one, which asks debuginfod itself. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           Dwarf_Addr base, const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -558,16 +574,31 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
     int len = dwfl_module_build_id(mod, &bits, &vaddr);
-    if (!(debuglink_file && debuglink_crc == 0) && len > 0) {
+    int dwz = debuglink_file && debuglink_crc == 0;
+    if (!dwz && len > 0) {
         int fd = churn_debugfile_open(bits, (size_t)len, debuginfo_file_name);
         if (fd >= 0)
             return fd;
     }
     const char *urls = getenv("DEBUGINFOD_URLS");
-    if ((!urls || !*urls) && !local_debug_file_may_exist(bits, len, file_name, debuglink_file))
-        return -1;
-    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-                                        debuglink_file, debuglink_crc, debuginfo_file_name);
+    if ((dwz && urls && *urls) ||
+        local_debug_file_may_exist(bits, len, file_name, debuglink_file)) {
+        int fd =
+            dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+                                         debuglink_file, debuglink_crc, debuginfo_file_name);
+        if (fd >= 0 || dwz)
+            return fd;
+    }
+    char why[512];
+    int fd =
+        len > 0 ? churn_debugfile_fetch(bits, (size_t)len, debuginfo_file_name, why, sizeof why)
+                : -1;
+    image *img = *userdata;
+    if (img && fd >= 0)
+        img->from_debuginfod = true;
+    else if (img && why[0] && !img->debuginfod_why)
+        img->debuginfod_why = churn_xstrdup(why);
+    return fd;
 }
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -671,6 +702,11 @@ static image *image_get(churn_symbolizer *s, int fd, const char *path, char **wh
         img->dwmod = dwfl_report_elf(img->dwfl, slash ? slash + 1 : path, path, fd, 0, true);
         dwfl_report_end(img->dwfl, NULL, NULL);
     }
+    if (img->dwmod) {
+        void **userdata;
+        dwfl_module_info(img->dwmod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+        *userdata = img; /* for find_debuginfo */
+    }
     if (!img->dwmod) {
         *why = open_problem("module %s: %s; not symbolized", path, dwfl_errmsg(-1));
         close(fd);
@@ -693,7 +729,13 @@ static void image_dwarf(image *img)
         char places[1024];
         debug_places(img, places, sizeof places);
         img->places = open_problem("%s", places[0] ? places : "no debug file: it names none");
+        return;
     }
+    const char *main_file, *debug_file;
+    dwfl_module_info(img->dwmod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+    img->debug_file = churn_xstrdup(debug_file  ? debug_file
+                                    : main_file ? main_file
+                                                : img->path);
 }
 
 /* Opens a module's file (on either thread, see the images' comment), setting its state;
@@ -723,13 +765,11 @@ static char *module_load(churn_symbolizer *s, module *m)
     image_dwarf(img);
     m->image = img;
     m->state = MODULE_OPEN;
-    if (!img->dwarf) {
-        const char *urls = getenv("DEBUGINFOD_URLS");
-        return open_problem("module %s: no debug info (looked for %s%s); function names from "
+    if (!img->dwarf)
+        return open_problem("module %s: no debug info (looked for %s%s%s); function names from "
                             "its symbol table, no file:line",
-                            m->path, img->places,
-                            urls && *urls ? ", and asked debuginfod" : "");
-    }
+                            m->path, img->places, img->debuginfod_why ? "; " : "",
+                            img->debuginfod_why ? img->debuginfod_why : "");
     return NULL;
 }
 
@@ -1160,7 +1200,7 @@ static void cache_read(churn_symbolizer *s, cache_file *f)
 {
     f->read = true;
     cache_loading l = {s, f};
-    churn_symcache_load(s->cache_dir, f->build_id, f->build_id_len, cache_entry, &l);
+    f->found = churn_symcache_load(s->cache_dir, f->build_id, f->build_id_len, cache_entry, &l);
 }
 
 static void cache_save(churn_symbolizer *s, cache_file *f)
@@ -1359,4 +1399,52 @@ size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generati
     size_t n = data->d_size - address < len ? data->d_size - address : len;
     memcpy(buf, (const uint8_t *)data->d_buf + address, n);
     return n;
+}
+
+static int debug_info_by_id(const void *a, const void *b)
+{
+    const churn_module_debug *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* By path; of one path's modules, an opened one before one read from the symbol cache, then
+   the first registered: the row kept for the path. */
+static int debug_info_by_path(const void *a, const void *b)
+{
+    const churn_module_debug *x = a, *y = b;
+    int c = strcmp(x->path, y->path);
+    if (c)
+        return c;
+    int xc = x->from == CHURN_DEBUG_FROM_CACHE, yc = y->from == CHURN_DEBUG_FROM_CACHE;
+    return xc != yc ? xc - yc : debug_info_by_id(a, b);
+}
+
+churn_module_debug *churn_symbolizer_debug_info(churn_symbolizer *s, size_t *n)
+{
+    if (!s->prefetch_closed)
+        prefetch_finish(s);
+    churn_module_debug *out = xmalloc((HASH_COUNT(s->modules) + 1) * sizeof *out);
+    size_t count = 0;
+    for (module *m = s->modules; m; m = m->hh.next) {
+        bool open = m->state == MODULE_OPEN;
+        if (m->path[0] != '/' || (!open && !(m->cache && m->cache->found)))
+            continue;
+        const image *img = open ? m->image : NULL;
+        churn_module_debug *d = &out[count++];
+        d->id = m->id;
+        d->path = m->path;
+        d->debug_file = img ? img->debug_file : NULL;
+        d->from = !img                   ? CHURN_DEBUG_FROM_CACHE
+                  : !img->debug_file     ? CHURN_DEBUG_NONE
+                  : img->from_debuginfod ? CHURN_DEBUG_FROM_DEBUGINFOD
+                                         : CHURN_DEBUG_FROM_FILE;
+    }
+    /* Records naming one file (a library loaded again and again) are one row. */
+    qsort(out, count, sizeof *out, debug_info_by_path);
+    *n = 0;
+    for (size_t i = 0; i < count; i++)
+        if (!*n || strcmp(out[*n - 1].path, out[i].path))
+            out[(*n)++] = out[i];
+    qsort(out, *n, sizeof *out, debug_info_by_id);
+    return out;
 }

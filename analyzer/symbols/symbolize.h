@@ -62,6 +62,25 @@ size_t churn_symbolizer_code(churn_symbolizer *s, uint64_t ip, uint64_t generati
 size_t churn_symbolizer_function_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
                                       uint64_t *start, uint8_t *buf, size_t len);
 
+/* Where the names of a module whose ips were resolved came from. */
+enum churn_debug_from {
+    CHURN_DEBUG_NONE,            /* no debug info found: names from its symbol table */
+    CHURN_DEBUG_FROM_FILE,       /* debug_file, here (the module's file, or a separate one) */
+    CHURN_DEBUG_FROM_DEBUGINFOD, /* debug_file, in the cache of a debuginfod server's */
+    CHURN_DEBUG_FROM_CACHE,      /* the symbol cache (symcache.h), of a run that had it */
+};
+typedef struct churn_module_debug {
+    uint64_t id;
+    const char *path;
+    const char *debug_file; /* NULL unless FROM_FILE or FROM_DEBUGINFOD */
+    enum churn_debug_from from;
+} churn_module_debug;
+
+/* The modules with a file whose ips were resolved so far, one per path (of the modules
+   naming it, an opened one, else the first), by id (*n of them; the caller frees the array,
+   whose strings live as long as the symbolizer). */
+churn_module_debug *churn_symbolizer_debug_info(churn_symbolizer *s, size_t *n);
+
 /* One-line warnings gathered so far (missing file, build id mismatch, no debug info), each
    reported once; returns the count and points *lines at them. */
 size_t churn_symbolizer_warnings(churn_symbolizer *s, const char *const **lines);

@@ -128,6 +128,14 @@ CHURN_API uint64_t churn_epoch(void)
     return churn_epoch_advance_in_program();
 }
 
+/* churn.h's inline as a symbol: for programs that cannot include the header, which find it
+   with dlsym (Python's ctypes.CDLL(None)) or declare it weak by hand.  C programs keep the
+   inline, which reaches churn_epoch the same way. */
+CHURN_API uint64_t churn_epoch_begin(void)
+{
+    return churn_epoch();
+}
+
 CHURN_API uint64_t churn_epoch_current(void)
 {
     return atomic_load(&churn_epoch_now);
