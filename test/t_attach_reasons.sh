@@ -84,9 +84,11 @@ echo "vfork: the parent and the child refused as such, the program ended as it w
 # ---- a process that has ended, not yet reaped: a zombie ----
 sh -c 'sleep 0.1 & exec sleep 30' &
 holder=$!
-until_true "the zombie" '[ -n "$(cat "/proc/$holder/task/$holder/children" 2>/dev/null)" ] &&
-    [ "$(state "$(cat "/proc/$holder/task/$holder/children")")" = Z ]'
-zombie=$(cat "/proc/$holder/task/$holder/children")
+child_of() { # the first child of $1 ("" while it has none)
+    tr -s ' ' '\n' <"/proc/$1/task/$1/children" 2>/dev/null | head -n 1
+}
+until_true "the zombie" '[ -n "$(child_of $holder)" ] && [ "$(state "$(child_of $holder)")" = Z ]'
+zombie=$(child_of $holder)
 refused "a zombie" "cannot attach to $zombie: it has ended (a zombie)" attach "$zombie"
 kill $holder
 wait $holder 2>/dev/null || true

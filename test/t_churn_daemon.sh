@@ -4,7 +4,9 @@
 # goes on writing, the command that analyzes what it traced so far and how to end it; the
 # table of the tree lists them as running, never as killed.  A double-forking daemon of our
 # own (test/programs/churn_tree.c daemon: its trace holds its 37 blocks and, once it is
-# killed, its end) and redis-server --daemonize yes (its trace ends with its shutdown).
+# killed, its end), a child left running by a parent that exits at once, on one CPU (where
+# the child often has not run, nor written its line in the index, when its parent ends), and
+# redis-server --daemonize yes (its trace ends with its shutdown).
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -54,6 +56,25 @@ expect("the daemon's leak", sum(g["live_count"] for g in growth_with(r, "leaf_al
 expect("the daemon's end", field(r, "metadata", "exit"), {"how": "signal", "detail": 15})
 PY
 echo "churn_tree daemon: named as running with its trace, which ends with its death"
+
+# ---- a child left running by a parent that exits at once, all on one CPU: the child may not
+# have run, nor written its line in the index, when churn sees the parent end ----
+late=0
+for i in 1 2 3 4 5; do
+    status=0
+    timeout 60 taskset -c 0 "$CHURN" run -o "$WORK/l$i.zst" "$WORK/churn_tree" leave </dev/null \
+        >"$WORK/l$i.out" 2>"$WORK/l$i.err" || status=$?
+    [ "$status" -eq 0 ] || { cat "$WORK/l$i.err"; fail "churn run churn_tree leave: status $status"; }
+    left=$(sed -n 's/^child //p' "$WORK/l$i.out")
+    [ -n "$left" ] && kill -0 "$left" || fail "the child left running does not run"
+    said "l$i" "$left" "$WORK/l$i.$left.zst"
+    # its start line after its parent's end: it had not run when the parent ended
+    awk '$1 == "end" {e = 1} $1 == "start" && e {l = 1} END {exit !l}' "$WORK/l$i.index" &&
+        late=$((late + 1))
+    kill -TERM "$left"
+    gone "$left"
+done
+echo "churn_tree leave: the child named as running in 5 runs of 5 ($late of them with its line written after its parent's end)"
 
 # ---- redis-server --daemonize yes ----
 command -v redis-server >/dev/null || fail "redis-server is missing (Debian redis-server)"

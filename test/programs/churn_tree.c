@@ -12,7 +12,9 @@
      churn_tree daemon      parent_alloc x 100, then daemonizes as daemon(3) does and more:
                             a child starts a session of its own, forks the daemon and exits 0;
                             the daemon leaks leaf_alloc x 37, tells the parent its pid and
-                            waits for a signal; the parent prints "daemon PID" and exits 0 */
+                            waits for a signal; the parent prints "daemon PID" and exits 0
+     churn_tree leave       parent_alloc x 100, forks a child that leaks leaf_alloc x 37 and
+                            waits for a signal, prints "child PID" and exits 0 at once */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +149,16 @@ int main(int argc, char **argv)
         return forks();
     if (!strcmp(argv[1], "daemon"))
         return daemon_mode();
+    if (!strcmp(argv[1], "leave")) {
+        pid_t c = fork();
+        if (c == 0) {
+            leaf_alloc(37);
+            for (;;)
+                pause();
+        }
+        printf("child %d\n", (int)c);
+        return c < 0 ? 118 : 0;
+    }
     if (!strcmp(argv[1], "tree") || !strcmp(argv[1], "bigtree")) {
         pid_t c = fork();
         if (c == 0) {
