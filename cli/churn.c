@@ -5,10 +5,11 @@
  *
  * Written in C, not sh: it finds its own location through /proc/self/exe (symlinks resolved
  * by the kernel, whatever the working directory), checks every option value with the shim's
- * own parser (it includes shim/base/options.c, so a value churn accepts is one the shim accepts),
- * forwards signals sent to it with kill but not those the terminal sends to the whole group
- * (only siginfo tells them apart), and re-raises the program's fatal signal on itself.  It
- * runs outside the traced process, so none of the shim's constraints apply here.
+ * own parser (it includes shim/base/options.c, so a value churn accepts is one the shim
+ * accepts), forwards every signal a process sends it but not those the terminal sends to the
+ * whole group (only siginfo tells them apart), stops when the program stops, and re-raises
+ * the program's fatal signal on itself.  It runs outside the traced process, so none of the
+ * shim's constraints apply here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -217,19 +218,41 @@ static void put_shell_word(FILE *out, const char *w)
 /* ---- signals: those sent to churn are the program's ---- */
 
 static volatile pid_t child;
-static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+static struct sigaction started_with[NSIG]; /* churn's dispositions before set_forwarding */
+
+/* A fault the kernel raises for the instruction that caused it. */
+static int is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+           sig == SIGTRAP || sig == SIGSYS;
+}
 
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
     (void)ctx;
-    /* si_code > 0: sent by the kernel (the terminal's ^C reaches the whole foreground group,
-       the program included); a child that signals its parent is not sent its own signal. */
+    int saved = errno;
     pid_t c = child;
-    if (c > 0 && info->si_code <= 0 && info->si_pid != c)
-        kill(c, sig);
+    /* Sent by a process (kill, sigqueue, tgkill): the program's.  Not one the program sent
+       its parent, nor churn's own SIGPIPE (the kernel sends it as from churn).  Whatever
+       the kernel sends is left alone: the terminal's ^C, ^Z or hangup reach the whole
+       foreground group, the program included; a fault of churn's own takes its default
+       action when the faulting instruction runs again. */
+    int sent =
+        info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL;
+    if (sent && c > 0 && info->si_pid != c && info->si_pid != getpid()) {
+        if (info->si_code == SI_QUEUE)
+            sigqueue(c, sig, info->si_value);
+        else
+            kill(c, sig);
+    } else if (info->si_code > 0 && is_fault(sig)) {
+        signal(sig, SIG_DFL);
+    }
+    errno = saved;
 }
 
-static void set_forwarding(sigset_t *set, int epoch_signal)
+/* Every signal a process can catch is caught, and set contains them (glibc keeps two for
+   itself, which sigaction refuses). */
+static void set_forwarding(sigset_t *set)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -237,14 +260,45 @@ static void set_forwarding(sigset_t *set, int epoch_signal)
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigemptyset(set);
-    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
-        sigaction(forwarded[i], &sa, NULL);
-        sigaddset(set, forwarded[i]);
-    }
-    if (epoch_signal > 0) {
-        sigaction(epoch_signal, &sa, NULL);
-        sigaddset(set, epoch_signal);
-    }
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, &sa, &started_with[sig]))
+            sigaddset(set, sig);
+}
+
+/* The dispositions churn started with, on every signal in set but keep. */
+static void set_back(const sigset_t *set, int keep)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != keep && sigismember(set, sig) == 1)
+            sigaction(sig, &started_with[sig], NULL);
+}
+
+/* The state letter of /proc/PID/stat ('R', 'S', 'T'...), 0 when it cannot be read. */
+static char proc_state(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may hold anything */
+    if (!p || p[1] != ' ' || !p[2])
+        return 0;
+    return p[2];
+}
+
+/* The program stopped (^Z, or TSTP, TTIN, TTOU, STOP sent to churn and passed on, or to the
+   program itself): churn stops too, so that the shell that ran churn sees the job stopped,
+   and the shell's fg or bg, which continues the whole group, continues both (a CONT sent to
+   churn alone is passed on).  Not when the program was continued meanwhile. */
+static void follow_stop(pid_t pid)
+{
+    if (proc_state(pid) == 'T')
+        kill(getpid(), SIGSTOP);
 }
 
 /* Dies of sig, as the program did: the shell that ran churn sees what it would have seen. */
@@ -527,9 +581,11 @@ static int run(int argc, char **argv)
         fprintf(stderr, "churn: pipe: %s\n", strerror(errno));
         return EXIT_SETUP;
     }
-    sigset_t fwd, old_mask;
-    set_forwarding(&fwd, churn_opt.epoch_signal);
-    sigprocmask(SIG_BLOCK, &fwd, &old_mask);
+    /* Blocked before they are caught: a signal that comes before the fork waits for it. */
+    sigset_t all, fwd, old_mask;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old_mask);
+    set_forwarding(&fwd);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "churn: fork: %s\n", strerror(errno));
@@ -544,14 +600,14 @@ static int run(int argc, char **argv)
             if (abs)
                 setenv("CHURN_OUT", abs, 1);
         }
-        /* exec sets caught signals back to their default; the mask it keeps.  A signal
-           churn forwarded before the exec is pending here: it must act on the program as it
-           would (churn's handler in this process knows no child and would lose it), so the
-           forwarded ones are set back first.  The epoch signal keeps the handler: one that
-           comes before the program runs begins no epoch, and must not end it. */
-        for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-            if (forwarded[i] != churn_opt.epoch_signal)
-                signal(forwarded[i], SIG_DFL);
+        /* The program starts with the dispositions and the mask churn started with (a
+           signal the shell or nohup ignored stays ignored).  exec sets caught signals back
+           to their default; a signal churn forwarded before the exec is pending here and
+           must act on the program as it would (churn's handler in this process knows no
+           child and would lose it), so the dispositions are set back before the mask.  The
+           epoch signal keeps the handler: one that comes before the program runs begins no
+           epoch, and must not end it. */
+        set_back(&fwd, churn_opt.epoch_signal);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(program[0], program);
         int err = errno;
@@ -560,7 +616,8 @@ static int run(int argc, char **argv)
         _exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
     }
     child = pid;
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    /* A signal blocked when churn started is the program's to block: churn passes it on. */
+    sigprocmask(SIG_UNBLOCK, &all, NULL);
     close(report[1]);
     int err = 0;
     ssize_t got;
@@ -568,14 +625,23 @@ static int run(int argc, char **argv)
         ;
     close(report[0]);
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
+    for (;;) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
             fprintf(stderr, "churn: waitpid: %s\n", strerror(errno));
             return EXIT_SETUP;
         }
+        if (!WIFSTOPPED(status))
+            break;
+        follow_stop(pid);
+    }
     struct timespec ended;
     clock_gettime(CLOCK_MONOTONIC, &ended);
     child = 0; /* its pid may be reused now */
+    /* The signals are churn's own again: a TTOU for its lines on a terminal stops it. */
+    set_back(&fwd, 0);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (got == (ssize_t)sizeof err) {
         struct stat st;
         /* execve says EACCES of a directory; the shell's word for it is the clearer one */

@@ -18,8 +18,11 @@ static const churn_command churn_commands[] = {
      "re-raised), and prints on stderr where the trace is and the command that analyzes it; "
      "of a tree, the trace of the image that allocated most (the program, behind a script "
      "in front of it) and the command that analyzes the whole tree. "
-     "Signals sent to churn with kill (HUP, INT, QUIT, TERM, USR1, USR2 and the epoch "
-     "signal) are passed on to PROGRAM; those from the terminal reach PROGRAM directly."},
+     "Every signal sent to churn that a process can catch (with kill, timeout, or sigqueue, "
+     "its value kept) is passed on to PROGRAM; those the terminal sends reach PROGRAM "
+     "directly.  When PROGRAM stops (^Z, TSTP), churn stops with it, and CONT continues "
+     "both.  PROGRAM starts with the signal dispositions and mask churn started with "
+     "(what nohup or a shell ignored stays ignored)."},
     {"analyze [--list | --pid PID[.N] | --exe NAME | --tree] [ANALYZE OPTIONS] TRACE",
      "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1)). "
      "A trace of a tree has an index beside it (NAME.index for CHURN_OUT=NAME.zst, one line "
