@@ -177,6 +177,43 @@ static char *absolute(const char *path)
     return asprintf(&out, "%s/%s", cwd, path) < 0 ? NULL : out;
 }
 
+/* Why libchurn cannot write its trace at path (an absolute path), or NULL: it replaces a
+   regular file there and refuses anything else (shim/record/outfile.c), and a file cannot be
+   made in a directory that is missing or not writable.  Said before the program runs, not
+   found out once it ran untraced. */
+static const char *unwritable(const char *path, char *why, size_t size)
+{
+    struct stat st;
+    if (!lstat(path, &st)) {
+        const char *kind =
+            S_ISREG(st.st_mode)    ? NULL
+            : S_ISDIR(st.st_mode)  ? "a directory: the trace is a file; name one in it"
+            : S_ISLNK(st.st_mode)  ? "a symbolic link: libchurn writes through none"
+            : S_ISFIFO(st.st_mode) ? "a FIFO: a trace is written in place, not streamed"
+                                   : "not a regular file but a device or a socket";
+        if (!kind)
+            return NULL;
+        snprintf(why, size, "is %s", kind);
+        return why;
+    }
+    if (errno != ENOENT) {
+        snprintf(why, size, "cannot be created: %s", strerror(errno));
+        return why;
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = strndup(path, slash && slash != path ? (size_t)(slash - path) : 1);
+    if (!dir)
+        return NULL;
+    int err = stat(dir, &st)             ? errno
+              : !S_ISDIR(st.st_mode)     ? ENOTDIR
+              : access(dir, W_OK | X_OK) ? errno
+                                         : 0;
+    if (err)
+        snprintf(why, size, "cannot be created: %s: %s", dir, strerror(err));
+    free(dir);
+    return err ? why : NULL;
+}
+
 /* A shell or a script language's interpreter (by the executable's name, versions such as
    python3.11 included): a first image that exec'd a program, or started the one that
    allocated most, is then a script in front of it. */
@@ -408,12 +445,25 @@ static void say_unseen_end(const char *trace, int status, uint64_t end_ns)
                         "came after its last segment was written\n", how);
 }
 
-static void report_traces(const char *out, pid_t pid, int status, uint64_t end_ns)
+/* The file at path is not the one before was taken of: it was made or written since. */
+static int changed_since(const char *path, const struct stat *before)
+{
+    struct stat now;
+    if (stat(path, &now))
+        return 0;
+    return !before || now.st_dev != before->st_dev || now.st_ino != before->st_ino ||
+           now.st_ctim.tv_sec != before->st_ctim.tv_sec ||
+           now.st_ctim.tv_nsec != before->st_ctim.tv_nsec;
+}
+
+/* before: what out was before the run, NULL when there was nothing. */
+static void report_traces(const char *out, const struct stat *before, pid_t pid, int status,
+                          uint64_t end_ns)
 {
     char *index = churn_proctree_index_of(out);
     churn_proctree t;
     if (churn_proctree_load(index, &t)) {
-        if (access(out, F_OK) == 0) {
+        if (changed_since(out, before)) {
             fprintf(stderr, "churn: trace in %s\n", out);
             print_command("analyze it with", "", out);
         } else {
@@ -569,10 +619,16 @@ static int run(int argc, char **argv)
     unsetenv("CHURN_ROOT_PID");
     unsetenv("CHURN_EXEC_OF");
     char *out = NULL;
+    struct stat before;
+    int existed = 0;
     if (out_opt || (getenv("CHURN_OUT") && *getenv("CHURN_OUT"))) {
         if (!(out = absolute(out_opt ? out_opt : getenv("CHURN_OUT"))))
             return EXIT_SETUP;
+        char why[PATH_MAX + 128];
+        if (unwritable(out, why, sizeof why))
+            return usage_error("run: %s %s", out, why);
         setenv("CHURN_OUT", out, 1);
+        existed = !stat(out, &before);
     }
 
     /* exec failure comes back over a close-on-exec pipe: then there is no trace to name. */
@@ -664,7 +720,7 @@ static int run(int argc, char **argv)
     else if (WEXITSTATUS(status))
         fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
     if (out)
-        report_traces(out, pid, status,
+        report_traces(out, existed ? &before : NULL, pid, status,
                       (uint64_t)ended.tv_sec * 1000000000u + (uint64_t)ended.tv_nsec);
     free(out);
     if (WIFSIGNALED(status))

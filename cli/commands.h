@@ -55,9 +55,12 @@ static const churn_command churn_commands[] = {
 
 /* Exit statuses of churn itself, beside the program's own. */
 static const churn_command churn_exit_statuses[] = {
-    {"1", "attach or detach refused or failed (one line on stderr says why; the process goes on "
-          "as it was)"},
-    {"2", "bad usage (one line on stderr says what)"},
+    {"1",
+     "attach or detach refused or failed (one line on stderr says why; the process goes on "
+     "as it was)"},
+    {"2", "bad usage (one line on stderr says what), -o or CHURN_OUT naming what cannot "
+          "become a trace included (a directory, a FIFO, a symlink, a file in a missing or "
+          "read-only directory): then PROGRAM is not run"},
     {"125", "churn could not set up the run (libchurn.so not found, fork failed)"},
     {"126", "PROGRAM was found but could not be executed"},
     {"127", "PROGRAM was not found"},

@@ -6,7 +6,8 @@
 # analyzes it (which works), a fork/exec tree's files named, a shell script in front of the
 # program (churn names the program's own trace), and bad usage as one line with status 2, -o
 # (or CHURN_OUT) naming a directory, a FIFO, a symlink or a file in a missing directory
-# included: then nothing is run and nothing named is changed.
+# included: then nothing is run and nothing named is changed; a file -o names that no trace
+# replaced is not called one.
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -81,6 +82,15 @@ done
 [ -d "$WORK/odir" ] && [ -p "$WORK/ofifo" ] && [ -L "$WORK/olink" ] && [ -f "$WORK/ofile" ] &&
     [ ! -s "$WORK/ofile" ] || fail "a refused -o changed what it named"
 [ -z "$(ls "$WORK/odir")" ] || fail "a refused -o wrote into the directory: $(ls "$WORK/odir")"
+# A file -o names that no trace replaced (the program is static: libchurn never ran in it) is
+# not called a trace.
+build_c churn_tree_static test/programs/churn_tree.c -static
+echo "not a trace" >"$WORK/stale.zst"
+"$CHURN" run -o "$WORK/stale.zst" "$WORK/churn_tree_static" exit 0 >/dev/null 2>"$WORK/stale.err" ||
+    fail "churn run of a static program failed: $(cat "$WORK/stale.err")"
+grep -q "^churn: no trace was written" "$WORK/stale.err" && ! grep -q "trace in" "$WORK/stale.err" ||
+    { cat "$WORK/stale.err"; fail "churn called a file no trace replaced a trace"; }
+[ "$(cat "$WORK/stale.zst")" = "not a trace" ] || fail "the file -o named changed"
 
 # ---- from another working directory, an installed layout reached through a symlink ----
 mkdir -p "$WORK/prefix/bin" "$WORK/prefix/lib" "$WORK/elsewhere/sub" "$WORK/links"
