@@ -1,7 +1,8 @@
 /*
  * churn: the one command a person types.  `churn run PROGRAM` preloads the libchurn.so that
  * was installed with this churn, runs PROGRAM, passes its exit status through and says where
- * the trace is; `churn analyze` is churn-analyze.
+ * the trace is, and which processes of its tree still run (a daemon); `churn analyze` is
+ * churn-analyze.
  *
  * Written in C, not sh: it finds its own location through /proc/self/exe (symlinks resolved
  * by the kernel, whatever the working directory), checks every option value with the shim's
@@ -11,6 +12,7 @@
  * the program's fatal signal on itself.  It runs outside the traced process, so none of the
  * shim's constraints apply here.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -310,8 +312,9 @@ static void set_back(const sigset_t *set, int keep)
             sigaction(sig, &started_with[sig], NULL);
 }
 
-/* The state letter of /proc/PID/stat ('R', 'S', 'T'...), 0 when it cannot be read. */
-static char proc_state(long pid)
+/* The state letter of /proc/PID/stat ('R', 'S', 'T'...), 0 when it cannot be read; with
+   start, when the process started (field 22, clock ticks since boot). */
+static char proc_state(long pid, long long *start)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -325,7 +328,12 @@ static char proc_state(long pid)
     char *p = strrchr(buf, ')'); /* the command name may hold anything */
     if (!p || p[1] != ' ' || !p[2])
         return 0;
-    return p[2];
+    char state = p[2];
+    for (int field = 2; start && field < 22 && p; field++) /* the space before the next */
+        p = strchr(p + 1, ' ');
+    if (start)
+        *start = p ? strtoll(p + 1, NULL, 10) : -1;
+    return state;
 }
 
 /* The program stopped (^Z, or TSTP, TTIN, TTOU, STOP sent to churn and passed on, or to the
@@ -334,7 +342,7 @@ static char proc_state(long pid)
    churn alone is passed on).  Not when the program was continued meanwhile. */
 static void follow_stop(pid_t pid)
 {
-    if (proc_state(pid) == 'T')
+    if (proc_state(pid, NULL) == 'T')
         kill(getpid(), SIGSTOP);
 }
 
@@ -360,15 +368,16 @@ static void print_image_header(FILE *out, int allocated)
             allocated ? "ALLOCATED  " : "", "COMMAND (TRACE)");
 }
 
-/* With f, the bytes the image allocated, in binary units as the reports print them. */
+/* With f, the bytes the image allocated, in binary units as the reports print them; running:
+   its process still runs (its end is not yet known). */
 static void print_image(FILE *out, const churn_proctree *t, const churn_proc *im,
-                        const churn_proc_figures *f)
+                        const churn_proc_figures *f, int running)
 {
     char pid[32], end[48], bytes[32] = "-";
     snprintf(pid, sizeof pid, im->n ? "%ld.%d" : "%ld", im->pid, im->n);
     const char *file = strrchr(im->trace, '/');
     fprintf(out, "churn:   %-9s %-8ld %-16s ", pid, im->ppid,
-            churn_proc_end(t, im, end, sizeof end));
+            running ? "running" : churn_proc_end(t, im, end, sizeof end));
     if (f) {
         if (f->analyzed)
             churn_proc_bytes((double)f->alloc_bytes, bytes, sizeof bytes);
@@ -385,6 +394,112 @@ static void print_command(const char *what, const char *option, const char *path
     fprintf(stderr, " analyze %s", option);
     put_shell_word(stderr, path);
     fputc('\n', stderr);
+}
+
+/* ---- what still runs when the process churn started has ended ---- */
+
+static long long churn_started; /* when churn started, as proc_state reads it */
+
+static int is_running(long pid, long long *start)
+{
+    char state = proc_state(pid, start);
+    return state && state != 'Z' && state != 'X';
+}
+
+/* An image with no end line and no exec after it whose process runs: it daemonized, or was
+   left running in the background, and goes on writing its trace.  (A process that started
+   before churn has the number of another, ended, used again.) */
+static int still_runs(const churn_proctree *t, const churn_proc *im)
+{
+    long long start;
+    return !im->ended && !churn_proctree_find(t, im->pid, im->n + 1) &&
+           is_running(im->pid, &start) && start >= churn_started;
+}
+
+/* Whether the environment pid was exec'd with holds entry. */
+static int environ_holds(long pid, const char *entry)
+{
+    char path[64], *word = NULL;
+    size_t cap = 0;
+    int found = 0;
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    FILE *f = fopen(path, "re");
+    while (f && !found && getdelim(&word, &cap, '\0', f) > 0)
+        found = !strcmp(word, entry);
+    free(word);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* A process forked just before the process churn started ended may not have run since, and
+   so not yet written its start line in the index: found by its environment, still the one
+   churn passed (CHURN_OUT=out), it is waited for, 2 s at most, until it has its line or has
+   ended.  (A process whose parent wrote over that environment, as one that sets its title,
+   cannot be found so; its line is there unless it was forked at that very moment.) */
+static void wait_for_lines(const char *out, const char *index)
+{
+    char *entry;
+    if (!churn_opt.fork_follow || asprintf(&entry, "CHURN_OUT=%s", out) < 0)
+        return;
+    long pids[64];
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d)) && n < sizeof pids / sizeof *pids) {
+        char *end;
+        long long start;
+        long p = strtol(de->d_name, &end, 10);
+        if (!*end && p > 0 && p != getpid() && is_running(p, &start) &&
+            start >= churn_started && environ_holds(p, entry))
+            pids[n++] = p;
+    }
+    if (d)
+        closedir(d);
+    free(entry);
+    for (int round = 0; n && round < 200; round++) {
+        churn_proctree t;
+        int have = !churn_proctree_load(index, &t);
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++)
+            if (is_running(pids[i], NULL) && !(have && churn_proctree_last(&t, pids[i])))
+                pids[left++] = pids[i];
+        if (have)
+            churn_proctree_free(&t);
+        if ((n = left))
+            usleep(10000);
+    }
+}
+
+/* After the table: the images whose processes still run, where their traces go on, and how
+   to follow them. */
+static void report_running(const churn_proctree *t, const char *runs, pid_t pid)
+{
+    size_t n = 0;
+    const churn_proc *first = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        if (runs[i] && !n++)
+            first = &t->v[i];
+    if (!n)
+        return;
+    fprintf(stderr,
+            "churn: pid %d that churn started has ended, and %zu process%s of its tree "
+            "still run%s (%s daemonized, or %s left running); %s traced until it ends:\n",
+            (int)pid, n, n > 1 ? "es" : "", n > 1 ? "" : "s", n > 1 ? "they" : "it",
+            n > 1 ? "were" : "was", n > 1 ? "each is" : "it is");
+    for (size_t i = 0, shown = 0; i < t->n && shown < LIST_MAX; i++) {
+        if (!runs[i])
+            continue;
+        shown++;
+        fprintf(stderr, "churn:   pid %ld (", t->v[i].pid);
+        churn_proc_command(stderr, t->v[i].command, 60);
+        fprintf(stderr, "), traced into %s\n", t->v[i].trace);
+    }
+    fprintf(stderr, "churn: analyze what %s traced so far with: ", n > 1 ? "one" : "it");
+    put_shell_word(stderr, self_name);
+    fputs(" analyze ", stderr);
+    put_shell_word(stderr, first->trace);
+    fprintf(stderr, "; its trace is complete once it ends (kill %ld)\n", first->pid);
 }
 
 static const churn_proc_figures *by_bytes_figures;
@@ -462,6 +577,7 @@ static void report_traces(const char *out, const struct stat *before, pid_t pid,
 {
     char *index = churn_proctree_index_of(out);
     churn_proctree t;
+    wait_for_lines(out, index);
     if (churn_proctree_load(index, &t)) {
         if (changed_since(out, before)) {
             fprintf(stderr, "churn: trace in %s\n", out);
@@ -474,6 +590,7 @@ static void report_traces(const char *out, const struct stat *before, pid_t pid,
         return;
     }
     const churn_proc *own = churn_proctree_last(&t, pid);
+    char *runs = churn_xcalloc(t.n, 1);
     churn_proc_figures *f = NULL;
     const churn_proc *most = NULL;
     if (t.n > 1 || !own) {
@@ -485,6 +602,8 @@ static void report_traces(const char *out, const struct stat *before, pid_t pid,
             churn_proc_measure(t.v[i].trace, &f[i]);
             churn_proc_take_exit(&t.v[i], &f[i]);
         }
+        for (size_t i = 0; i < t.n; i++)
+            runs[i] = (char)still_runs(&t, &t.v[i]);
         long m = churn_proctree_most_allocated(&t, f);
         most = m >= 0 ? &t.v[m] : NULL;
     }
@@ -532,7 +651,7 @@ static void report_traces(const char *out, const struct stat *before, pid_t pid,
         print_image_header(stderr, 1);
         size_t shown = t.n < LIST_MAX ? t.n : LIST_MAX;
         for (size_t i = 0; i < shown; i++)
-            print_image(stderr, &t, &t.v[order[i]], &f[order[i]]);
+            print_image(stderr, &t, &t.v[order[i]], &f[order[i]], runs[order[i]]);
         if (t.n > shown) {
             fprintf(stderr, "churn:   ... and %zu more: ", t.n - shown);
             put_shell_word(stderr, self_name);
@@ -542,6 +661,8 @@ static void report_traces(const char *out, const struct stat *before, pid_t pid,
         }
         free(order);
     }
+    report_running(&t, runs, pid);
+    free(runs);
     free(f);
     churn_proctree_free(&t);
     free(index);
@@ -589,13 +710,17 @@ static int run(int argc, char **argv)
     if (optind >= argc)
         return usage_error("run: no program given");
     /* What the shim will read, checked here as it will check it (CHURN_HELP=1 prints the
-       table and exits, as it does in the shim). */
+       table and exits, as it does in the shim), over the defaults: churn_opt is then what
+       the program is traced with. */
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         const char *v = getenv(table[i].name);
+        if (table[i].type != OPT_PATH)
+            apply(&table[i], table[i].def);
         if (v && apply(&table[i], v))
             return usage_error("bad value %s=%s (%s)", table[i].name, v, table[i].help);
     }
     char **program = argv + optind;
+    proc_state(getpid(), &churn_started); /* before any process of the tree */
 
     char dir[PATH_MAX], lib[PATH_MAX];
     if (self_dir(dir, sizeof dir) || find_library(lib, sizeof lib, dir)) {
@@ -772,7 +897,7 @@ static const churn_proc *select_image(const churn_proctree *t, const char *pid, 
         for (size_t i = 0; i < t->n; i++)
             if (!strcmp(base_name(t->v[i].exe), exe) || !strcmp(t->v[i].exe, exe) ||
                 !strcmp(base_name(t->v[i].argv0), exe) || !strcmp(t->v[i].argv0, exe))
-                print_image(stderr, t, &t->v[i], NULL);
+                print_image(stderr, t, &t->v[i], NULL, 0);
     }
     return NULL;
 }
@@ -820,7 +945,7 @@ static int analyze(int argc, char **argv)
         printf("churn: %zu process image(s) in %s:\n", t.n, index);
         print_image_header(stdout, 0);
         for (size_t i = 0; i < t.n; i++)
-            print_image(stdout, &t, &t.v[i], NULL);
+            print_image(stdout, &t, &t.v[i], NULL, 0);
         return fflush(stdout) ? 1 : 0;
     }
     if (pid || exe) {
