@@ -46,8 +46,9 @@ static const churn_command churn_commands[] = {
      "their frees are counted as frees of objects allocated before the attach (under "
      "--sample-bytes, with the frees, as an unsampled object's are).  With --for, "
      "detaches after SECONDS (or at ^C).  Refused, in one line with status 1, where ptrace "
-     "is not allowed (kernel.yama.ptrace_scope, another user, another tracer) and for a "
-     "static or non-glibc program (docs/attach.md)."},
+     "is not allowed (kernel.yama.ptrace_scope, another user, another tracer), for a "
+     "process that has ended or whose main thread has, one suspended in vfork or a vfork "
+     "child not yet exec'd, and for a static or non-glibc program (docs/attach.md)."},
     {"detach PID",
      "puts the entries back, finishes the trace (an EXIT of kind detach: churn analyze reads "
      "it) and leaves PID running untraced, its allocator untouched; libchurn stays loaded, "
