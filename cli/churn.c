@@ -336,13 +336,15 @@ static char proc_state(long pid, long long *start)
     return state;
 }
 
-/* The program stopped (^Z, or TSTP, TTIN, TTOU, STOP sent to churn and passed on, or to the
-   program itself): churn stops too, so that the shell that ran churn sees the job stopped,
-   and the shell's fg or bg, which continues the whole group, continues both (a CONT sent to
-   churn alone is passed on).  Not when the program was continued meanwhile. */
-static void follow_stop(pid_t pid)
+/* The program stopped for job control (^Z, or TSTP, TTIN, TTOU sent to churn and passed
+   on): churn stops too, so that the shell that ran churn sees the job stopped, and the
+   shell's fg or bg, which continues the whole group, continues both (a CONT sent to churn
+   alone is passed on).  Not when the program was continued meanwhile, nor for a SIGSTOP
+   sent to the program's own pid (a debugger, cpulimit): what continues the program then
+   would not continue churn. */
+static void follow_stop(pid_t pid, int sig)
 {
-    if (proc_state(pid, NULL) == 'T')
+    if ((sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) && proc_state(pid, NULL) == 'T')
         kill(getpid(), SIGSTOP);
 }
 
@@ -815,7 +817,7 @@ static int run(int argc, char **argv)
         }
         if (!WIFSTOPPED(status))
             break;
-        follow_stop(pid);
+        follow_stop(pid, WSTOPSIG(status));
     }
     struct timespec ended;
     clock_gettime(CLOCK_MONOTONIC, &ended);

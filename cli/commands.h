@@ -23,8 +23,9 @@ static const churn_command churn_commands[] = {
      "the command that analyzes what it traced so far, and how to end it. "
      "Every signal sent to churn that a process can catch (with kill, timeout, or sigqueue, "
      "its value kept) is passed on to PROGRAM; those the terminal sends reach PROGRAM "
-     "directly.  When PROGRAM stops (^Z, TSTP), churn stops with it, and CONT continues "
-     "both.  PROGRAM starts with the signal dispositions and mask churn started with "
+     "directly.  When PROGRAM stops for job control (^Z, TSTP, TTIN, TTOU), churn stops with "
+     "it, and CONT continues both; a SIGSTOP sent to PROGRAM's own pid (a debugger) leaves "
+     "churn waiting.  PROGRAM starts with the signal dispositions and mask churn started with "
      "(what nohup or a shell ignored stays ignored)."},
     {"analyze [--list | --pid PID[.N] | --exe NAME | --tree] [ANALYZE OPTIONS] TRACE",
      "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1)). "

@@ -6,8 +6,10 @@
 # PROF, VTALRM, PWR, STKFLT, IO, XCPU) ends it, churn reports it and dies of the same signal,
 # and no program is left running (also under `timeout --foreground -s ALRM/PROF`, which
 # signals churn alone); TSTP sent to churn stops the program and churn with it, CONT
-# continues both; the program starts with the dispositions and mask churn was started with
-# (signals a shell or nohup ignored stay ignored, blocked ones blocked).
+# continues both, while a SIGSTOP and SIGCONT sent to the program's own pid (a debugger,
+# cpulimit) leave churn waiting, not stopped; the program starts with the dispositions and
+# mask churn was started with (signals a shell or nohup ignored stay ignored, blocked ones
+# blocked).
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -187,6 +189,21 @@ wait_for("churn continued", lambda: state(r.p.pid) not in ("T", None))
 status, err = r.end()
 expect("churn's status after a stop and a continue", status, 3)
 print("stop: TSTP to churn stopped the program and churn, CONT continued both")
+
+# ---- SIGSTOP and SIGCONT sent to the program's own pid (a debugger, cpulimit) leave churn
+# running: what continues the program would not continue churn ----
+r = Run("wait", "pstop")
+for i in range(20):
+    os.kill(r.pid, signal.SIGSTOP)
+    wait_for("the program stopped by SIGSTOP", lambda: state(r.pid) == "T")
+    os.kill(r.pid, signal.SIGCONT)
+    wait_for("the program continued", lambda: state(r.pid) not in ("T", None))
+if state(r.p.pid) == "T":
+    r.p.send_signal(signal.SIGCONT)
+    fail("churn stopped with its program when SIGSTOP was sent to the program's pid")
+status, err = r.end()
+expect("churn's status after 20 STOP and CONT sent to the program", status, 3)
+print("SIGSTOP and SIGCONT to the program, 20 times: churn went on waiting for it")
 
 # ---- the dispositions and the mask the program starts with are churn's own ----
 ignored = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR2, signal.SIGPIPE)
