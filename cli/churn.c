@@ -266,19 +266,60 @@ static int is_fault(int sig)
            sig == SIGTRAP || sig == SIGSYS;
 }
 
+/* /proc/PID/stat from the state letter on (past the command name, which may hold anything),
+   in buf; NULL when it cannot be read.  No stdio: the signal handler reads it too. */
+static const char *proc_stat(long pid, char *buf, size_t size)
+{
+    char path[40] = "/proc/", digits[24], *p = path + 6;
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + pid % 10);
+    while ((pid /= 10) > 0);
+    while (n)
+        *p++ = digits[--n];
+    memcpy(p, "/stat", sizeof "/stat");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, buf, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return NULL;
+    buf[len] = '\0';
+    const char *s = strrchr(buf, ')');
+    return s && s[1] == ' ' && s[2] ? s + 2 : NULL;
+}
+
+/* Whether pid is root or one of its descendants (the parent of each, up to root, still
+   there to be read). */
+static int in_tree(long pid, long root)
+{
+    char buf[512];
+    for (int depth = 0; pid > 1 && depth < 64; depth++) {
+        if (pid == root)
+            return 1;
+        const char *s = proc_stat(pid, buf, sizeof buf);
+        if (!s || s[1] != ' ')
+            return 0;
+        for (pid = 0, s += 2; *s >= '0' && *s <= '9'; s++) /* the parent, after the state */
+            pid = pid * 10 + (*s - '0');
+    }
+    return 0;
+}
+
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
     (void)ctx;
     int saved = errno;
     pid_t c = child;
-    /* Sent by a process (kill, sigqueue, tgkill): the program's.  Not one the program sent
-       its parent, nor churn's own SIGPIPE (the kernel sends it as from churn).  Whatever
-       the kernel sends is left alone: the terminal's ^C, ^Z or hangup reach the whole
-       foreground group, the program included; a fault of churn's own takes its default
-       action when the faulting instruction runs again. */
+    /* Sent by a process (kill, sigqueue, tgkill): the program's.  Not one the program or a
+       process it started sent: to churn, its parent, or to the whole process group, which
+       the program is in, nor churn's own SIGPIPE (the kernel sends it as from churn).
+       Whatever the kernel sends is left alone: the terminal's ^C, ^Z or hangup reach the
+       whole foreground group, the program included; a fault of churn's own takes its
+       default action when the faulting instruction runs again. */
     int sent =
         info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL;
-    if (sent && c > 0 && info->si_pid != c && info->si_pid != getpid()) {
+    if (sent && c > 0 && info->si_pid != getpid() && !in_tree(info->si_pid, c)) {
         if (info->si_code == SI_QUEUE)
             sigqueue(c, sig, info->si_value);
         else
@@ -316,20 +357,12 @@ static void set_back(const sigset_t *set, int keep)
    start, when the process started (field 22, clock ticks since boot). */
 static char proc_state(long pid, long long *start)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
+    char buf[1024];
+    const char *p = proc_stat(pid, buf, sizeof buf);
+    if (!p)
         return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold anything */
-    if (!p || p[1] != ' ' || !p[2])
-        return 0;
-    char state = p[2];
-    for (int field = 2; start && field < 22 && p; field++) /* the space before the next */
+    char state = *p;
+    for (int field = 3; start && field < 22 && p; field++) /* the space before the next */
         p = strchr(p + 1, ' ');
     if (start)
         *start = p ? strtoll(p + 1, NULL, 10) : -1;

@@ -7,9 +7,10 @@
 # and no program is left running (also under `timeout --foreground -s ALRM/PROF`, which
 # signals churn alone); TSTP sent to churn stops the program and churn with it, CONT
 # continues both, while a SIGSTOP and SIGCONT sent to the program's own pid (a debugger,
-# cpulimit) leave churn waiting, not stopped; the program starts with the dispositions and
-# mask churn was started with (signals a shell or nohup ignored stay ignored, blocked ones
-# blocked).
+# cpulimit) leave churn waiting, not stopped; a signal the program's child sends to the whole
+# group reaches the program once (churn does not pass its copy on); the program starts with
+# the dispositions and mask churn was started with (signals a shell or nohup ignored stay
+# ignored, blocked ones blocked).
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -26,10 +27,12 @@ libc = ctypes.CDLL(None, use_errno=True)
 class Run:
     """churn run PROG MODE, its stdin a pipe, the program's stdout read line by line."""
 
-    def __init__(self, mode, name):
+    def __init__(self, mode, name, group=False):
+        # group: churn leads a session of its own, which the program's signals to its process
+        # group do not leave
         self.p = subprocess.Popen([churn, "run", "-o", "%s/%s.zst" % (work, name), prog, mode],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, bufsize=0)
+                                  stderr=subprocess.PIPE, bufsize=0, start_new_session=group)
         self.buf = b""
         ready = self.line("the program's first line")
         if not ready.startswith("ready "):
@@ -204,6 +207,19 @@ if state(r.p.pid) == "T":
 status, err = r.end()
 expect("churn's status after 20 STOP and CONT sent to the program", status, 3)
 print("SIGSTOP and SIGCONT to the program, 20 times: churn went on waiting for it")
+
+# ---- a signal the program's child sends to the whole process group reaches churn too: churn
+# does not pass it on, the program takes it once ----
+r = Run("group", "group", group=True)
+expect("the program after its child's kill(0)", r.line("sent"), "sent")
+# a later real-time signal sent to churn is passed on after any copy of the first: the count
+# it prints is final
+os.kill(r.p.pid, signal.SIGRTMIN + 3)
+expect("the program's count of the signal its child sent to the group",
+       r.line("count after the fence"), "count 1")
+status, err = r.end()
+expect("churn's status after the group signal", status, 3)
+print("group: a signal the program's child sent to the group taken once")
 
 # ---- the dispositions and the mask the program starts with are churn's own ----
 ignored = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR2, signal.SIGPIPE)

@@ -8,10 +8,16 @@
  *                               then exits with status 3 (a signal acts as by default)
  *   churn_signals dispositions  prints the signals it started with ignored, and those it
  *                               started with blocked, one line each
+ *   churn_signals group         counts SIGRTMIN+2; a child sends it to the whole process
+ *                               group (kill(0, ...)) and exits; then "sent", and at each
+ *                               SIGRTMIN+3 "count N": how many SIGRTMIN+2 it took until
+ *                               then (real-time signals queue, so none merges); exits with
+ *                               status 3 when stdin ends
  */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void put_int(char **p, long v)
@@ -38,6 +44,21 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
         put_int(&p, info->si_value.sival_int);
     else
         *p++ = '-';
+    *p++ = '\n';
+    ssize_t w = write(1, line, (size_t)(p - line));
+    (void)w;
+}
+
+static volatile sig_atomic_t counted;
+
+static void on_count(int sig)
+{
+    if (sig == SIGRTMIN + 2) {
+        counted++;
+        return;
+    }
+    char line[32] = "count ", *p = line + 6;
+    put_int(&p, counted);
     *p++ = '\n';
     ssize_t w = write(1, line, (size_t)(p - line));
     (void)w;
@@ -85,6 +106,22 @@ int main(int argc, char **argv)
         for (int sig = 1; sig < NSIG; sig++)
             if (sig != SIGKILL && sig != SIGSTOP)
                 sigaction(sig, &sa, NULL);
+    } else if (!strcmp(argv[1], "group")) {
+        signal(SIGRTMIN + 2, on_count);
+        signal(SIGRTMIN + 3, on_count);
+        printf("ready %d\n", (int)getpid());
+        fflush(stdout);
+        pid_t c = fork();
+        if (c == 0) {
+            kill(0, SIGRTMIN + 2);
+            _exit(0);
+        }
+        int st;
+        if (c < 0 || waitpid(c, &st, 0) != c)
+            return 2;
+        printf("sent\n");
+        fflush(stdout);
+        return read_to_end();
     } else if (strcmp(argv[1], "wait")) {
         return 2;
     }
