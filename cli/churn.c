@@ -855,8 +855,10 @@ static int run(int argc, char **argv)
     struct timespec ended;
     clock_gettime(CLOCK_MONOTONIC, &ended);
     child = 0; /* its pid may be reused now */
-    /* The signals are churn's own again: a TTOU for its lines on a terminal stops it. */
+    /* The signals are churn's own again: a TTOU for its lines on a terminal stops it.  But
+       its lines on a closed pipe are lost without its status, which is the program's. */
     set_back(&fwd, 0);
+    signal(SIGPIPE, SIG_IGN);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (got == (ssize_t)sizeof err) {
         struct stat st;

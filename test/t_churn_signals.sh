@@ -8,9 +8,10 @@
 # signals churn alone); TSTP sent to churn stops the program and churn with it, CONT
 # continues both, while a SIGSTOP and SIGCONT sent to the program's own pid (a debugger,
 # cpulimit) leave churn waiting, not stopped; a signal the program's child sends to the whole
-# group reaches the program once (churn does not pass its copy on); the program starts with
-# the dispositions and mask churn was started with (signals a shell or nohup ignored stay
-# ignored, blocked ones blocked).
+# group reaches the program once (churn does not pass its copy on); churn's stderr a closed
+# pipe leaves the program's status churn's; the program starts with the dispositions and mask
+# churn was started with (signals a shell or nohup ignored stay ignored, blocked ones
+# blocked).
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -220,6 +221,15 @@ expect("the program's count of the signal its child sent to the group",
 status, err = r.end()
 expect("churn's status after the group signal", status, 3)
 print("group: a signal the program's child sent to the group taken once")
+
+# ---- churn's own stderr a closed pipe: churn's lines are lost, never the program's status ----
+p = subprocess.Popen([churn, "run", "-o", work + "/pipe.zst", prog, "wait"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE)
+p.stderr.close()
+p.wait(timeout=60)
+expect("churn's status with its stderr a closed pipe", p.returncode, 3)
+print("closed stderr: churn exits with the program's status")
 
 # ---- the dispositions and the mask the program starts with are churn's own ----
 ignored = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGUSR2, signal.SIGPIPE)
