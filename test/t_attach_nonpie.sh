@@ -4,7 +4,9 @@
 # entry (so that &malloc is one address everywhere), and a lookup by name answers with it;
 # the program's calls go to the definition after the executable, which attach patches.
 # attach_busy's hold mode (it allocates through pointers to malloc and free) built with
-# -no-pie: a trace around its commands holds exactly their 130 allocations and 100 frees;
+# -no-pie: a trace around its commands holds exactly their 130 allocations and 100 frees; a
+# C++ program whose operator new and delete have canonical entries (test/programs/
+# nonpie_cxx.cc), allocating from the executable and from a library: exactly 170 and 150;
 # Debian's python3.11 and the pinned nodejs.org node (test/node/install.sh), both non-PIE
 # with canonical entries for malloc and free: an attach, a detach, the program's output as
 # natively, the trace complete (EXIT of kind detach) and not empty.
@@ -57,6 +59,29 @@ expect("non-PIE: allocs, frees, live at the detach",
 expect("non-PIE: exit", field(r, "metadata", "exit", "how"), "detach")
 EOF
 echo "attach_busy -no-pie: 130 allocations, 100 frees, 30 live, exactly"
+
+# ---- C++: canonical entries for operator new and delete; a library's calls of operator new
+# bind to libstdc++'s definition, not to the executable's entry ----
+build_cxx nonpie_cxx_lib.so test/programs/nonpie_cxx_lib.cc -shared -fPIC
+build_cxx nonpie_cxx test/programs/nonpie_cxx.cc -no-pie -fno-pie -L"$WORK" -l:nonpie_cxx_lib.so \
+    -Wl,-rpath,"$WORK"
+canonical "$WORK/nonpie_cxx" _Znwm
+canonical "$WORK/nonpie_cxx" _ZdlPv
+oks=0
+start hold "$WORK/nonpie_cxx"
+held nonpie_cxx -- "exe 100" "lib 50" "free" "lib 20"
+finish
+[ "$STATUS" -eq 0 ] || fail "nonpie_cxx exited with status $STATUS"
+check "$WORK/nonpie_cxx.json" <<'EOF'
+import sys
+from churncheck import load, field, expect
+r = load(sys.argv[1])
+expect("non-PIE C++: allocs, frees, frees from before the attach, live at the detach",
+       (field(r, "totals", "allocs"), field(r, "totals", "frees"),
+        field(r, "totals", "unknown_frees"), field(r, "leaked_at_exit", "count")),
+       (170, 150, 0, 20))
+EOF
+echo "nonpie_cxx: operator new from the executable and from a library, 170 allocations, 150 frees, exactly"
 
 # ---- Debian's python3.11 ----
 PY=/usr/bin/python3.11
