@@ -9,7 +9,8 @@
 # nonpie_cxx.cc), allocating from the executable and from a library: exactly 170 and 150;
 # Debian's python3.11 and the pinned nodejs.org node (test/node/install.sh), both non-PIE
 # with canonical entries for malloc and free: an attach, a detach, the program's output as
-# natively, the trace complete (EXIT of kind detach) and not empty.
+# natively, the trace complete (EXIT of kind detach) and not empty.  The allocator is named
+# glibc in each (its books read), as for a PIE program.
 . test/lib.sh
 . test/attach_hold.sh
 
@@ -36,6 +37,7 @@ import sys
 from churncheck import load, field, expect, fail
 r = load(sys.argv[1])
 expect(sys.argv[2] + ": exit", field(r, "metadata", "exit", "how"), "detach")
+expect(sys.argv[2] + ": allocator", field(r, "metadata", "allocator"), "glibc")
 if field(r, "totals", "allocs") == 0:
     fail(sys.argv[2] + ": nothing traced: %r" % field(r, "totals"))
 EOF
@@ -57,6 +59,7 @@ expect("non-PIE: allocs, frees, live at the detach",
        (field(r, "totals", "allocs"), field(r, "totals", "frees"),
         field(r, "leaked_at_exit", "count")), (130, 100, 30))
 expect("non-PIE: exit", field(r, "metadata", "exit", "how"), "detach")
+expect("non-PIE: allocator", field(r, "metadata", "allocator"), "glibc")
 EOF
 echo "attach_busy -no-pie: 130 allocations, 100 frees, 30 live, exactly"
 
@@ -68,6 +71,7 @@ build_cxx nonpie_cxx test/programs/nonpie_cxx.cc -no-pie -fno-pie -L"$WORK" -l:n
 canonical "$WORK/nonpie_cxx" _Znwm
 canonical "$WORK/nonpie_cxx" _ZdlPv
 oks=0
+rm -f "$WORK/hold.out" # start reads the pid from it once it is not empty
 start hold "$WORK/nonpie_cxx"
 held nonpie_cxx -- "exe 100" "lib 50" "free" "lib 20"
 finish

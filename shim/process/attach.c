@@ -220,7 +220,7 @@ CHURN_API int churn_attach_start(const char *config)
     churn_patch_defer(churn_attach_sites, MAX_SITES, &nsites);
     if (churn_patch_family(lookup, whose))
         return fail();
-    churn_allocator_detect();
+    churn_allocator_detect((void *)used);
     churn_blind_register();
     churn_named_describe("attach");
     if (churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at))
