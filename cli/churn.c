@@ -451,64 +451,87 @@ static int still_runs(const churn_proctree *t, const churn_proc *im)
            is_running(im->pid, &start) && start >= churn_started;
 }
 
-/* Whether the environment pid was exec'd with holds entry. */
-static int environ_holds(long pid, const char *entry)
+/* Whether the environment pid was exec'd with holds entry; *image, which image of pid that
+   exec began (the shim's CHURN_EXEC_OF=<pid>.<n>; 0 without one of pid's: a fork). */
+static int environ_holds(long pid, const char *entry, int *image)
 {
     char path[64], *word = NULL;
     size_t cap = 0;
     int found = 0;
+    *image = 0;
     snprintf(path, sizeof path, "/proc/%ld/environ", pid);
     FILE *f = fopen(path, "re");
-    while (f && !found && getdelim(&word, &cap, '\0', f) > 0)
-        found = !strcmp(word, entry);
+    while (f && getdelim(&word, &cap, '\0', f) > 0) {
+        long of;
+        int n;
+        if (!strcmp(word, entry))
+            found = 1;
+        else if (sscanf(word, "CHURN_EXEC_OF=%ld.%d", &of, &n) == 2 && of == pid)
+            *image = n;
+    }
     free(word);
     if (f)
         fclose(f);
     return found;
 }
 
-/* A process forked just before the process churn started ended may not have run since, and
-   so not yet written its start line in the index: found by its environment, still the one
-   churn passed (CHURN_OUT=out), it is waited for, 2 s at most, until it has its line or has
-   ended.  (A process whose parent wrote over that environment, as one that sets its title,
-   cannot be found so; its line is there unless it was forked at that very moment.) */
+/* A process forked just before the process churn started ended, or that exec'd then, may not
+   have run since, and so not yet written its image's start line in the index: found by its
+   environment, still the one churn passed (CHURN_OUT=out), it is waited for, 2 s at most,
+   until that line is there or it has ended.  (A process whose parent wrote over that
+   environment, as one that sets its title, cannot be found so; its line is there unless it
+   was forked at that very moment.) */
 static void wait_for_lines(const char *out, const char *index)
 {
     char *entry;
     if (!churn_opt.fork_follow || asprintf(&entry, "CHURN_OUT=%s", out) < 0)
         return;
-    long pids[64];
-    size_t n = 0;
+    long *v = NULL;
+    size_t n = 0, cap = 0;
     DIR *d = opendir("/proc");
     struct dirent *de;
-    while (d && (de = readdir(d)) && n < sizeof pids / sizeof *pids) {
+    while (d && (de = readdir(d))) {
         char *end;
         long long start;
+        int image;
         long p = strtol(de->d_name, &end, 10);
-        if (!*end && p > 0 && p != getpid() && is_running(p, &start) &&
-            start >= churn_started && environ_holds(p, entry))
-            pids[n++] = p;
+        if (*end || p <= 0 || p == getpid() || !is_running(p, &start) ||
+            start < churn_started || !environ_holds(p, entry, &image))
+            continue;
+        if (n == cap)
+            v = churn_xrealloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+        v[n++] = p;
     }
     if (d)
         closedir(d);
-    free(entry);
-    for (int round = 0; n && round < 200; round++) {
+    /* Each round asks each process which image it runs: a child of a shell that has just
+       written its line may exec the next moment.  Done after two rounds in a row, 10 ms
+       apart, find every image in the index. */
+    for (int round = 0, calm = 0; n && calm < 2 && round < 200; round++) {
         churn_proctree t;
-        int have = !churn_proctree_load(index, &t);
-        size_t left = 0;
-        for (size_t i = 0; i < n; i++)
-            if (is_running(pids[i], NULL) && !(have && churn_proctree_last(&t, pids[i])))
-                pids[left++] = pids[i];
+        int have = !churn_proctree_load(index, &t), image;
+        size_t kept = 0, missing = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!is_running(v[i], NULL) || !environ_holds(v[i], entry, &image))
+                continue;
+            v[kept++] = v[i];
+            missing += !(have && churn_proctree_find(&t, v[i], image));
+        }
         if (have)
             churn_proctree_free(&t);
-        if ((n = left))
+        n = kept;
+        calm = missing ? 0 : calm + 1;
+        if (n && calm < 2)
             usleep(10000);
     }
+    free(entry);
+    free(v);
 }
 
 /* After the table: the images whose processes still run, where their traces go on, and how
    to follow them. */
-static void report_running(const churn_proctree *t, const char *runs, pid_t pid)
+static void report_running(const churn_proctree *t, const char *runs, pid_t pid,
+                           const char *out)
 {
     size_t n = 0;
     const churn_proc *first = NULL;
@@ -529,6 +552,13 @@ static void report_running(const churn_proctree *t, const char *runs, pid_t pid)
         fprintf(stderr, "churn:   pid %ld (", t->v[i].pid);
         churn_proc_command(stderr, t->v[i].command, 60);
         fprintf(stderr, "), traced into %s\n", t->v[i].trace);
+    }
+    if (n > LIST_MAX) {
+        fprintf(stderr, "churn:   ... and %zu more: ", n - LIST_MAX);
+        put_shell_word(stderr, self_name);
+        fputs(" analyze --list ", stderr);
+        put_shell_word(stderr, out);
+        fputc('\n', stderr);
     }
     fprintf(stderr, "churn: analyze what %s traced so far with: ", n > 1 ? "one" : "it");
     put_shell_word(stderr, self_name);
@@ -696,7 +726,7 @@ static void report_traces(const char *out, const struct stat *before, pid_t pid,
         }
         free(order);
     }
-    report_running(&t, runs, pid);
+    report_running(&t, runs, pid, out);
     free(runs);
     free(f);
     churn_proctree_free(&t);

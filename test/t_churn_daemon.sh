@@ -76,6 +76,25 @@ for i in 1 2 3 4 5; do
 done
 echo "churn_tree leave: the child named as running in 5 runs of 5 ($late of them with its line written after its parent's end)"
 
+# ---- ten children left running: eight named, the rest counted ----
+trap 'kill $(sed -n "s/^child //p" "$WORK/ten.out") 2>/dev/null' EXIT # should the test fail
+status=0
+timeout 60 "$CHURN" run -o "$WORK/ten.zst" "$WORK/churn_tree" leave 10 </dev/null \
+    >"$WORK/ten.out" 2>"$WORK/ten.err" || status=$?
+[ "$status" -eq 0 ] || { cat "$WORK/ten.err"; fail "churn run churn_tree leave 10: status $status"; }
+grep -q "^churn: pid [0-9]* that churn started has ended, and 10 processes of its tree still run (they daemonized, or were left running); each is traced until it ends:$" "$WORK/ten.err" ||
+    { cat "$WORK/ten.err"; fail "churn did not say that ten processes still run"; }
+[ "$(grep -c "^churn:   pid [0-9]* (.*churn_tree leave.*), traced into $WORK/ten\.[0-9]*\.zst$" "$WORK/ten.err")" -eq 8 ] ||
+    { cat "$WORK/ten.err"; fail "churn did not name eight of the ten children with their traces"; }
+grep -q "^churn:   \.\.\. and 2 more: .*churn analyze --list $WORK/ten.zst$" "$WORK/ten.err" ||
+    { cat "$WORK/ten.err"; fail "churn did not count the two children it did not name"; }
+for p in $(sed -n 's/^child //p' "$WORK/ten.out"); do
+    kill "$p"
+    gone "$p"
+done
+trap - EXIT
+echo "ten children left running: eight named, two counted"
+
 # ---- redis-server --daemonize yes ----
 command -v redis-server >/dev/null || fail "redis-server is missing (Debian redis-server)"
 status=0

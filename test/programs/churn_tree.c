@@ -13,8 +13,9 @@
                             a child starts a session of its own, forks the daemon and exits 0;
                             the daemon leaks leaf_alloc x 37, tells the parent its pid and
                             waits for a signal; the parent prints "daemon PID" and exits 0
-     churn_tree leave       parent_alloc x 100, forks a child that leaks leaf_alloc x 37 and
-                            waits for a signal, prints "child PID" and exits 0 at once */
+     churn_tree leave [N]   parent_alloc x 100, forks a child (or N) that leaks leaf_alloc x 37
+                            and waits for a signal, prints "child PID" for each and exits 0
+                            at once */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,14 +151,18 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "daemon"))
         return daemon_mode();
     if (!strcmp(argv[1], "leave")) {
-        pid_t c = fork();
-        if (c == 0) {
-            leaf_alloc(37);
-            for (;;)
-                pause();
+        for (int k = argc > 2 ? atoi(argv[2]) : 1; k > 0; k--) {
+            pid_t c = fork();
+            if (c == 0) {
+                leaf_alloc(37);
+                for (;;)
+                    pause();
+            }
+            if (c < 0)
+                return 118;
+            printf("child %d\n", (int)c);
         }
-        printf("child %d\n", (int)c);
-        return c < 0 ? 118 : 0;
+        return 0;
     }
     if (!strcmp(argv[1], "tree") || !strcmp(argv[1], "bigtree")) {
         pid_t c = fork();
