@@ -5,9 +5,10 @@
  *
  * attach:
  *   1. refuse, in one line, what ptrace or libchurn cannot do: no such process, another
- *      tracer (TracerPid), another user, a stopped process, no glibc libc.so.6 mapped (a
- *      static or musl program), a process already traced; a refused PTRACE_SEIZE is
- *      explained by kernel.yama.ptrace_scope;
+ *      tracer (TracerPid), another user, a stopped process, one that has ended or whose main
+ *      thread has, one suspended in vfork or a vfork child on its memory, no glibc libc.so.6
+ *      mapped (a static or musl program), a process already traced; a refused PTRACE_SEIZE
+ *      is explained by kernel.yama.ptrace_scope;
  *   2. take one thread at a safe point (below) and call, in it, libc's dlopen on a fresh
  *      copy of libchurn.so, the path written below the thread's red zone, the return address
  *      0: the call comes back to the tracer as a SIGSEGV at address 0, which the thread
@@ -40,9 +41,12 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <inttypes.h>
+#include <linux/kcmp.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <time.h>
@@ -651,13 +655,130 @@ static int parse_pid(const char *s, pid_t *pid)
     return 0;
 }
 
-/* The process exists and is ours to signal; then its maps can be read. */
+/* The system call a thread is blocked in and its first argument: 0, or -1 when it runs in
+   user space or /proc/PID/task/TID/syscall cannot be read. */
+static int task_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    int ok = f && fscanf(f, "%ld %" SCNx64, nr, arg0) == 2 && *nr >= 0;
+    if (f)
+        fclose(f);
+    return ok ? 0 : -1;
+}
+
+/* Thread tid of pid is suspended in vfork (or a clone or clone3 with CLONE_VFORK, as
+   posix_spawn makes): uninterruptible until its child execs or exits, it stops for no tracer
+   meanwhile. */
+static int in_vfork(pid_t pid, pid_t tid)
+{
+    long nr;
+    uint64_t arg0, flags = 0;
+    if (proc_state(tid, NULL) != 'D' || task_syscall(pid, tid, &nr, &arg0))
+        return 0;
+    if (nr == SYS_vfork)
+        return 1;
+    if (nr == SYS_clone)
+        return (arg0 & CLONE_VFORK) != 0;
+    /* clone3's flags are the first field of the struct it points to; unread, the wait is
+       taken for what it most likely is */
+    struct iovec local = {&flags, sizeof flags}, remote = {(void *)arg0, sizeof flags};
+    return nr == SYS_clone3 &&
+           (process_vm_readv(pid, &local, 1, &remote, 1, 0) != sizeof flags ||
+            (flags & CLONE_VFORK));
+}
+
+/* The child a thread suspended in vfork waits for: of the children that thread made, the one
+   that shares its memory (kcmp), or its only one where kcmp is not to be had; -1 when it
+   cannot be told. */
+static long vfork_child(pid_t pid, pid_t tid)
+{
+    char path[96];
+    long child, only = -1, found = -1;
+    size_t n = 0;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    int kcmp = 1;
+    while (f && found < 0 && fscanf(f, "%ld", &child) == 1) {
+        n++;
+        only = child;
+        long same = kcmp ? syscall(SYS_kcmp, (pid_t)child, pid, KCMP_VM, 0, 0) : -1;
+        if (same == 0)
+            found = child;
+        else if (same < 0 && (errno == ENOSYS || errno == EPERM))
+            kcmp = 0;
+    }
+    if (f)
+        fclose(f);
+    return found >= 0 ? found : !kcmp && n == 1 ? only : -1;
+}
+
+static long parent_of(pid_t pid)
+{
+    char path[64], line[256];
+    long ppid = 0;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof line, f) && sscanf(line, "PPid: %ld", &ppid) != 1)
+        ;
+    if (f)
+        fclose(f);
+    return ppid;
+}
+
+/* What no attach or detach can work on, for its true reason: a process that has ended, one
+   whose main thread has (ptrace and /proc reach its memory and its map through the main
+   thread), one suspended in vfork (it stops for no tracer until its child execs or exits:
+   attach would wait as long), and the child of a vfork that runs on its parent's memory. */
+static int check_threads(pid_t pid)
+{
+    pid_t tids[MAX_TASKS];
+    size_t n = list_tasks(pid, tids, MAX_TASKS), others = 0;
+    char main_state = proc_state(pid, NULL);
+    for (size_t i = 0; i < n; i++) {
+        char state = tids[i] == pid ? main_state : proc_state(tids[i], NULL);
+        others += tids[i] != pid && state && state != 'Z' && state != 'X';
+        if (in_vfork(pid, tids[i])) {
+            long child = vfork_child(pid, tids[i]);
+            char which[32] = "";
+            if (child > 0)
+                snprintf(which, sizeof which, " %ld", child);
+            return refuse(pid,
+                          "it is suspended in vfork until its child%s execs or exits "
+                          "(try again then)",
+                          which);
+        }
+    }
+    if ((main_state == 'Z' || main_state == 'X') && others)
+        return refuse(pid,
+                      "its main thread has exited; %zu other thread%s on, and the "
+                      "process's memory and its map are reached through the main thread",
+                      others, others > 1 ? "s run" : " runs");
+    if (main_state == 'Z' || main_state == 'X')
+        return refuse(pid, "it has ended (a zombie)");
+    long parent = parent_of(pid);
+    n = parent > 0 ? list_tasks((pid_t)parent, tids, MAX_TASKS) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (in_vfork((pid_t)parent, tids[i]) && vfork_child((pid_t)parent, tids[i]) == pid)
+            return refuse(pid,
+                          "it is a vfork child that has not exec'd: it runs on the memory "
+                          "of its parent %ld",
+                          parent);
+    return 0;
+}
+
+/* The process exists and is ours to signal, and is in a state ptrace can work on; then its
+   maps can be read. */
 static int check_reachable(pid_t pid, maps *m)
 {
     if (kill(pid, 0) && errno == EPERM)
         return refuse(pid, "it belongs to another user (ptrace needs the same user, or root)");
     if (kill(pid, 0))
         return refuse(pid, "no such process");
+    int rc = check_threads(pid);
+    if (rc)
+        return rc;
     if (maps_read(pid, m))
         return refuse(pid, "cannot read /proc/%d/maps: %s", (int)pid, strerror(errno));
     return 0;
@@ -697,8 +818,6 @@ static int check_process(pid_t pid, const maps *m, const char *what)
     }
     if (state == 'T' || state == 't')
         return refuse(pid, "it is stopped (SIGSTOP, or a debugger's stop); continue it first");
-    if (state == 'Z' || state == 'X')
-        return refuse(pid, "it has ended (a zombie)");
     int libc = 0, preloaded = 0;
     for (size_t i = 0; i < m->n; i++) {
         libc |= is_libc(m->v[i].path);

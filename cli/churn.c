@@ -1,15 +1,18 @@
 /*
  * churn: the one command a person types.  `churn run PROGRAM` preloads the libchurn.so that
  * was installed with this churn, runs PROGRAM, passes its exit status through and says where
- * the trace is; `churn analyze` is churn-analyze.
+ * the trace is, and which processes of its tree still run (a daemon); `churn analyze` is
+ * churn-analyze.
  *
  * Written in C, not sh: it finds its own location through /proc/self/exe (symlinks resolved
  * by the kernel, whatever the working directory), checks every option value with the shim's
- * own parser (it includes shim/base/options.c, so a value churn accepts is one the shim accepts),
- * forwards signals sent to it with kill but not those the terminal sends to the whole group
- * (only siginfo tells them apart), and re-raises the program's fatal signal on itself.  It
- * runs outside the traced process, so none of the shim's constraints apply here.
+ * own parser (it includes shim/base/options.c, so a value churn accepts is one the shim
+ * accepts), forwards every signal a process sends it but not those the terminal sends to the
+ * whole group (only siginfo tells them apart), stops when the program stops, and re-raises
+ * the program's fatal signal on itself.  It runs outside the traced process, so none of the
+ * shim's constraints apply here.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -176,6 +179,43 @@ static char *absolute(const char *path)
     return asprintf(&out, "%s/%s", cwd, path) < 0 ? NULL : out;
 }
 
+/* Why libchurn cannot write its trace at path (an absolute path), or NULL: it replaces a
+   regular file there and refuses anything else (shim/record/outfile.c), and a file cannot be
+   made in a directory that is missing or not writable.  Said before the program runs, not
+   found out once it ran untraced. */
+static const char *unwritable(const char *path, char *why, size_t size)
+{
+    struct stat st;
+    if (!lstat(path, &st)) {
+        const char *kind =
+            S_ISREG(st.st_mode)    ? NULL
+            : S_ISDIR(st.st_mode)  ? "a directory: the trace is a file; name one in it"
+            : S_ISLNK(st.st_mode)  ? "a symbolic link: libchurn writes through none"
+            : S_ISFIFO(st.st_mode) ? "a FIFO: a trace is written in place, not streamed"
+                                   : "not a regular file but a device or a socket";
+        if (!kind)
+            return NULL;
+        snprintf(why, size, "is %s", kind);
+        return why;
+    }
+    if (errno != ENOENT) {
+        snprintf(why, size, "cannot be created: %s", strerror(errno));
+        return why;
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = strndup(path, slash && slash != path ? (size_t)(slash - path) : 1);
+    if (!dir)
+        return NULL;
+    int err = stat(dir, &st)             ? errno
+              : !S_ISDIR(st.st_mode)     ? ENOTDIR
+              : access(dir, W_OK | X_OK) ? errno
+                                         : 0;
+    if (err)
+        snprintf(why, size, "cannot be created: %s: %s", dir, strerror(err));
+    free(dir);
+    return err ? why : NULL;
+}
+
 /* A shell or a script language's interpreter (by the executable's name, versions such as
    python3.11 included): a first image that exec'd a program, or started the one that
    allocated most, is then a script in front of it. */
@@ -217,19 +257,82 @@ static void put_shell_word(FILE *out, const char *w)
 /* ---- signals: those sent to churn are the program's ---- */
 
 static volatile pid_t child;
-static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+static struct sigaction started_with[NSIG]; /* churn's dispositions before set_forwarding */
+
+/* A fault the kernel raises for the instruction that caused it. */
+static int is_fault(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+           sig == SIGTRAP || sig == SIGSYS;
+}
+
+/* /proc/PID/stat from the state letter on (past the command name, which may hold anything),
+   in buf; NULL when it cannot be read.  No stdio: the signal handler reads it too. */
+static const char *proc_stat(long pid, char *buf, size_t size)
+{
+    char path[40] = "/proc/", digits[24], *p = path + 6;
+    int n = 0;
+    do
+        digits[n++] = (char)('0' + pid % 10);
+    while ((pid /= 10) > 0);
+    while (n)
+        *p++ = digits[--n];
+    memcpy(p, "/stat", sizeof "/stat");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t len = fd >= 0 ? read(fd, buf, size - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return NULL;
+    buf[len] = '\0';
+    const char *s = strrchr(buf, ')');
+    return s && s[1] == ' ' && s[2] ? s + 2 : NULL;
+}
+
+/* Whether pid is root or one of its descendants (the parent of each, up to root, still
+   there to be read). */
+static int in_tree(long pid, long root)
+{
+    char buf[512];
+    for (int depth = 0; pid > 1 && depth < 64; depth++) {
+        if (pid == root)
+            return 1;
+        const char *s = proc_stat(pid, buf, sizeof buf);
+        if (!s || s[1] != ' ')
+            return 0;
+        for (pid = 0, s += 2; *s >= '0' && *s <= '9'; s++) /* the parent, after the state */
+            pid = pid * 10 + (*s - '0');
+    }
+    return 0;
+}
 
 static void forward(int sig, siginfo_t *info, void *ctx)
 {
     (void)ctx;
-    /* si_code > 0: sent by the kernel (the terminal's ^C reaches the whole foreground group,
-       the program included); a child that signals its parent is not sent its own signal. */
+    int saved = errno;
     pid_t c = child;
-    if (c > 0 && info->si_code <= 0 && info->si_pid != c)
-        kill(c, sig);
+    /* Sent by a process (kill, sigqueue, tgkill): the program's.  Not one the program or a
+       process it started sent: to churn, its parent, or to the whole process group, which
+       the program is in, nor churn's own SIGPIPE (the kernel sends it as from churn).
+       Whatever the kernel sends is left alone: the terminal's ^C, ^Z or hangup reach the
+       whole foreground group, the program included; a fault of churn's own takes its
+       default action when the faulting instruction runs again. */
+    int sent =
+        info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL;
+    if (sent && c > 0 && info->si_pid != getpid() && !in_tree(info->si_pid, c)) {
+        if (info->si_code == SI_QUEUE)
+            sigqueue(c, sig, info->si_value);
+        else
+            kill(c, sig);
+    } else if (info->si_code > 0 && is_fault(sig)) {
+        signal(sig, SIG_DFL);
+    }
+    errno = saved;
 }
 
-static void set_forwarding(sigset_t *set, int epoch_signal)
+/* Every signal a process can catch is caught, and set contains them (glibc keeps two for
+   itself, which sigaction refuses). */
+static void set_forwarding(sigset_t *set)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -237,14 +340,45 @@ static void set_forwarding(sigset_t *set, int epoch_signal)
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigemptyset(set);
-    for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++) {
-        sigaction(forwarded[i], &sa, NULL);
-        sigaddset(set, forwarded[i]);
-    }
-    if (epoch_signal > 0) {
-        sigaction(epoch_signal, &sa, NULL);
-        sigaddset(set, epoch_signal);
-    }
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP && !sigaction(sig, &sa, &started_with[sig]))
+            sigaddset(set, sig);
+}
+
+/* The dispositions churn started with, on every signal in set but keep. */
+static void set_back(const sigset_t *set, int keep)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != keep && sigismember(set, sig) == 1)
+            sigaction(sig, &started_with[sig], NULL);
+}
+
+/* The state letter of /proc/PID/stat ('R', 'S', 'T'...), 0 when it cannot be read; with
+   start, when the process started (field 22, clock ticks since boot). */
+static char proc_state(long pid, long long *start)
+{
+    char buf[1024];
+    const char *p = proc_stat(pid, buf, sizeof buf);
+    if (!p)
+        return 0;
+    char state = *p;
+    for (int field = 3; start && field < 22 && p; field++) /* the space before the next */
+        p = strchr(p + 1, ' ');
+    if (start)
+        *start = p ? strtoll(p + 1, NULL, 10) : -1;
+    return state;
+}
+
+/* The program stopped for job control (^Z, or TSTP, TTIN, TTOU sent to churn and passed
+   on): churn stops too, so that the shell that ran churn sees the job stopped, and the
+   shell's fg or bg, which continues the whole group, continues both (a CONT sent to churn
+   alone is passed on).  Not when the program was continued meanwhile, nor for a SIGSTOP
+   sent to the program's own pid (a debugger, cpulimit): what continues the program then
+   would not continue churn. */
+static void follow_stop(pid_t pid, int sig)
+{
+    if ((sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) && proc_state(pid, NULL) == 'T')
+        kill(getpid(), SIGSTOP);
 }
 
 /* Dies of sig, as the program did: the shell that ran churn sees what it would have seen. */
@@ -269,15 +403,16 @@ static void print_image_header(FILE *out, int allocated)
             allocated ? "ALLOCATED  " : "", "COMMAND (TRACE)");
 }
 
-/* With f, the bytes the image allocated, in binary units as the reports print them. */
+/* With f, the bytes the image allocated, in binary units as the reports print them; running:
+   its process still runs (its end is not yet known). */
 static void print_image(FILE *out, const churn_proctree *t, const churn_proc *im,
-                        const churn_proc_figures *f)
+                        const churn_proc_figures *f, int running)
 {
     char pid[32], end[48], bytes[32] = "-";
     snprintf(pid, sizeof pid, im->n ? "%ld.%d" : "%ld", im->pid, im->n);
     const char *file = strrchr(im->trace, '/');
     fprintf(out, "churn:   %-9s %-8ld %-16s ", pid, im->ppid,
-            churn_proc_end(t, im, end, sizeof end));
+            running ? "running" : churn_proc_end(t, im, end, sizeof end));
     if (f) {
         if (f->analyzed)
             churn_proc_bytes((double)f->alloc_bytes, bytes, sizeof bytes);
@@ -294,6 +429,142 @@ static void print_command(const char *what, const char *option, const char *path
     fprintf(stderr, " analyze %s", option);
     put_shell_word(stderr, path);
     fputc('\n', stderr);
+}
+
+/* ---- what still runs when the process churn started has ended ---- */
+
+static long long churn_started; /* when churn started, as proc_state reads it */
+
+static int is_running(long pid, long long *start)
+{
+    char state = proc_state(pid, start);
+    return state && state != 'Z' && state != 'X';
+}
+
+/* An image with no end line and no exec after it whose process runs: it daemonized, or was
+   left running in the background, and goes on writing its trace.  (A process that started
+   before churn has the number of another, ended, used again.) */
+static int still_runs(const churn_proctree *t, const churn_proc *im)
+{
+    long long start;
+    return !im->ended && !churn_proctree_find(t, im->pid, im->n + 1) &&
+           is_running(im->pid, &start) && start >= churn_started;
+}
+
+/* Whether the environment pid was exec'd with holds entry; *image, which image of pid that
+   exec began (the shim's CHURN_EXEC_OF=<pid>.<n>; 0 without one of pid's: a fork). */
+static int environ_holds(long pid, const char *entry, int *image)
+{
+    char path[64], *word = NULL;
+    size_t cap = 0;
+    int found = 0;
+    *image = 0;
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    FILE *f = fopen(path, "re");
+    while (f && getdelim(&word, &cap, '\0', f) > 0) {
+        long of;
+        int n;
+        if (!strcmp(word, entry))
+            found = 1;
+        else if (sscanf(word, "CHURN_EXEC_OF=%ld.%d", &of, &n) == 2 && of == pid)
+            *image = n;
+    }
+    free(word);
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* A process forked just before the process churn started ended, or that exec'd then, may not
+   have run since, and so not yet written its image's start line in the index: found by its
+   environment, still the one churn passed (CHURN_OUT=out), it is waited for, 2 s at most,
+   until that line is there or it has ended.  (A process whose parent wrote over that
+   environment, as one that sets its title, cannot be found so; its line is there unless it
+   was forked at that very moment.) */
+static void wait_for_lines(const char *out, const char *index)
+{
+    char *entry;
+    if (!churn_opt.fork_follow || asprintf(&entry, "CHURN_OUT=%s", out) < 0)
+        return;
+    long *v = NULL;
+    size_t n = 0, cap = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        char *end;
+        long long start;
+        int image;
+        long p = strtol(de->d_name, &end, 10);
+        if (*end || p <= 0 || p == getpid() || !is_running(p, &start) ||
+            start < churn_started || !environ_holds(p, entry, &image))
+            continue;
+        if (n == cap)
+            v = churn_xrealloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+        v[n++] = p;
+    }
+    if (d)
+        closedir(d);
+    /* Each round asks each process which image it runs: a child of a shell that has just
+       written its line may exec the next moment.  Done after two rounds in a row, 10 ms
+       apart, find every image in the index. */
+    for (int round = 0, calm = 0; n && calm < 2 && round < 200; round++) {
+        churn_proctree t;
+        int have = !churn_proctree_load(index, &t), image;
+        size_t kept = 0, missing = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!is_running(v[i], NULL) || !environ_holds(v[i], entry, &image))
+                continue;
+            v[kept++] = v[i];
+            missing += !(have && churn_proctree_find(&t, v[i], image));
+        }
+        if (have)
+            churn_proctree_free(&t);
+        n = kept;
+        calm = missing ? 0 : calm + 1;
+        if (n && calm < 2)
+            usleep(10000);
+    }
+    free(entry);
+    free(v);
+}
+
+/* After the table: the images whose processes still run, where their traces go on, and how
+   to follow them. */
+static void report_running(const churn_proctree *t, const char *runs, pid_t pid,
+                           const char *out)
+{
+    size_t n = 0;
+    const churn_proc *first = NULL;
+    for (size_t i = 0; i < t->n; i++)
+        if (runs[i] && !n++)
+            first = &t->v[i];
+    if (!n)
+        return;
+    fprintf(stderr,
+            "churn: pid %d that churn started has ended, and %zu process%s of its tree "
+            "still run%s (%s daemonized, or %s left running); %s traced until it ends:\n",
+            (int)pid, n, n > 1 ? "es" : "", n > 1 ? "" : "s", n > 1 ? "they" : "it",
+            n > 1 ? "were" : "was", n > 1 ? "each is" : "it is");
+    for (size_t i = 0, shown = 0; i < t->n && shown < LIST_MAX; i++) {
+        if (!runs[i])
+            continue;
+        shown++;
+        fprintf(stderr, "churn:   pid %ld (", t->v[i].pid);
+        churn_proc_command(stderr, t->v[i].command, 60);
+        fprintf(stderr, "), traced into %s\n", t->v[i].trace);
+    }
+    if (n > LIST_MAX) {
+        fprintf(stderr, "churn:   ... and %zu more: ", n - LIST_MAX);
+        put_shell_word(stderr, self_name);
+        fputs(" analyze --list ", stderr);
+        put_shell_word(stderr, out);
+        fputc('\n', stderr);
+    }
+    fprintf(stderr, "churn: analyze what %s traced so far with: ", n > 1 ? "one" : "it");
+    put_shell_word(stderr, self_name);
+    fputs(" analyze ", stderr);
+    put_shell_word(stderr, first->trace);
+    fprintf(stderr, "; its trace is complete once it ends (kill %ld)\n", first->pid);
 }
 
 static const churn_proc_figures *by_bytes_figures;
@@ -354,12 +625,26 @@ static void say_unseen_end(const char *trace, int status, uint64_t end_ns)
                         "came after its last segment was written\n", how);
 }
 
-static void report_traces(const char *out, pid_t pid, int status, uint64_t end_ns)
+/* The file at path is not the one before was taken of: it was made or written since. */
+static int changed_since(const char *path, const struct stat *before)
+{
+    struct stat now;
+    if (stat(path, &now))
+        return 0;
+    return !before || now.st_dev != before->st_dev || now.st_ino != before->st_ino ||
+           now.st_ctim.tv_sec != before->st_ctim.tv_sec ||
+           now.st_ctim.tv_nsec != before->st_ctim.tv_nsec;
+}
+
+/* before: what out was before the run, NULL when there was nothing. */
+static void report_traces(const char *out, const struct stat *before, pid_t pid, int status,
+                          uint64_t end_ns)
 {
     char *index = churn_proctree_index_of(out);
     churn_proctree t;
+    wait_for_lines(out, index);
     if (churn_proctree_load(index, &t)) {
-        if (access(out, F_OK) == 0) {
+        if (changed_since(out, before)) {
             fprintf(stderr, "churn: trace in %s\n", out);
             print_command("analyze it with", "", out);
         } else {
@@ -370,6 +655,7 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
         return;
     }
     const churn_proc *own = churn_proctree_last(&t, pid);
+    char *runs = churn_xcalloc(t.n, 1);
     churn_proc_figures *f = NULL;
     const churn_proc *most = NULL;
     if (t.n > 1 || !own) {
@@ -381,6 +667,8 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
             churn_proc_measure(t.v[i].trace, &f[i]);
             churn_proc_take_exit(&t.v[i], &f[i]);
         }
+        for (size_t i = 0; i < t.n; i++)
+            runs[i] = (char)still_runs(&t, &t.v[i]);
         long m = churn_proctree_most_allocated(&t, f);
         most = m >= 0 ? &t.v[m] : NULL;
     }
@@ -428,7 +716,7 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
         print_image_header(stderr, 1);
         size_t shown = t.n < LIST_MAX ? t.n : LIST_MAX;
         for (size_t i = 0; i < shown; i++)
-            print_image(stderr, &t, &t.v[order[i]], &f[order[i]]);
+            print_image(stderr, &t, &t.v[order[i]], &f[order[i]], runs[order[i]]);
         if (t.n > shown) {
             fprintf(stderr, "churn:   ... and %zu more: ", t.n - shown);
             put_shell_word(stderr, self_name);
@@ -438,6 +726,8 @@ static void report_traces(const char *out, pid_t pid, int status, uint64_t end_n
         }
         free(order);
     }
+    report_running(&t, runs, pid, out);
+    free(runs);
     free(f);
     churn_proctree_free(&t);
     free(index);
@@ -485,13 +775,17 @@ static int run(int argc, char **argv)
     if (optind >= argc)
         return usage_error("run: no program given");
     /* What the shim will read, checked here as it will check it (CHURN_HELP=1 prints the
-       table and exits, as it does in the shim). */
+       table and exits, as it does in the shim), over the defaults: churn_opt is then what
+       the program is traced with. */
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         const char *v = getenv(table[i].name);
+        if (table[i].type != OPT_PATH)
+            apply(&table[i], table[i].def);
         if (v && apply(&table[i], v))
             return usage_error("bad value %s=%s (%s)", table[i].name, v, table[i].help);
     }
     char **program = argv + optind;
+    proc_state(getpid(), &churn_started); /* before any process of the tree */
 
     char dir[PATH_MAX], lib[PATH_MAX];
     if (self_dir(dir, sizeof dir) || find_library(lib, sizeof lib, dir)) {
@@ -515,10 +809,16 @@ static int run(int argc, char **argv)
     unsetenv("CHURN_ROOT_PID");
     unsetenv("CHURN_EXEC_OF");
     char *out = NULL;
+    struct stat before;
+    int existed = 0;
     if (out_opt || (getenv("CHURN_OUT") && *getenv("CHURN_OUT"))) {
         if (!(out = absolute(out_opt ? out_opt : getenv("CHURN_OUT"))))
             return EXIT_SETUP;
+        char why[PATH_MAX + 128];
+        if (unwritable(out, why, sizeof why))
+            return usage_error("run: %s %s", out, why);
         setenv("CHURN_OUT", out, 1);
+        existed = !stat(out, &before);
     }
 
     /* exec failure comes back over a close-on-exec pipe: then there is no trace to name. */
@@ -527,9 +827,11 @@ static int run(int argc, char **argv)
         fprintf(stderr, "churn: pipe: %s\n", strerror(errno));
         return EXIT_SETUP;
     }
-    sigset_t fwd, old_mask;
-    set_forwarding(&fwd, churn_opt.epoch_signal);
-    sigprocmask(SIG_BLOCK, &fwd, &old_mask);
+    /* Blocked before they are caught: a signal that comes before the fork waits for it. */
+    sigset_t all, fwd, old_mask;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old_mask);
+    set_forwarding(&fwd);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "churn: fork: %s\n", strerror(errno));
@@ -544,14 +846,14 @@ static int run(int argc, char **argv)
             if (abs)
                 setenv("CHURN_OUT", abs, 1);
         }
-        /* exec sets caught signals back to their default; the mask it keeps.  A signal
-           churn forwarded before the exec is pending here: it must act on the program as it
-           would (churn's handler in this process knows no child and would lose it), so the
-           forwarded ones are set back first.  The epoch signal keeps the handler: one that
-           comes before the program runs begins no epoch, and must not end it. */
-        for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
-            if (forwarded[i] != churn_opt.epoch_signal)
-                signal(forwarded[i], SIG_DFL);
+        /* The program starts with the dispositions and the mask churn started with (a
+           signal the shell or nohup ignored stays ignored).  exec sets caught signals back
+           to their default; a signal churn forwarded before the exec is pending here and
+           must act on the program as it would (churn's handler in this process knows no
+           child and would lose it), so the dispositions are set back before the mask.  The
+           epoch signal keeps the handler: one that comes before the program runs begins no
+           epoch, and must not end it. */
+        set_back(&fwd, churn_opt.epoch_signal);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         execvp(program[0], program);
         int err = errno;
@@ -560,7 +862,8 @@ static int run(int argc, char **argv)
         _exit(err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
     }
     child = pid;
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    /* A signal blocked when churn started is the program's to block: churn passes it on. */
+    sigprocmask(SIG_UNBLOCK, &all, NULL);
     close(report[1]);
     int err = 0;
     ssize_t got;
@@ -568,14 +871,25 @@ static int run(int argc, char **argv)
         ;
     close(report[0]);
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
+    for (;;) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
             fprintf(stderr, "churn: waitpid: %s\n", strerror(errno));
             return EXIT_SETUP;
         }
+        if (!WIFSTOPPED(status))
+            break;
+        follow_stop(pid, WSTOPSIG(status));
+    }
     struct timespec ended;
     clock_gettime(CLOCK_MONOTONIC, &ended);
     child = 0; /* its pid may be reused now */
+    /* The signals are churn's own again: a TTOU for its lines on a terminal stops it.  But
+       its lines on a closed pipe are lost without its status, which is the program's. */
+    set_back(&fwd, 0);
+    signal(SIGPIPE, SIG_IGN);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (got == (ssize_t)sizeof err) {
         struct stat st;
         /* execve says EACCES of a directory; the shell's word for it is the clearer one */
@@ -598,7 +912,7 @@ static int run(int argc, char **argv)
     else if (WEXITSTATUS(status))
         fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
     if (out)
-        report_traces(out, pid, status,
+        report_traces(out, existed ? &before : NULL, pid, status,
                       (uint64_t)ended.tv_sec * 1000000000u + (uint64_t)ended.tv_nsec);
     free(out);
     if (WIFSIGNALED(status))
@@ -650,7 +964,7 @@ static const churn_proc *select_image(const churn_proctree *t, const char *pid, 
         for (size_t i = 0; i < t->n; i++)
             if (!strcmp(base_name(t->v[i].exe), exe) || !strcmp(t->v[i].exe, exe) ||
                 !strcmp(base_name(t->v[i].argv0), exe) || !strcmp(t->v[i].argv0, exe))
-                print_image(stderr, t, &t->v[i], NULL);
+                print_image(stderr, t, &t->v[i], NULL, 0);
     }
     return NULL;
 }
@@ -698,7 +1012,7 @@ static int analyze(int argc, char **argv)
         printf("churn: %zu process image(s) in %s:\n", t.n, index);
         print_image_header(stdout, 0);
         for (size_t i = 0; i < t.n; i++)
-            print_image(stdout, &t, &t.v[i], NULL);
+            print_image(stdout, &t, &t.v[i], NULL, 0);
         return fflush(stdout) ? 1 : 0;
     }
     if (pid || exe) {

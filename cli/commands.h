@@ -17,9 +17,16 @@ static const churn_command churn_commands[] = {
      "from its own location), passes its exit status through (a death by signal is "
      "re-raised), and prints on stderr where the trace is and the command that analyzes it; "
      "of a tree, the trace of the image that allocated most (the program, behind a script "
-     "in front of it) and the command that analyzes the whole tree. "
-     "Signals sent to churn with kill (HUP, INT, QUIT, TERM, USR1, USR2 and the epoch "
-     "signal) are passed on to PROGRAM; those from the terminal reach PROGRAM directly."},
+     "in front of it) and the command that analyzes the whole tree.  When PROGRAM has ended "
+     "and processes of its tree still run (it daemonized, or left them in the background), "
+     "churn returns as the shell would and names each with the trace it goes on writing, "
+     "the command that analyzes what it traced so far, and how to end it. "
+     "Every signal sent to churn that a process can catch (with kill, timeout, or sigqueue, "
+     "its value kept) is passed on to PROGRAM; those the terminal sends reach PROGRAM "
+     "directly.  When PROGRAM stops for job control (^Z, TSTP, TTIN, TTOU), churn stops with "
+     "it, and CONT continues both; a SIGSTOP sent to PROGRAM's own pid (a debugger) leaves "
+     "churn waiting.  PROGRAM starts with the signal dispositions and mask churn started with "
+     "(what nohup or a shell ignored stays ignored)."},
     {"analyze [--list | --pid PID[.N] | --exe NAME | --tree] [ANALYZE OPTIONS] TRACE",
      "runs churn-analyze, installed next to churn, with these arguments (churn-analyze(1)). "
      "A trace of a tree has an index beside it (NAME.index for CHURN_OUT=NAME.zst, one line "
@@ -40,8 +47,9 @@ static const churn_command churn_commands[] = {
      "their frees are counted as frees of objects allocated before the attach (under "
      "--sample-bytes, with the frees, as an unsampled object's are).  With --for, "
      "detaches after SECONDS (or at ^C).  Refused, in one line with status 1, where ptrace "
-     "is not allowed (kernel.yama.ptrace_scope, another user, another tracer) and for a "
-     "static or non-glibc program (docs/attach.md)."},
+     "is not allowed (kernel.yama.ptrace_scope, another user, another tracer), for a "
+     "process that has ended or whose main thread has, one suspended in vfork or a vfork "
+     "child not yet exec'd, and for a static or non-glibc program (docs/attach.md)."},
     {"detach PID",
      "puts the entries back, finishes the trace (an EXIT of kind detach: churn analyze reads "
      "it) and leaves PID running untraced, its allocator untouched; libchurn stays loaded, "
@@ -52,9 +60,12 @@ static const churn_command churn_commands[] = {
 
 /* Exit statuses of churn itself, beside the program's own. */
 static const churn_command churn_exit_statuses[] = {
-    {"1", "attach or detach refused or failed (one line on stderr says why; the process goes on "
-          "as it was)"},
-    {"2", "bad usage (one line on stderr says what)"},
+    {"1",
+     "attach or detach refused or failed (one line on stderr says why; the process goes on "
+     "as it was)"},
+    {"2", "bad usage (one line on stderr says what), -o or CHURN_OUT naming what cannot "
+          "become a trace included (a directory, a FIFO, a symlink, a file in a missing or "
+          "read-only directory): then PROGRAM is not run"},
     {"125", "churn could not set up the run (libchurn.so not found, fork failed)"},
     {"126", "PROGRAM was found but could not be executed"},
     {"127", "PROGRAM was not found"},

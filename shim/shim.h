@@ -691,7 +691,11 @@ typedef struct churn_allocator_info {
     /* Fills the classes once the allocator can be asked; returns 0 when it cannot (yet). */
     int (*load_classes)(churn_size_classes *out);
 } churn_allocator_info;
-void churn_allocator_detect(void);
+/* Names the allocator whose malloc is traced and finds its books.  traced: that malloc, when
+   the caller knows it (churn attach: the definition the program's calls bind to, which in an
+   executable built without PIE is not what a lookup by name answers); NULL: the one ahead of
+   libchurn in the lookup scope, or else the next after it. */
+void churn_allocator_detect(void *traced);
 /* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);

@@ -4,7 +4,10 @@
 # through a symlink), the program's exit status and its death by signal passed through, an
 # existing LD_PRELOAD kept after the shim, the trace named at the end with the command that
 # analyzes it (which works), a fork/exec tree's files named, a shell script in front of the
-# program (churn names the program's own trace), and bad usage as one line with status 2.
+# program (churn names the program's own trace), and bad usage as one line with status 2, -o
+# (or CHURN_OUT) naming a directory, a FIFO, a symlink or a file in a missing directory
+# included: then nothing is run and nothing named is changed; a file -o names that no trace
+# replaced is not called one.
 . test/lib.sh
 
 CHURN=$ROOT/build/churn
@@ -52,6 +55,42 @@ status=0
 "$CHURN" run "$WORK/" 2>"$WORK/dir.err" || status=$?
 [ "$status" -eq 126 ] && [ "$(cat "$WORK/dir.err")" = "churn: cannot run $WORK/: Is a directory" ] ||
     fail "churn run of a directory: status $status, said: $(cat "$WORK/dir.err")"
+
+# ---- -o (or CHURN_OUT) naming what cannot become a trace: one line, status 2, nothing run ----
+mkdir -p "$WORK/odir"
+mkfifo "$WORK/ofifo"
+: >"$WORK/ofile"
+ln -s "$WORK/ofile" "$WORK/olink"
+ln -s "$WORK/nowhere" "$WORK/odangling"
+for o in odir ofifo olink odangling nodir/t.zst odir/; do
+    for how in option variable; do
+        status=0
+        if [ $how = option ]; then
+            "$CHURN" run -o "$WORK/$o" sh -c ": >'$WORK/ran'" >"$WORK/o.out" 2>"$WORK/o.err" ||
+                status=$?
+        else
+            CHURN_OUT="$WORK/$o" "$CHURN" run sh -c ": >'$WORK/ran'" >"$WORK/o.out" \
+                2>"$WORK/o.err" || status=$?
+        fi
+        [ "$status" -eq 2 ] || { cat "$WORK/o.err"; fail "-o $o ($how): status $status, expected 2"; }
+        [ "$(wc -l <"$WORK/o.err")" -eq 1 ] || { cat "$WORK/o.err"; fail "-o $o ($how): not one line"; }
+        grep -q "^churn: run: $WORK/$o" "$WORK/o.err" ||
+            fail "-o $o ($how) does not name it: $(cat "$WORK/o.err")"
+        [ ! -e "$WORK/ran" ] || fail "-o $o ($how): the program ran"
+    done
+done
+[ -d "$WORK/odir" ] && [ -p "$WORK/ofifo" ] && [ -L "$WORK/olink" ] && [ -f "$WORK/ofile" ] &&
+    [ ! -s "$WORK/ofile" ] || fail "a refused -o changed what it named"
+[ -z "$(ls "$WORK/odir")" ] || fail "a refused -o wrote into the directory: $(ls "$WORK/odir")"
+# A file -o names that no trace replaced (the program is static: libchurn never ran in it) is
+# not called a trace.
+build_c churn_tree_static test/programs/churn_tree.c -static
+echo "not a trace" >"$WORK/stale.zst"
+"$CHURN" run -o "$WORK/stale.zst" "$WORK/churn_tree_static" exit 0 >/dev/null 2>"$WORK/stale.err" ||
+    fail "churn run of a static program failed: $(cat "$WORK/stale.err")"
+grep -q "^churn: no trace was written" "$WORK/stale.err" && ! grep -q "trace in" "$WORK/stale.err" ||
+    { cat "$WORK/stale.err"; fail "churn called a file no trace replaced a trace"; }
+[ "$(cat "$WORK/stale.zst")" = "not a trace" ] || fail "the file -o named changed"
 
 # ---- from another working directory, an installed layout reached through a symlink ----
 mkdir -p "$WORK/prefix/bin" "$WORK/prefix/lib" "$WORK/elsewhere/sub" "$WORK/links"

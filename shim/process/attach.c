@@ -78,14 +78,45 @@ int churn_attach_loaded(void)
 }
 
 static void *libc_handle, *main_scope;
+static struct link_map *main_map;
+
+/* The object that holds p, or NULL. */
+static struct link_map *object_of(void *p)
+{
+    Dl_info info;
+    struct link_map *l = NULL;
+    return p && dladdr1(p, &info, (void **)&l, RTLD_DL_LINKMAP) ? l : NULL;
+}
+
+/* What the program's calls to name bind to, looked up in the main program's scope, which
+   this copy of libchurn (and its own definitions) is not in.  The executable answers first,
+   and one built without PIE that takes a function's address has an undefined symbol with a
+   value for it, its canonical PLT entry, so that the address is one everywhere (python3.11's
+   malloc, node's): its calls go to the first definition after it in that scope, which is
+   the first of the objects loaded with the program (the link map's order) to define it. */
+static uintptr_t program_symbol(const char *name)
+{
+    void *p = dlsym(main_scope, name);
+    if (object_of(p) != main_map || churn_exe_symbol(name) == (uintptr_t)p)
+        return (uintptr_t)p;
+    struct link_map *self = object_of((void *)churn_attach_start);
+    for (struct link_map *l = main_map->l_next; l; l = l->l_next) {
+        void *h = l != self && l->l_name[0] ? dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+        void *q = h ? dlsym(h, name) : NULL;
+        if (h)
+            dlclose(h);
+        if (q && object_of(q) == l)
+            return (uintptr_t)q;
+    }
+    return 0;
+}
 
 /* When the program's malloc is glibc's: the C functions are glibc's, the C++ operators
-   whichever definition the program's calls bind to (libstdc++'s), looked up in the main
-   program's scope, which this copy of libchurn (and its own operators) is not in. */
+   whichever definition the program's calls bind to (libstdc++'s). */
 static uintptr_t attach_symbol(const char *name)
 {
     int cxx = name[0] == '_' && name[1] == 'Z';
-    return (uintptr_t)dlsym(cxx ? main_scope : libc_handle, name);
+    return cxx ? program_symbol(name) : (uintptr_t)dlsym(libc_handle, name);
 }
 
 /* The allocator library's own definitions (dlsym on its handle also searches what it
@@ -155,7 +186,9 @@ CHURN_API int churn_attach_start(const char *config)
     churn_opt.quiet = 1;
     libc_handle = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
     main_scope = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-    uintptr_t used = main_scope ? (uintptr_t)dlsym(main_scope, "malloc") : 0;
+    if (main_scope && dlinfo(main_scope, RTLD_DI_LINKMAP, &main_map))
+        main_map = NULL;
+    uintptr_t used = main_map ? program_symbol("malloc") : 0;
     /* The malloc the program's calls bind to: glibc's, the executable's own (a static
        jemalloc), or a library's ahead of libc (redis links libjemalloc.so.2): its family is
        patched, as the patch way in does for an executable's. */
@@ -187,7 +220,7 @@ CHURN_API int churn_attach_start(const char *config)
     churn_patch_defer(churn_attach_sites, MAX_SITES, &nsites);
     if (churn_patch_family(lookup, whose))
         return fail();
-    churn_allocator_detect();
+    churn_allocator_detect((void *)used);
     churn_blind_register();
     churn_named_describe("attach");
     if (churn_opt.epoch_at[0] && churn_epoch_at_install(churn_opt.epoch_at))

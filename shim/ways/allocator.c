@@ -87,11 +87,11 @@ static int exe_holds(struct dl_phdr_info *i, size_t size, void *arg)
 /* The allocator is named by what defines the malloc that is traced, never by what else the
    process has loaded: glibc only when that malloc is glibc's own, and its counters (mallinfo2)
    only then, since they describe glibc's heap alone. */
-void churn_allocator_detect(void)
+void churn_allocator_detect(void *traced)
 {
     if (way_counters)
         return; /* named by the way in */
-    void *m = traced_malloc();
+    void *m = traced ? traced : traced_malloc();
     Dl_info owner = {0}, glibc;
     uintptr_t exe_base = 0;
     dl_iterate_phdr(exe_holds, &exe_base);

@@ -75,7 +75,7 @@ const churn_way *churn_way_choose(void)
         churn_named_install();
         /* After the way is in place, so dlsym finds the allocator the program really uses
            (a way that knows better, like tcmalloc's, has named it already). */
-        churn_allocator_detect();
+        churn_allocator_detect(NULL);
         churn_blind_register();
         churn_named_describe(w->name);
         /* Quiet in the ordinary case; say it when the program carries its own allocator. */

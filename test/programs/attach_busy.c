@@ -17,6 +17,10 @@
  *                              on stdout after each; exits 0 when stdin ends.  Nothing else
  *                              allocates after its first line, so a trace of an attach
  *                              around commands holds exactly their allocations and frees.
+ *                              It allocates through pointers to malloc and free, as a
+ *                              program's table of allocator functions does (python's): built
+ *                              without PIE, its executable then has canonical PLT entries for
+ *                              them (test/t_attach_nonpie.sh).
  *
  * All write their pid to stdout first; busy and leak then wait for a line on stdin ("go"),
  * so the test can attach before the measured part.
@@ -152,6 +156,9 @@ static void *used(void *p)
     return p;
 }
 
+static void *(*volatile alloc_fn)(size_t);
+static void (*volatile free_fn)(void *);
+
 static void wait_eof(void)
 {
     char line[16];
@@ -221,16 +228,18 @@ int main(int argc, char **argv)
         static void *kept[1 << 16];
         size_t nkept = 0;
         char line[64];
+        alloc_fn = malloc;
+        free_fn = free;
         printf("%d\n", (int)getpid());
         fflush(stdout);
         while (fgets(line, sizeof line, stdin)) {
             long n;
             if (sscanf(line, "alloc %ld", &n) == 1)
                 for (long j = 0; j < n && nkept < sizeof kept / sizeof *kept; j++)
-                    kept[nkept++] = used(malloc(100));
+                    kept[nkept++] = used(alloc_fn(100));
             else if (!strcmp(line, "free\n"))
                 while (nkept)
-                    free(kept[--nkept]);
+                    free_fn(kept[--nkept]);
             printf("ok\n");
             fflush(stdout);
         }

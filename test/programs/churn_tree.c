@@ -8,7 +8,14 @@
      churn_tree forks       parent_alloc x 100, then forks four children, each leaking
                             blocks of its own size: 10 x 1000 bytes (exits 0), 20 x 3000
                             (exits 7), 3 x 700 (dies of SIGTERM), 5 x 500 (waits until the
-                            parent kills it with SIGKILL), and prints each child's pid */
+                            parent kills it with SIGKILL), and prints each child's pid
+     churn_tree daemon      parent_alloc x 100, then daemonizes as daemon(3) does and more:
+                            a child starts a session of its own, forks the daemon and exits 0;
+                            the daemon leaks leaf_alloc x 37, tells the parent its pid and
+                            waits for a signal; the parent prints "daemon PID" and exits 0
+     churn_tree leave [N]   parent_alloc x 100, forks a child (or N) that leaks leaf_alloc x 37
+                            and waits for a signal, prints "child PID" for each and exits 0
+                            at once */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +94,39 @@ static int forks(void)
     return 0;
 }
 
+static int daemon_mode(void)
+{
+    int ready[2];
+    if (pipe(ready))
+        return 112;
+    pid_t c = fork();
+    if (c < 0)
+        return 113;
+    if (c == 0) {
+        close(ready[0]);
+        if (setsid() < 0)
+            _exit(114);
+        pid_t d = fork();
+        if (d != 0)
+            _exit(d < 0 ? 115 : 0);
+        leaf_alloc(37);
+        pid_t me = getpid();
+        if (write(ready[1], &me, sizeof me) != sizeof me)
+            _exit(116);
+        close(ready[1]);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    pid_t d;
+    int st;
+    if (read(ready[0], &d, sizeof d) != sizeof d || waitpid(c, &st, 0) != c ||
+        !WIFEXITED(st) || WEXITSTATUS(st))
+        return 117;
+    printf("daemon %d\n", (int)d);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -108,6 +148,22 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "forks"))
         return forks();
+    if (!strcmp(argv[1], "daemon"))
+        return daemon_mode();
+    if (!strcmp(argv[1], "leave")) {
+        for (int k = argc > 2 ? atoi(argv[2]) : 1; k > 0; k--) {
+            pid_t c = fork();
+            if (c == 0) {
+                leaf_alloc(37);
+                for (;;)
+                    pause();
+            }
+            if (c < 0)
+                return 118;
+            printf("child %d\n", (int)c);
+        }
+        return 0;
+    }
     if (!strcmp(argv[1], "tree") || !strcmp(argv[1], "bigtree")) {
         pid_t c = fork();
         if (c == 0) {
