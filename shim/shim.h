@@ -72,6 +72,9 @@ uint64_t churn_os_own_resident(void);
 /* Lists libchurn.so's own data and .bss among those mappings (once, at start-up). */
 void churn_os_list_own_image(void);
 void churn_os_after_fork_child(void);
+/* The main thread's stack as pthread_getattr_np gives it, without its allocations; -1 if
+   it cannot be read. */
+int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi);
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
