@@ -75,6 +75,10 @@ void churn_os_after_fork_child(void);
 /* The main thread's stack as pthread_getattr_np gives it, without its allocations; -1 if
    it cannot be read. */
 int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi);
+/* Copies len bytes of the process's memory at addr through the kernel, which says where it
+   cannot be read instead of faulting: the bytes copied (0 where addr is not readable), or -1
+   when the kernel cannot be asked (seccomp). */
+ssize_t churn_os_read_own(void *buf, const void *addr, size_t len);
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -224,6 +225,13 @@ void churn_os_unmap(void *p, size_t bytes)
         atomic_fetch_sub_explicit(&churn_own_mapped_bytes, bytes, memory_order_relaxed);
         own_unlist((uintptr_t)p, bytes);
     }
+}
+
+ssize_t churn_os_read_own(void *buf, const void *addr, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    return n < 0 && errno == EFAULT ? 0 : n;
 }
 
 static uint64_t clock_ns(clockid_t id)
