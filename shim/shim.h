@@ -649,8 +649,9 @@ static inline int churn_sample_free(void *p)
     return churn_sample_take(p);
 }
 
-/* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that
-   skipped libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
+/* ---- dlopen.c: dlopen, a stub that leaves glibc's call the program's own (its caller's
+   search path); a library loaded with RTLD_DEEPBIND gets its allocator bindings that skipped
+   libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
 
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {

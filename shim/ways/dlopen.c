@@ -17,6 +17,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -189,32 +190,156 @@ static void rebind_deep(void *handle, const char *file)
                   file, rb.redirected, rb.foreign_name, rb.foreign_object);
 }
 
-CHURN_API void *dlopen(const char *file, int flags)
+/* ---- the entry ----
+
+   glibc's dlopen looks a name without a slash up in the directories of the object that called
+   it (its RUNPATH and RPATH), and expands $ORIGIN in a name as that object's directory: it
+   takes the caller from its own return address.  Called from a wrapper here, it would search
+   as libchurn and fail where the program succeeds.  So the exported dlopen is a stub that
+   jumps to glibc's with the program's return address in place, the call then glibc's own;
+   only a deep-bound load, which libchurn must follow up (rebind_deep), is made here, opening
+   its file as the caller's would (open_as). */
+
+static void *(*real)(const char *, int);
+
+/* The stub's choice: glibc's dlopen, or deep_open. */
+__attribute__((used)) void *churn_dlopen_route(const char *file, int flags);
+
+__asm__(".text\n"
+        ".globl dlopen\n"
+        ".type dlopen, @function\n"
+        "dlopen:\n"
+        ".cfi_startproc\n"
+        "    endbr64\n"
+        "    push %rdi\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    push %rsi\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    sub $8, %rsp\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    call churn_dlopen_route\n"
+        "    add $8, %rsp\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    pop %rsi\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    pop %rdi\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    jmp *%rax\n"
+        ".cfi_endproc\n"
+        ".size dlopen, .-dlopen\n");
+
+/* The search directories of the object map (its RPATH, LD_LIBRARY_PATH, its RUNPATH, the
+   system's; glibc asks its cache between the last two), in libchurn's memory; NULL if
+   unknown. */
+static Dl_serinfo *search_path(struct link_map *map)
 {
-    static void *(*real)(const char *, int);
+    Dl_serinfo size;
+    if (dlinfo(map, RTLD_DI_SERINFOSIZE, &size))
+        return NULL;
+    Dl_serinfo *info = churn_mem_alloc(size.dls_size);
+    if (!info)
+        return NULL;
+    memcpy(info, &size, sizeof size);
+    if (dlinfo(map, RTLD_DI_SERINFO, info)) {
+        churn_mem_free(info);
+        return NULL;
+    }
+    return info;
+}
+
+/* How many directories at the end of a are the same as at the end of b. */
+static unsigned same_tail(const Dl_serinfo *a, const Dl_serinfo *b)
+{
+    unsigned n = 0;
+    while (n < a->dls_cnt && n < b->dls_cnt &&
+           !strcmp(a->dls_serpath[a->dls_cnt - 1 - n].dls_name,
+                   b->dls_serpath[b->dls_cnt - 1 - n].dls_name))
+        n++;
+    return n;
+}
+
+/* file (no slash, no $) opened as glibc opens it for a call from caller: an object loaded
+   under that name already; else the first file of that name in the directories the caller's
+   search has before those it shares with libchurn's (its RPATH and RUNPATH; between them
+   LD_LIBRARY_PATH, which both have); else libchurn's own search, which goes on as the
+   caller's would (the cache, the system's directories). */
+static void *open_as(const void *caller, const char *file, int flags)
+{
+    void *h = real(file, flags | RTLD_NOLOAD);
+    Dl_info where;
+    struct link_map *theirs = NULL, *mine = NULL;
+    if (h || !dladdr1(caller, &where, (void **)&theirs, RTLD_DL_LINKMAP) || !theirs ||
+        !dladdr1((void *)open_as, &where, (void **)&mine, RTLD_DL_LINKMAP) || !mine ||
+        theirs == mine)
+        return h ? h : real(file, flags);
+    Dl_serinfo *their_path = search_path(theirs), *my_path = search_path(mine);
+    if (their_path && my_path) {
+        unsigned own = their_path->dls_cnt - same_tail(their_path, my_path);
+        for (unsigned i = 0; i < own; i++) {
+            char path[4096];
+            const char *dir = their_path->dls_serpath[i].dls_name;
+            if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path ||
+                access(path, F_OK))
+                continue;
+            churn_mem_free(their_path);
+            churn_mem_free(my_path);
+            return real(path, flags);
+        }
+    }
+    churn_mem_free(their_path);
+    churn_mem_free(my_path);
+    return real(file, flags);
+}
+
+/* Where glibc's dlopen cannot be found: no library can be opened. */
+static void *no_dlopen(const char *file, int flags)
+{
+    (void)file;
+    (void)flags;
+    return NULL;
+}
+
+/* Reached from the stub with the program's return address in place. */
+static __attribute__((noinline)) void *deep_open(const char *file, int flags)
+{
+    void *h = open_as(__builtin_return_address(0), file, flags);
+    if (h) {
+        int saved_errno = errno;
+        churn_in_shim++;
+        rebind_deep(h, file);
+        /* the failed lookups of names the library lacks are not the program's errors */
+        dlerror();
+        churn_in_shim--;
+        errno = saved_errno;
+    }
+    return h;
+}
+
+void *churn_dlopen_route(const char *file, int flags)
+{
+    int saved_errno = errno;
     if (!real) {
         int saved = churn_in_shim;
         churn_in_shim = 1;
         real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
         churn_in_shim = saved;
-        if (!real)
-            return NULL;
     }
-    void *h = real(file, flags);
+    void *to = real ? (void *)real : (void *)no_dlopen;
 #ifdef RTLD_DEEPBIND
-    if (h && file && (flags & RTLD_DEEPBIND)) {
-        int saved_errno = errno;
+    if (file && (flags & RTLD_DEEPBIND)) {
         if (atomic_load(&churn_state) == CHURN_OFF)
             churn_ensure_init();
-        if (atomic_load(&churn_state) == CHURN_ON && !churn_malloc_is_ahead()) {
-            churn_in_shim++;
-            rebind_deep(h, file);
-            /* the failed lookups of names the library lacks are not the program's errors */
-            dlerror();
-            churn_in_shim--;
+        if (real && atomic_load(&churn_state) == CHURN_ON && !churn_malloc_is_ahead()) {
+            if (!strchr(file, '$'))
+                to = (void *)deep_open;
+            else
+                churn_log("dlopen(%s, RTLD_DEEPBIND): a name with $ in it is expanded from "
+                          "the caller's place, so glibc opens it: allocator bindings that skip "
+                          "libchurn are not redirected, what it allocates itself is not traced",
+                          file);
         }
-        errno = saved_errno;
     }
 #endif
-    return h;
+    errno = saved_errno;
+    return to;
 }
