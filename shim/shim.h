@@ -14,7 +14,8 @@
  * in (way.h: way.c, way_named.c, way_patch.c, way_tcmalloc.c; the ELF way is interpose.c and
  * cxx.c, with cxx_ops.h listing the C++ operators), the patching engine (patch.h: patch.c),
  * the CFI walker (cfi.h: cfi.c, which keeps the rules, and cfi_parse.c, which reads them from
- * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), and the
+ * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), a loaded
+ * object's imports by their GOT slots (got.h: got.c, for dlopen.c and fds.c), and the
  * writer's per-segment tables and record encoder (segstate.h: segstate.c; encode.h:
  * encode.c).  exec.c (the exec wrappers) and fatal.c (the handlers of the signals that end
  * the process) have one declaration each, under writer.c and exit.c.
@@ -96,12 +97,19 @@ void churn_log_init(void);
 extern char *churn_log_capture;
 extern size_t churn_log_capture_size;
 
-/* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
-int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its new number */
-void churn_fd_forget(int fd); /* no longer ours (the program took its number over) */
-void churn_fd_drop(int fd);   /* forget and close */
-void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
-void churn_fd_release_captured(void); /* closes that pipe: the process is no longer traced */
+/* ---- fds.c: our descriptors: high, passed over by the program's closes, none open where the
+   program asks, moved from a number it takes ---- */
+int churn_fd_keep(_Atomic int *where, int fd); /* moves fd high (close-on-exec) into *where */
+int churn_fd_use(_Atomic int *where); /* its number for one use, held until churn_fd_done;
+                                          -1 when gone (*where is -1 then: the program took
+                                          its number over past libc), with no done */
+void churn_fd_done(_Atomic int *where);
+void churn_fd_drop(_Atomic int *where);       /* closed; *where -1 */
+void churn_fd_guard_unwinder(const void *fn); /* libunwind (fn one of its functions): its
+                                                 descriptor calls go through fds.c */
+void churn_fd_release_captured(
+    void); /* closes libunwind's pipe: the process is no longer traced */
+void churn_fds_after_fork_child(void);
 
 /* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
    probe), never across a call that can block or allocate from the traced heap. */

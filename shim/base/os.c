@@ -254,25 +254,26 @@ static _Atomic int statm_fd = -1;
 
 void churn_rss_reopen(void)
 {
-    int nfd = churn_fd_keep(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
-    churn_fd_drop(atomic_exchange(&statm_fd, nfd));
+    churn_fd_drop(&statm_fd);
+    churn_fd_keep(&statm_fd, open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
 }
 
 void churn_rss_close(void)
 {
-    churn_fd_drop(atomic_exchange(&statm_fd, -1));
+    churn_fd_drop(&statm_fd);
 }
 
 uint64_t churn_rss_bytes(void)
 {
-    int fd = atomic_load(&statm_fd);
+    int fd = churn_fd_use(&statm_fd);
     if (fd < 0) {
         churn_rss_reopen();
-        if ((fd = atomic_load(&statm_fd)) < 0)
+        if ((fd = churn_fd_use(&statm_fd)) < 0)
             return 0;
     }
     char buf[128];
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    churn_fd_done(&statm_fd);
     if (n <= 0)
         return 0;
     buf[n] = 0;

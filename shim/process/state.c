@@ -238,6 +238,7 @@ static void after_fork_parent(void)
    only its descriptors go. */
 static void untraced_child(void)
 {
+    churn_fds_after_fork_child();
     atomic_store(&churn_state, CHURN_DISABLED);
     if (churn_opt.fork_follow)
         churn_log("fork from a signal handler that interrupted libchurn: the child (pid %d) "
@@ -259,6 +260,7 @@ static void after_fork_child(void)
         return;
     }
     churn_os_after_fork_child();
+    churn_fds_after_fork_child();
     churn_writer_fork_child_catch_up();
     churn_threads_after_fork_child();
     churn_sample_unlock();
