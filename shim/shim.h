@@ -17,8 +17,9 @@
  * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), a loaded
  * object's imports by their GOT slots (got.h: got.c, for dlopen.c and fds.c), and the
  * writer's per-segment tables and record encoder (segstate.h: segstate.c; encode.h:
- * encode.c).  exec.c (the exec wrappers) and fatal.c (the handlers of the signals that end
- * the process) have one declaration each, under writer.c and exit.c.
+ * encode.c), and the seccomp filter run on libchurn's own calls (seccomp_filter.h, shared with
+ * cli/attach.c).  exec.c (the exec wrappers) has one declaration under writer.c; fatal.c (the
+ * handlers of the signals that end the process) and seccomp.c theirs under exit.c.
  */
 #ifndef CHURN_SHIM_H
 #define CHURN_SHIM_H
@@ -191,6 +192,10 @@ int churn_exit_writer_returning(void); /* -1: the process is in its last exit, n
 int churn_exit_only_writer(int *status); /* 1: every other thread has ended */
 /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT and the signals whose default ends the process */
 void churn_fatal_install(void);
+void churn_fatal_uninstall(void); /* the defaults back where ours stand in (tracing stopped) */
+/* seccomp.c: before the program installs a filter (op SECCOMP_SET_MODE_*, uprog its struct
+   sock_fprog): tracing ends first where the filter stops a call libchurn makes. */
+void churn_seccomp_before(unsigned op, const void *uprog);
 
 /* ---- attach.c: churn attach, a shim loaded into a running process ---- */
 /* 1 when the process did not preload libchurn: `churn attach` loaded it with dlopen, and
