@@ -13,7 +13,9 @@
  *   strict       after BEFORE allocations, strict mode (prctl): then only read, write and
  *                exit, which ends the program (its last thread).
  * Then (but strict) AFTER more allocations.  Prints `before N` once the filter is in place
- * (N: allocations made before it) and `after M` at the end, with write(2).
+ * (N: allocations made before it) and `after M` at the end, with write(2).  With a second
+ * argument `wait`, it reads a byte from stdin after `before` (for churn attach to find it
+ * under its filter), then goes on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,6 +121,9 @@ int main(int argc, char **argv)
         return 2;
     }
     say("before", before);
+    char byte;
+    if (argc > 2 && !strcmp(argv[2], "wait") && read(0, &byte, 1) != 1)
+        return 4;
     if (!strcmp(mode, "strict"))
         syscall(SYS_exit, 0); /* exit_group is not allowed */
     say("after", allocate(AFTER));
