@@ -72,7 +72,7 @@ $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 # and links the analyzer (without its main) to read a tree's index and traces.
 CLI_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -Ianalyzer
 CLI_ANALYZER_OBJ := $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
-$(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/base/options.c shim/ways/patch.h $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
+$(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/base/options.c shim/ways/patch.h shim/process/seccomp_filter.h $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $< $(CLI_ANALYZER_OBJ) $(ANALYZER_LIBS)
 
 # docs/options.md's option table, the man pages and the bash completion, from the tables in

@@ -51,6 +51,7 @@
 #include <sys/user.h>
 #include <time.h>
 
+#include "process/seccomp_filter.h"
 #include "ways/patch.h"
 
 #define ATTACH_REFUSED 1
@@ -848,6 +849,46 @@ static int refuse_ptrace(pid_t pid)
                        "seccomp filter, or a set-uid program)");
 }
 
+/* libchurn, once loaded, makes system calls the program may not (its dlopen, its writer
+   thread, its records), and a seccomp filter that kills on one would kill the program.  So
+   each filter of the thread the load runs on (the writer inherits them) is read with ptrace
+   and run on those calls (shim/process/seccomp_filter.h): refused when one stops a call, in
+   strict mode, and when the filters cannot be read (that needs CAP_SYS_ADMIN). */
+static int check_seccomp(pid_t pid, pid_t tid)
+{
+    char path[64], line[256];
+    int mode = 0;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f) && sscanf(line, "Seccomp: %d", &mode) != 1)
+        ;
+    if (f)
+        fclose(f);
+    if (mode == 1)
+        return refuse(pid, "it runs in seccomp strict mode: libchurn's first system call "
+                           "would kill it");
+    for (long i = 0; mode == 2; i++) {
+        long n = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, NULL);
+        if (n < 0 && errno == ENOENT)
+            break;
+        struct sock_filter *prog = n > 0 ? calloc((size_t)n, sizeof *prog) : NULL;
+        if (!prog || ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, prog) != n) {
+            int err = errno;
+            free(prog);
+            return refuse(pid,
+                          "it runs under a seccomp filter churn cannot read (%s; reading "
+                          "one needs CAP_SYS_ADMIN), which may kill it on a system call "
+                          "libchurn makes",
+                          strerror(err));
+        }
+        const char *stops = churn_seccomp_stops(prog, (unsigned)n);
+        free(prog);
+        if (stops)
+            return refuse(pid, "a seccomp filter in it stops %s, which libchurn needs", stops);
+    }
+    return 0;
+}
+
 /* ---- stopping every thread to write the entries ---- */
 
 typedef struct all_threads {
@@ -1031,6 +1072,8 @@ static int do_attach(pid_t pid, const char *lib, const char *config)
     uint64_t handle = 0, started = 1, base = reused;
     static churn_patch_site sites[64];
     size_t n = 0;
+    if (check_seccomp(pid, t.tid))
+        goto out;
     if (fpu_save(t.tid, fpu)) {
         fprintf(stderr, "churn: cannot read the FPU state of thread %d: %s\n", (int)t.tid,
                 strerror(errno));

@@ -14,10 +14,12 @@
  * in (way.h: way.c, way_named.c, way_patch.c, way_tcmalloc.c; the ELF way is interpose.c and
  * cxx.c, with cxx_ops.h listing the C++ operators), the patching engine (patch.h: patch.c),
  * the CFI walker (cfi.h: cfi.c, which keeps the rules, and cfi_parse.c, which reads them from
- * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), and the
+ * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), a loaded
+ * object's imports by their GOT slots (got.h: got.c, for dlopen.c and fds.c), and the
  * writer's per-segment tables and record encoder (segstate.h: segstate.c; encode.h:
- * encode.c).  exec.c (the exec wrappers) and fatal.c (the handlers of the signals that end
- * the process) have one declaration each, under writer.c and exit.c.
+ * encode.c), and the seccomp filter run on libchurn's own calls (seccomp_filter.h, shared with
+ * cli/attach.c).  exec.c (the exec wrappers) has one declaration under writer.c; fatal.c (the
+ * handlers of the signals that end the process) and seccomp.c theirs under exit.c.
  */
 #ifndef CHURN_SHIM_H
 #define CHURN_SHIM_H
@@ -72,6 +74,13 @@ uint64_t churn_os_own_resident(void);
 /* Lists libchurn.so's own data and .bss among those mappings (once, at start-up). */
 void churn_os_list_own_image(void);
 void churn_os_after_fork_child(void);
+/* The main thread's stack as pthread_getattr_np gives it, without its allocations; -1 if
+   it cannot be read. */
+int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi);
+/* Copies len bytes of the process's memory at addr through the kernel, which says where it
+   cannot be read instead of faulting: the bytes copied (0 where addr is not readable), or -1
+   when the kernel cannot be asked (seccomp). */
+ssize_t churn_os_read_own(void *buf, const void *addr, size_t len);
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
@@ -89,12 +98,19 @@ void churn_log_init(void);
 extern char *churn_log_capture;
 extern size_t churn_log_capture_size;
 
-/* ---- fds.c: our descriptors, high and passed over by the program's closes ---- */
-int churn_fd_keep(int fd);    /* moves fd high (close-on-exec) and returns its new number */
-void churn_fd_forget(int fd); /* no longer ours (the program took its number over) */
-void churn_fd_drop(int fd);   /* forget and close */
-void churn_fd_capture(int on); /* 1: pipes this thread makes (libunwind's) are kept as ours */
-void churn_fd_release_captured(void); /* closes that pipe: the process is no longer traced */
+/* ---- fds.c: our descriptors: high, passed over by the program's closes, none open where the
+   program asks, moved from a number it takes ---- */
+int churn_fd_keep(_Atomic int *where, int fd); /* moves fd high (close-on-exec) into *where */
+int churn_fd_use(_Atomic int *where); /* its number for one use, held until churn_fd_done;
+                                          -1 when gone (*where is -1 then: the program took
+                                          its number over past libc), with no done */
+void churn_fd_done(_Atomic int *where);
+void churn_fd_drop(_Atomic int *where);       /* closed; *where -1 */
+void churn_fd_guard_unwinder(const void *fn); /* libunwind (fn one of its functions): its
+                                                 descriptor calls go through fds.c */
+void churn_fd_release_captured(
+    void); /* closes libunwind's pipe: the process is no longer traced */
+void churn_fds_after_fork_child(void);
 
 /* Small spinlock: the shim's locks are held for a handful of instructions (a hash-table
    probe), never across a call that can block or allocate from the traced heap. */
@@ -176,6 +192,10 @@ int churn_exit_writer_returning(void); /* -1: the process is in its last exit, n
 int churn_exit_only_writer(int *status); /* 1: every other thread has ended */
 /* fatal.c: flush on SEGV, BUS, ILL, FPE, ABRT and the signals whose default ends the process */
 void churn_fatal_install(void);
+void churn_fatal_uninstall(void); /* the defaults back where ours stand in (tracing stopped) */
+/* seccomp.c: before the program installs a filter (op SECCOMP_SET_MODE_*, uprog its struct
+   sock_fprog): tracing ends first where the filter stops a call libchurn makes. */
+void churn_seccomp_before(unsigned op, const void *uprog);
 
 /* ---- attach.c: churn attach, a shim loaded into a running process ---- */
 /* 1 when the process did not preload libchurn: `churn attach` loaded it with dlopen, and
@@ -642,8 +662,9 @@ static inline int churn_sample_free(void *p)
     return churn_sample_take(p);
 }
 
-/* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that
-   skipped libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
+/* ---- dlopen.c: dlopen, a stub that leaves glibc's call the program's own (its caller's
+   search path); a library loaded with RTLD_DEEPBIND gets its allocator bindings that skipped
+   libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
 
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {

@@ -102,6 +102,11 @@ int churn_report_run_as(const churn_report_options *o, char *file, char *name, s
 
 const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t len)
 {
+    if (a->detached)
+        return a->exit_detail == CHURN_DETACH_SECCOMP
+                   ? "tracing stopped: the program installed a seccomp filter that stops a "
+                     "system call libchurn makes; it went on untraced"
+                   : "detached (churn detach); the process went on untraced";
     if (!a->has_exit && a->info->ends_open) {
         snprintf(buf, len, "no exit record (ends at a checkpoint, %.3f s in)",
                  churn_analysis_checkpoint_s(a));

@@ -285,7 +285,14 @@ enum churn_exit_how {
     CHURN_EXIT_THREADS = 6, /* every thread ended by the exit system call, none called exit
                                or exit_group (a seccomp-strict program); detail is the status
                                the process ended with */
-    CHURN_EXIT_DETACH = 7,  /* `churn detach`: the process goes on, untraced */
+    CHURN_EXIT_DETACH = 7,  /* the process goes on, untraced; detail is why (below) */
+};
+
+/* The detail of CHURN_EXIT_DETACH. */
+enum churn_detach_reason {
+    CHURN_DETACH_COMMAND = 0, /* `churn detach` */
+    CHURN_DETACH_SECCOMP = 1, /* the program installed a seccomp filter that stops a system
+                                 call libchurn makes */
 };
 
 enum churn_drop_reason {

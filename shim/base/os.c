@@ -6,22 +6,88 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
 
 _Atomic uint64_t churn_own_mapped_bytes;
+
+/* ---- the main thread's stack ---- */
+
+extern void *__libc_stack_end;
+
+/* The mapping that holds addr, and the end of the one before it, from /proc/self/maps read
+   with a fixed buffer.  Returns 0, or -1 when no mapping holds addr. */
+static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t *before)
+{
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    uintptr_t range[2] = {0, 0}, last_to = 0;
+    int field = 0, found = -1; /* field: 0, 1 the range's bounds, 2 the rest of the line */
+    ssize_t n;
+    while (found && (n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n && found; i++) {
+            char c = buf[i];
+            if (c == '\n') {
+                if (range[0] <= addr && addr < range[1]) {
+                    *from = range[0];
+                    *to = range[1];
+                    *before = last_to;
+                    found = 0;
+                }
+                last_to = range[1];
+                range[0] = range[1] = 0;
+                field = 0;
+            } else if (field < 2) {
+                int digit = c >= '0' && c <= '9'   ? c - '0'
+                            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                   : -1;
+                if (digit >= 0)
+                    range[field] = range[field] << 4 | (uintptr_t)digit;
+                else
+                    field++;
+            }
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* As pthread_getattr_np reports the main thread's stack: its top the page above
+   __libc_stack_end, its size RLIMIT_STACK less what lies above that page, cut at the end of
+   the mapping below.  Read without pthread_getattr_np, which reads /proc/self/maps with
+   getline: getline takes its buffer from malloc and grows it with glibc's realloc, and a
+   program that defines malloc and free but not realloc aborts there. */
+int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from, to, before;
+    uintptr_t end = (uintptr_t)__libc_stack_end;
+    struct rlimit r;
+    if (mapping_of(end, &from, &to, &before) || getrlimit(RLIMIT_STACK, &r))
+        return -1;
+    uintptr_t top = (end & -page) + page;
+    uintptr_t size = ((uintptr_t)r.rlim_cur - (to - top)) & -page;
+    if (size > top - before)
+        size = top - before;
+    *lo = top - size;
+    *hi = top;
+    return 0;
+}
 
 /* ---- libchurn's own mappings, listed so the writer can count their resident pages ----
 
@@ -161,6 +227,13 @@ void churn_os_unmap(void *p, size_t bytes)
     }
 }
 
+ssize_t churn_os_read_own(void *buf, const void *addr, size_t len)
+{
+    struct iovec local = {buf, len}, remote = {(void *)addr, len};
+    ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+    return n < 0 && errno == EFAULT ? 0 : n;
+}
+
 static uint64_t clock_ns(clockid_t id)
 {
     struct timespec ts;
@@ -181,25 +254,26 @@ static _Atomic int statm_fd = -1;
 
 void churn_rss_reopen(void)
 {
-    int nfd = churn_fd_keep(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
-    churn_fd_drop(atomic_exchange(&statm_fd, nfd));
+    churn_fd_drop(&statm_fd);
+    churn_fd_keep(&statm_fd, open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
 }
 
 void churn_rss_close(void)
 {
-    churn_fd_drop(atomic_exchange(&statm_fd, -1));
+    churn_fd_drop(&statm_fd);
 }
 
 uint64_t churn_rss_bytes(void)
 {
-    int fd = atomic_load(&statm_fd);
+    int fd = churn_fd_use(&statm_fd);
     if (fd < 0) {
         churn_rss_reopen();
-        if ((fd = atomic_load(&statm_fd)) < 0)
+        if ((fd = churn_fd_use(&statm_fd)) < 0)
             return 0;
     }
     char buf[128];
     ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    churn_fd_done(&statm_fd);
     if (n <= 0)
         return 0;
     buf[n] = 0;

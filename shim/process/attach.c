@@ -274,7 +274,7 @@ CHURN_API int churn_detach(void)
         snprintf(churn_attach_error, sizeof churn_attach_error, "this copy is not attached");
         return -1;
     }
-    churn_finish(CHURN_EXIT_DETACH, 0);
+    churn_finish(CHURN_EXIT_DETACH, CHURN_DETACH_COMMAND);
     churn_writer_join();
     churn_threads_each(release_ring, NULL);
     /* The program's own disposition of the epoch signal comes back. */

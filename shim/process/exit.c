@@ -49,6 +49,9 @@ static _Atomic uint32_t finished; /* 1 once it is done */
 
 static void leaving(int how, int status)
 {
+    /* untraced (a seccomp filter may stop getpid) */
+    if (atomic_load(&churn_state) != CHURN_ON)
+        return;
     atomic_store(&leaving_status, status);
     atomic_store(&leaving_how, how);
     atomic_store(&leaving_pid, getpid());
@@ -68,6 +71,8 @@ static void on_quick_exit_entry(long status)
 
 static void on_exit_syscall(long status)
 {
+    if (atomic_load(&churn_state) != CHURN_ON)
+        return;
     int how = atomic_load(&leaving_pid) == getpid() ? atomic_load(&leaving_how)
                                                     : CHURN_EXIT_UNDERSCORE;
     churn_finish(how, (int)status);
@@ -98,6 +103,8 @@ CHURN_API long syscall(long number, ...)
     va_end(ap);
     if (number == SYS_exit_group)
         on_exit_syscall(a[0]);
+    if (number == SYS_seccomp)
+        churn_seccomp_before((unsigned)a[0], (const void *)a[2]);
     syscall_fn next = (syscall_fn)churn_next_of(&next_syscall, "syscall");
     return next(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -144,8 +151,9 @@ void churn_exit_destructor(void)
 
 void churn_finish(int how, int detail)
 {
-    /* A vfork child (its pid is not the trace's), or no trace open. */
-    if (getpid() != churn_outfile_pid())
+    /* Untraced, or finished (a seccomp filter may stop getpid); a vfork child (its pid is not
+       the trace's), or no trace open. */
+    if (atomic_load(&churn_state) != CHURN_ON || getpid() != churn_outfile_pid())
         return;
     pid_t me = churn_gettid(), first = 0;
     if (!atomic_compare_exchange_strong(&finisher, &first, me)) {

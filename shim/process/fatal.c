@@ -105,6 +105,14 @@ void churn_fatal_install(void)
     }
 }
 
+void churn_fatal_uninstall(void)
+{
+    for (size_t i = 0; i < FATAL_COUNT; i++)
+        if (slot(fatal_signals[i]) == (int)i &&
+            !next_sigaction()(fatal_signals[i], &shown[i], NULL))
+            atomic_store(&ours[i], 0);
+}
+
 static int asks_default(const struct sigaction *act)
 {
     return !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;

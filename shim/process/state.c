@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/single_threaded.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "walk/elfsyms.h"
@@ -197,13 +199,22 @@ void churn_ensure_init(void)
     churn_in_shim = saved;
 }
 
-/* ---- fork: quiesce the writer and every lock, so the child inherits consistent state ---- */
+/* ---- fork: quiesce the writer and every lock, so the child inherits consistent state ----
+
+   A fork from a signal handler that interrupted libchurn on this very thread (its guard is
+   up) cannot take libchurn's locks: the interrupted code may hold one, and waiting for it
+   would wait forever.  Such a fork takes none, and its child, whose copy of libchurn's
+   tables may be half updated, is not traced and says so. */
+static __thread int fork_unsafe;
 
 static void before_fork(void)
 {
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
+    fork_unsafe = churn_in_shim != 0;
     churn_in_shim++;
+    if (fork_unsafe)
+        return;
     churn_writer_before_fork();
     churn_stacks_lock();
     churn_sample_lock();
@@ -214,10 +225,29 @@ static void after_fork_parent(void)
 {
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
-    churn_threads_unlock();
-    churn_sample_unlock();
-    churn_stacks_unlock();
-    churn_writer_after_fork_parent();
+    if (!fork_unsafe) {
+        churn_threads_unlock();
+        churn_sample_unlock();
+        churn_stacks_unlock();
+        churn_writer_after_fork_parent();
+    }
+    churn_in_shim--;
+}
+
+/* The child of a fork libchurn could not quiesce: nothing of the parent's state is touched,
+   only its descriptors go. */
+static void untraced_child(void)
+{
+    churn_fds_after_fork_child();
+    atomic_store(&churn_state, CHURN_DISABLED);
+    if (churn_opt.fork_follow)
+        churn_log("fork from a signal handler that interrupted libchurn: the child (pid %d) "
+                  "is not traced",
+                  (int)getpid());
+    churn_outfile_close();
+    churn_rss_close();
+    churn_index_close();
+    churn_fd_release_captured();
     churn_in_shim--;
 }
 
@@ -225,7 +255,12 @@ static void after_fork_child(void)
 {
     if (atomic_load(&churn_state) != CHURN_ON)
         return;
+    if (fork_unsafe) {
+        untraced_child();
+        return;
+    }
     churn_os_after_fork_child();
+    churn_fds_after_fork_child();
     churn_writer_fork_child_catch_up();
     churn_threads_after_fork_child();
     churn_sample_unlock();
@@ -259,6 +294,38 @@ static void after_fork_child(void)
         churn_fd_release_captured();
     }
     churn_in_shim--;
+}
+
+/* Threads of the process: /proc/self/task links 2 + that many (no descriptor is opened, a
+   number the program may be about to take); 0 when it cannot be read. */
+static int process_threads(void)
+{
+    struct stat st;
+    return stat("/proc/self/task", &st) ? 0 : (int)st.st_nlink - 2;
+}
+
+/* glibc's fork takes the allocator's locks (and stdio's) once the process has a second
+   thread, which libchurn's writer is: from a signal handler that interrupted the allocator
+   on this thread, it would wait forever for the lock that thread holds.  Without libchurn the
+   program would have been single-threaded and its fork would take none.  So such a fork is
+   made as glibc makes a single-threaded one, but with _Fork, which runs no fork handlers: the
+   program's own (pthread_atfork) do not run for it.  The child is single-threaded, as
+   __libc_single_threaded then says, and glibc takes no lock the interrupted call may hold. */
+CHURN_API pid_t fork(void)
+{
+    static void *_Atomic next_slot;
+    pid_t (*next)(void) = (pid_t(*)(void))churn_next_of(&next_slot, "fork");
+    if (!churn_in_shim || atomic_load(&churn_state) != CHURN_ON || !churn_writer_running() ||
+        process_threads() != 2)
+        return next();
+    pid_t pid = _Fork();
+    if (pid == 0) {
+        __libc_single_threaded = 1;
+        fork_unsafe = 1;
+        churn_in_shim++;
+        untraced_child();
+    }
+    return pid;
 }
 
 void churn_atfork_register(void)

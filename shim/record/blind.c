@@ -75,7 +75,7 @@ static struct {
     uint64_t next_ns, base_ns;
     uint64_t base_anon, base_own, base_live, base_untouched, live_peak, last_untraced;
     int rising;
-    int fd;                 /* smaps_rollup, kept open (a high descriptor of ours) */
+    _Atomic int fd; /* smaps_rollup, kept open (a high descriptor of ours) */
     size_t nbase;
     uintptr_t base_lo[MAX_BASE];
     uint64_t base_kb[MAX_BASE];
@@ -111,8 +111,11 @@ void churn_blind_register(void)
 
 typedef void (*line_fn)(const char *line, void *ctx);
 
-static void each_line(int fd, line_fn fn, void *ctx)
+static void each_line(_Atomic int *kept, line_fn fn, void *ctx)
 {
+    int fd = churn_fd_use(kept);
+    if (fd < 0)
+        return;
     char buf[8192], line[512];
     size_t len = 0;
     ssize_t n;
@@ -129,6 +132,7 @@ static void each_line(int fd, line_fn fn, void *ctx)
             }
         }
     }
+    churn_fd_done(kept);
 }
 
 static uint64_t number_after(const char *s)
@@ -143,9 +147,7 @@ static uint64_t number_after(const char *s)
 
 void churn_blind_reset(void)
 {
-    if (b.fd >= 0)
-        churn_fd_drop(b.fd); /* it reads the parent's figures */
-    b.fd = -1;
+    churn_fd_drop(&b.fd); /* it reads the parent's figures */
     b.started = 0;
     atomic_store(&untraced_now, 0);
     atomic_store(&warned, 0);
@@ -166,8 +168,7 @@ static void rollup_line(const char *line, void *ctx)
 static uint64_t anon_bytes(void)
 {
     uint64_t v = 0;
-    if (b.fd >= 0)
-        each_line(b.fd, rollup_line, &v);
+    each_line(&b.fd, rollup_line, &v);
     return v;
 }
 
@@ -271,12 +272,11 @@ static void smaps_line(const char *line, void *ctx)
 
 static void read_smaps(walk *w)
 {
-    int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    _Atomic int fd = -1;
+    if (churn_fd_keep(&fd, open("/proc/self/smaps", O_RDONLY | O_CLOEXEC)) < 0)
         return;
-    fd = churn_fd_keep(fd);
-    each_line(fd, smaps_line, w);
-    churn_fd_drop(fd);
+    each_line(&fd, smaps_line, w);
+    churn_fd_drop(&fd);
 }
 
 /* ---- the likely culprit ---- */
@@ -613,8 +613,7 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
     if (!b.started) {
         if (!churn_main_started())
             return;
-        b.fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
-        b.fd = b.fd >= 0 ? churn_fd_keep(b.fd) : -1;
+        churn_fd_keep(&b.fd, open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC));
         b.started = 1;
         b.base_ns = now;
         b.base_anon = anon_bytes();
@@ -630,6 +629,9 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         read_smaps(&w);
         return;
     }
+    /* the program took its number over past libc (fds.c): opened again */
+    if (b.fd < 0)
+        churn_fd_keep(&b.fd, open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC));
     if (b.fd < 0)
         return;
     if (live_bytes > b.live_peak)

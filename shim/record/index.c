@@ -42,7 +42,7 @@ static char line[LINE_MAX_BYTES + 64];
 static size_t len;
 static char path[sizeof churn_opt.out + 8];
 static int image = -1; /* this image's n; -1: no start line was written */
-static int kept = -1;  /* the index, open since the start line */
+static _Atomic int kept = -1; /* the index, open since the start line */
 
 static void put_char(char c)
 {
@@ -107,8 +107,7 @@ static void put_argv(int title)
 
 void churn_index_close(void)
 {
-    churn_fd_drop(kept);
-    kept = -1;
+    churn_fd_drop(&kept);
 }
 
 /* The start line opens the index (a fork child's copy of its parent's descriptor goes) and
@@ -120,21 +119,26 @@ static void append(int truncate, int start)
         unlink(path); /* a previous run's index, by the same name */
     if (start)
         churn_index_close();
-    int fd = kept >= 0 ? kept
-                       : churn_fd_keep(open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
-                                                      O_CLOEXEC, 0600));
+    /* the kept one, unless the program took its number over past libc (fds.c): then again */
+    int fd = churn_fd_use(&kept);
+    if (fd < 0) {
+        churn_fd_keep(&kept,
+                      open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+        fd = churn_fd_use(&kept);
+    }
     ssize_t w = fd >= 0 ? write(fd, line, len) : -1;
+    int err = fd < 0 || w < 0 ? errno : ENOSPC;
+    if (fd >= 0)
+        churn_fd_done(&kept);
     if (w != (ssize_t)len) {
         static int said;
         if (!said++)
             churn_log("cannot write the index %s: %s; the traces do not depend on it", path,
-                      strerror(fd < 0 || w < 0 ? errno : ENOSPC));
+                      strerror(err));
     }
     struct rlimit r;
-    if (start && fd >= 0 && !getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur >= 1024)
-        kept = fd;
-    else if (fd != kept)
-        churn_fd_drop(fd);
+    if (!start || getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur < 1024)
+        churn_index_close();
 }
 
 void churn_index_start(void)

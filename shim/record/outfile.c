@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -24,7 +25,9 @@
 #include "churn/version.h"
 #include "shim.h"
 
-static int fd = -1;
+static _Atomic int fd = -1;
+static int cur = -1; /* its number for the write under way (hold .. release) */
+static char path_now[sizeof churn_opt.out];
 static pid_t owner;
 static int attached; /* the trace starts at a churn attach */
 
@@ -60,13 +63,13 @@ int churn_outfile_open(const char *path, int events)
         }
         unlink(path);
     }
-    fd = churn_fd_keep(open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    churn_fd_keep(&fd, open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (fd < 0 || fstat(fd, &st)) {
         churn_log("cannot create %s: %s; not tracing", path, strerror(errno));
-        churn_fd_drop(fd);
-        fd = -1;
+        churn_fd_drop(&fd);
         return -1;
     }
+    snprintf(path_now, sizeof path_now, "%s", path);
     file_dev = st.st_dev;
     file_ino = st.st_ino;
     owner = getpid();
@@ -92,8 +95,8 @@ int churn_outfile_open(const char *path, int events)
     h.header_crc = churn_file_header_crc(&h);
     if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
         churn_log("cannot write %s: %s; not tracing", path, strerror(errno));
-        churn_fd_drop(fd);
-        fd = -1;
+        churn_fd_drop(&fd);
+        owner = 0;
         return -1;
     }
     churn_producer_frame p;
@@ -105,8 +108,8 @@ int churn_outfile_open(const char *path, int events)
     p.crc = churn_producer_frame_crc(&p);
     if (pwrite(fd, &p, sizeof p, sizeof h) != (ssize_t)sizeof p) {
         churn_log("cannot write %s: %s; not tracing", path, strerror(errno));
-        churn_fd_drop(fd);
-        fd = -1;
+        churn_fd_drop(&fd);
+        owner = 0;
         return -1;
     }
     write_at = data_start = sizeof h + sizeof p;
@@ -128,11 +131,11 @@ static uint64_t file_holds(uint64_t at, size_t wrote, int err)
 {
     uint64_t owned = at + wrote;
     struct stat st;
-    if (!fstat(fd, &st) && (uint64_t)st.st_size > owned)
+    if (!fstat(cur, &st) && (uint64_t)st.st_size > owned)
         owned = (uint64_t)st.st_size;
     struct statvfs v;
     uint64_t holds = owned;
-    if (!fstatvfs(fd, &v))
+    if (!fstatvfs(cur, &v))
         holds += (uint64_t)v.f_bavail * v.f_frsize;
     return wrote > 0 || err == EFBIG ? owned : holds;
 }
@@ -147,7 +150,7 @@ static ssize_t write_no_sigxfsz(const void *buf, size_t len, off_t at)
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, &old);
     int was_pending = !sigpending(&pending) && sigismember(&pending, SIGXFSZ);
-    ssize_t n = pwrite(fd, buf, len, at);
+    ssize_t n = pwrite(cur, buf, len, at);
     int err = errno;
     if (n < 0 && err == EFBIG && !was_pending) {
         struct timespec zero = {0, 0};
@@ -175,19 +178,37 @@ static size_t write_all(const void *buf, size_t len, uint64_t at, int *err)
     return done;
 }
 
-pid_t churn_outfile_pid(void) { return fd >= 0 ? owner : 0; }
-
-/* A program can still take the trace's number (dup2 onto it, a raw close and a new open):
-   then it is the program's file, and writing on would corrupt it. */
-static int still_ours(void)
+pid_t churn_outfile_pid(void)
 {
+    return owner;
+}
+
+/* The trace's descriptor for one write, held against a move (fds.c) until release; -1 when
+   the trace is gone.  A program can still take the number over past libc (a raw dup2, a raw
+   close and a new open): the file is then opened again by its path, if that is still the
+   trace's file, or the trace ends there, said once. */
+static int hold(void)
+{
+    if (atomic_load(&fd) < 0)
+        return -1;
+    if ((cur = churn_fd_use(&fd)) >= 0)
+        return 0;
     struct stat st;
-    if (!fstat(fd, &st) && st.st_dev == file_dev && st.st_ino == file_ino)
-        return 1;
-    churn_log("the program took over the trace's file descriptor %d; the trace ends here", fd);
-    churn_fd_forget(fd);
-    fd = -1;
-    return 0;
+    churn_fd_keep(&fd, open(path_now, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd >= 0 && !fstat(fd, &st) && st.st_dev == file_dev && st.st_ino == file_ino &&
+        (cur = churn_fd_use(&fd)) >= 0)
+        return 0;
+    churn_fd_drop(&fd);
+    churn_log("the program took over the trace's file descriptor, and %s is no longer the "
+              "trace's file; the trace ends here",
+              path_now);
+    return -1;
+}
+
+static void release(void)
+{
+    churn_fd_done(&fd);
+    cur = -1;
 }
 
 /* The open header at open_at no longer describes what the trace will hold (the segment was
@@ -203,11 +224,22 @@ static void forget_open(void)
     open_crc = 0;
 }
 
+static int checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                      uint64_t first_epoch, uint64_t now_ns, uint64_t reserve);
+
 int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                              uint64_t first_epoch, uint64_t now_ns, uint64_t reserve)
 {
-    if (fd < 0 || !still_ours())
+    if (hold())
         return -1;
+    int rc = checkpoint(zstd_frame, zbytes, raw_bytes, first_epoch, now_ns, reserve);
+    release();
+    return rc;
+}
+
+static int checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                      uint64_t first_epoch, uint64_t now_ns, uint64_t reserve)
+{
     size_t hdr = sizeof(churn_open_segment_header);
     if (open_at == NO_PLACE) {
         uint64_t room = churn_outfile_ring_room();
@@ -244,15 +276,26 @@ int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw
     return write_all(&h, sizeof h, open_at, &err) == sizeof h ? 0 : -1;
 }
 
+static int write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                         uint64_t first_epoch, uint64_t last_epoch);
+
 /* The caller leaves sizeof(churn_segment_header) bytes free in front of the zstd frame, so a
    segment that no checkpoint placed is written with a single call. */
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch)
 {
-    if (fd < 0 || !still_ours()) {
+    if (hold()) {
         open_at = NO_PLACE;
-        return -1;
+        return CHURN_OUTFILE_FAILED;
     }
+    int rc = write_segment(zstd_frame, zbytes, raw_bytes, first_epoch, last_epoch);
+    release();
+    return rc;
+}
+
+static int write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
+                         uint64_t first_epoch, uint64_t last_epoch)
+{
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
     if (total > churn_outfile_ring_room()) {
@@ -328,6 +371,6 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
 
 void churn_outfile_close(void)
 {
-    churn_fd_drop(fd);
-    fd = -1;
+    churn_fd_drop(&fd);
+    owner = 0;
 }

@@ -49,6 +49,15 @@ static void stack_bounds(churn_thread *t)
     pthread_attr_t attr;
     void *addr;
     size_t size;
+    /* The process's first thread: pthread_getattr_np would read /proc/self/maps with getline,
+       allocating (os.c).  A fork child's thread forked from another is not: it is not on
+       that stack. */
+    uintptr_t lo, hi, sp = (uintptr_t)__builtin_frame_address(0);
+    if (t->tid == getpid() && !churn_os_main_stack(&lo, &hi) && sp >= lo && sp < hi) {
+        t->stack_lo = lo;
+        t->stack_hi = hi;
+        return;
+    }
     if (pthread_getattr_np(pthread_self(), &attr))
         return;
     if (!pthread_attr_getstack(&attr, &addr, &size)) {
@@ -115,7 +124,8 @@ churn_thread *churn_thread_self(void)
         return NULL;
     unfinished = NULL;
     /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores
-       it): once per thread, under the caller's guard, as pthread_getattr_np may allocate. */
+       it): once per thread, under the caller's guard, as pthread_getattr_np may allocate
+       (its affinity mask). */
     stack_bounds(t);
     /* Once, and finished before any thread sets it: two threads registering first at once
        must not set a key that is not made yet (key 0, someone else's). */

@@ -99,6 +99,7 @@ static struct {
     uint64_t counters_epoch; /* churn_epoch_now when they were read: the reading at the end
                                 of the epoch before it, of no other (close_epoch) */
     int busy;                 /* the last pass drained BUSY_EVENTS or more */
+    _Atomic uint32_t started; /* the thread runs writer_main (start_thread waits for it) */
 } w;
 
 /* ---- the writer lock: held for a pass, for the final flush and across fork ---- */
@@ -868,6 +869,8 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     churn_in_shim = 1; /* nothing this thread does is traced */
+    atomic_store(&w.started, 1);
+    churn_futex_wake(&w.started);
     uint64_t alone_checked = 0;
     while (!atomic_load(&w.stop)) {
         uint64_t now = churn_now_ns();
@@ -948,10 +951,16 @@ static int start_thread(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&w.started, 0);
     int rc = pthread_create(&w.thread, ap, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (ap)
         pthread_attr_destroy(&attr);
+    /* Until the thread runs, glibc has not finished starting it (its rseq registration): a
+       seccomp filter the program installs first thing in main, for every thread, must find
+       it started, or its start fails and glibc aborts the process. */
+    while (!rc && !atomic_load(&w.started))
+        churn_futex_wait(&w.started, 0, 10000000u);
     if (!rc)
         churn_exit_writer_started();
     churn_in_shim = saved;

@@ -77,9 +77,9 @@ static uintptr_t stack_room(const churn_thread *t, uintptr_t sp, uintptr_t *top)
 
 void churn_unwind_init(void)
 {
-    churn_fd_capture(1); /* libunwind's start-up opens its memory-probe pipe */
+    /* libunwind's start-up opens its memory-probe pipe, one of our descriptors (fds.c) */
+    churn_fd_guard_unwinder((const void *)unw_set_caching_policy);
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-    churn_fd_capture(0);
     churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
 

@@ -35,6 +35,40 @@ void churn_exec_set_count(int n)
     exec_count = n;
 }
 
+/* 1 when every pointer of envp and every string it points to can be read, as the kernel's
+   exec reads them: with a bad one the exec fails with EFAULT, and libchurn, which reads envp
+   before (preloads_us, prepare), must not crash where the program gets an error.  1 as well
+   when the kernel cannot be asked: envp is then read as it is. */
+static int readable_env(char *const envp[])
+{
+    if (!envp)
+        return 1;
+    for (size_t i = 0;; i++) {
+        char *s;
+        ssize_t n = churn_os_read_own(&s, &envp[i], sizeof s);
+        if (n < 0)
+            return 1;
+        if (n != sizeof s)
+            return 0;
+        if (!s)
+            return 1;
+        for (size_t off = 0;;) {
+            char chunk[512]; /* small: exec may be called on a small sigaltstack */
+            /* within a page: a read across into an unreadable one would say nothing of the
+               bytes before it */
+            size_t want = 4096 - ((uintptr_t)(s + off) & 4095);
+            n = churn_os_read_own(chunk, s + off, want < sizeof chunk ? want : sizeof chunk);
+            if (n < 0)
+                return 1;
+            if (n == 0)
+                return 0;
+            if (memchr(chunk, 0, (size_t)n))
+                break;
+            off += (size_t)n;
+        }
+    }
+}
+
 /* Whether envp preloads libchurn (by its file name) into the new image: only then does the
    image need the mark.  A program that execs with an environment of its own (`env -i env`)
    must find no variable of ours in it. */
@@ -59,7 +93,8 @@ static int preloads_us(char *const envp[])
    envp goes as it is). */
 static char **prepare(char *const envp[], char *mark, size_t mark_size)
 {
-    if (atomic_load(&churn_state) != CHURN_ON || churn_outfile_pid() != getpid())
+    if (atomic_load(&churn_state) != CHURN_ON || churn_outfile_pid() != getpid() ||
+        !readable_env(envp))
         return NULL;
     int saved = churn_in_shim;
     churn_in_shim = 1;
