@@ -46,7 +46,19 @@ static int have_next(void)
 
 /* ---- C ---- */
 
-CHURN_API void *malloc(size_t size)
+/* Under CHURN_SAMPLE_BYTES, malloc and free first try the fast path: the trace is on, the
+   call is not libchurn's own, and churn_sample_*_quick finds it counted and not a sample's.
+   Those are the only checks and stores an unsampled call makes; the guard is still set
+   around the forwarded call (a preloaded allocator behind libchurn may call back in).  Every
+   other call, and a sample's, goes on out of line, where nothing of it is done twice: the
+   quick checks count nothing when they fail.  A failed allocation is not counted. */
+static inline __attribute__((always_inline)) int sampling_fast(void)
+{
+    return CHURN_LIKELY(churn_opt.sample_bytes != 0) && CHURN_LIKELY(!churn_in_shim) &&
+           CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON);
+}
+
+static __attribute__((noinline)) void *malloc_traced(size_t size)
 {
     if (!ready_to_trace())
         return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
@@ -61,10 +73,32 @@ CHURN_API void *malloc(size_t size)
     return p;
 }
 
-CHURN_API void free(void *p)
+/* The allocation was made on the fast path and the quick count left it here. */
+static __attribute__((noinline)) void *malloc_sample(void *p, size_t size)
 {
-    if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
-        return;
+    if (p) {
+        GUARD();
+        if (churn_sample_alloc(p, size))
+            churn_record_sampled_alloc(p, size, CHURN_ALLOC_MALLOC);
+    }
+    return p;
+}
+
+CHURN_API void *malloc(size_t size)
+{
+    if (sampling_fast()) {
+        churn_in_shim = 1;
+        void *p = churn_next.malloc(size);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
+            return p;
+        return malloc_sample(p, size);
+    }
+    return malloc_traced(size);
+}
+
+static __attribute__((noinline)) void free_traced(void *p)
+{
     if (!ready_to_trace()) {
         if (have_next())
             churn_next.free(p);
@@ -78,6 +112,19 @@ CHURN_API void free(void *p)
         churn_record_free(p, CHURN_FREE_FREE);
     }
     churn_next.free(p);
+}
+
+CHURN_API void free(void *p)
+{
+    if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
+        return;
+    if (sampling_fast() && CHURN_LIKELY(churn_sample_free_quick(p))) {
+        churn_in_shim = 1;
+        churn_next.free(p);
+        churn_in_shim = 0;
+        return;
+    }
+    free_traced(p);
 }
 
 CHURN_API void *calloc(size_t n, size_t size)
