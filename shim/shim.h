@@ -677,6 +677,22 @@ static inline int churn_sample_free_quick(void *p)
     return 1;
 }
 
+/* A realloc of an unsampled block that returned a block: the old one's free and the new
+   one's allocation, counted as the two above count them. */
+static inline int churn_sample_realloc_quick(size_t size)
+{
+    churn_sample_thread *t = &churn_sample_self;
+    churn_sample_counts *b = t->counts;
+    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+    if (CHURN_UNLIKELY(t->epoch != epoch || !b || size >= t->left))
+        return 0;
+    t->left -= size;
+    churn_sample_add(b, CHURN_SAMPLE_FREES, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+    return 1;
+}
+
 /* ---- dlopen.c: a library loaded with RTLD_DEEPBIND gets its allocator bindings that
    skipped libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
 
