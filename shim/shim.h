@@ -6,7 +6,9 @@
  *                              encode.c: the records (decoded by analyzer/read/records.c)
  *
  * Under CHURN_SAMPLE_BYTES, sample.c sits at event.c's entry: it counts every allocation
- * and free and lets only the sampled ones, and their frees, go on.
+ * and free and lets only the sampled ones, and their frees, go on.  interpose.c's malloc,
+ * calloc, realloc and free count an unsampled call themselves (churn_sample_*_quick) and
+ * go no further.
  *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  *
