@@ -6,7 +6,9 @@
  *                              encode.c: the records (decoded by analyzer/read/records.c)
  *
  * Under CHURN_SAMPLE_BYTES, sample.c sits at event.c's entry: it counts every allocation
- * and free and lets only the sampled ones, and their frees, go on.
+ * and free and lets only the sampled ones, and their frees, go on.  interpose.c's malloc,
+ * calloc, realloc and free count an unsampled call themselves (churn_sample_*_quick) and
+ * go no further.
  *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  *
@@ -640,12 +642,18 @@ static inline int churn_sample_alloc(void *p, size_t size)
     return churn_sample_alloc_slow((uintptr_t)p, size);
 }
 
+/* 0 when p is not a sampled live address; 1 when it may be. */
+static inline int churn_sample_filter_has(void *p)
+{
+    unsigned bucket = churn_sample_bucket((uintptr_t)p);
+    uint64_t w = atomic_load_explicit(&churn_sample_filter[bucket / 64], memory_order_relaxed);
+    return (w >> (bucket % 64)) & 1;
+}
+
 /* 1 when p was sampled: it is taken out of the set, and its free is to be recorded. */
 static inline int churn_sample_take(void *p)
 {
-    unsigned bucket = churn_sample_bucket((uintptr_t)p);
-    if (CHURN_LIKELY(!((atomic_load_explicit(&churn_sample_filter[bucket / 64],
-                                             memory_order_relaxed) >> (bucket % 64)) & 1)))
+    if (CHURN_LIKELY(!churn_sample_filter_has(p)))
         return 0;
     return churn_sample_take_slow((uintptr_t)p);
 }
@@ -660,6 +668,51 @@ static inline int churn_sample_free(void *p)
 {
     churn_sample_count_free();
     return churn_sample_take(p);
+}
+
+/* The program thread's whole share of an unsampled call (malloc's and free's fast paths,
+   interpose.c): 1 when the call is counted and is not a sample's, 0 when it is left, not
+   counted, to churn_sample_alloc or churn_sample_free (a sample falls due, a new epoch, the
+   thread's first call).  Nothing here but loads, compares and the counts' stores, so that
+   the way in keeps no registers of its own across the allocator's call. */
+static inline int churn_sample_alloc_quick(size_t size)
+{
+    churn_sample_thread *t = &churn_sample_self;
+    churn_sample_counts *b = t->counts;
+    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+    if (CHURN_UNLIKELY(t->epoch != epoch || !b || size >= t->left))
+        return 0;
+    t->left -= size;
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+    return 1;
+}
+
+static inline int churn_sample_free_quick(void *p)
+{
+    churn_sample_thread *t = &churn_sample_self;
+    churn_sample_counts *b = t->counts;
+    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+    if (CHURN_UNLIKELY(t->epoch != epoch || !b || churn_sample_filter_has(p)))
+        return 0;
+    churn_sample_add(b, CHURN_SAMPLE_FREES, 1);
+    return 1;
+}
+
+/* A realloc of an unsampled block that returned a block: the old one's free and the new
+   one's allocation, counted as the two above count them. */
+static inline int churn_sample_realloc_quick(size_t size)
+{
+    churn_sample_thread *t = &churn_sample_self;
+    churn_sample_counts *b = t->counts;
+    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
+    if (CHURN_UNLIKELY(t->epoch != epoch || !b || size >= t->left))
+        return 0;
+    t->left -= size;
+    churn_sample_add(b, CHURN_SAMPLE_FREES, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+    return 1;
 }
 
 /* ---- dlopen.c: dlopen, a stub that leaves glibc's call the program's own (its caller's

@@ -44,7 +44,6 @@ if not text.rstrip().endswith(bars.rstrip()) or not bars:
 rows = re.findall(r"^\| ([^|]+) \| ([\d.]+) \| (met|not met) \|$", bars, re.M)
 names = [r[0] for r in rows]
 for want in ("python3, every stack: wall <= 1.5x native",
-             "python3, histograms only (CHURN_EVENTS=0): wall <= 1.15x native",
              "workerd, every stack: throughput >= 0.75 of native",
              "python3 trace size: <= 0.40 bytes/event",
              "python3, CHURN_SAMPLE_BYTES=524288: wall <= 1.05x native",

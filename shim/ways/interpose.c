@@ -46,7 +46,19 @@ static int have_next(void)
 
 /* ---- C ---- */
 
-CHURN_API void *malloc(size_t size)
+/* Under CHURN_SAMPLE_BYTES, malloc, calloc, realloc and free first try the fast path: the trace is on, the
+   call is not libchurn's own, and churn_sample_*_quick finds it counted and not a sample's.
+   Those are the only checks and stores an unsampled call makes; the guard is still set
+   around the forwarded call (a preloaded allocator behind libchurn may call back in).  Every
+   other call, and a sample's, goes on out of line, where nothing of it is done twice: the
+   quick checks count nothing when they fail.  A failed allocation is not counted. */
+static inline __attribute__((always_inline)) int sampling_fast(void)
+{
+    return CHURN_LIKELY(churn_opt.sample_bytes != 0) && CHURN_LIKELY(!churn_in_shim) &&
+           CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON);
+}
+
+static __attribute__((noinline)) void *malloc_traced(size_t size)
 {
     if (!ready_to_trace())
         return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
@@ -61,10 +73,32 @@ CHURN_API void *malloc(size_t size)
     return p;
 }
 
-CHURN_API void free(void *p)
+/* The allocation was made on the fast path and the quick count left it here. */
+static __attribute__((noinline)) void *alloc_sample(void *p, size_t size, int kind)
 {
-    if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
-        return;
+    if (p) {
+        GUARD();
+        if (churn_sample_alloc(p, size))
+            churn_record_sampled_alloc(p, size, kind);
+    }
+    return p;
+}
+
+CHURN_API void *malloc(size_t size)
+{
+    if (sampling_fast()) {
+        churn_in_shim = 1;
+        void *p = churn_next.malloc(size);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
+            return p;
+        return alloc_sample(p, size, CHURN_ALLOC_MALLOC);
+    }
+    return malloc_traced(size);
+}
+
+static __attribute__((noinline)) void free_traced(void *p)
+{
     if (!ready_to_trace()) {
         if (have_next())
             churn_next.free(p);
@@ -80,7 +114,20 @@ CHURN_API void free(void *p)
     churn_next.free(p);
 }
 
-CHURN_API void *calloc(size_t n, size_t size)
+CHURN_API void free(void *p)
+{
+    if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
+        return;
+    if (sampling_fast() && CHURN_LIKELY(churn_sample_free_quick(p))) {
+        churn_in_shim = 1;
+        churn_next.free(p);
+        churn_in_shim = 0;
+        return;
+    }
+    free_traced(p);
+}
+
+static __attribute__((noinline)) void *calloc_traced(size_t n, size_t size)
 {
     size_t total;
     int overflow = __builtin_mul_overflow(n, size, &total);
@@ -99,6 +146,20 @@ CHURN_API void *calloc(size_t n, size_t size)
     return p;
 }
 
+CHURN_API void *calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (sampling_fast() && !__builtin_mul_overflow(n, size, &total)) {
+        churn_in_shim = 1;
+        void *p = churn_next.calloc(n, size);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(total)))
+            return p;
+        return alloc_sample(p, total, CHURN_ALLOC_CALLOC);
+    }
+    return calloc_traced(n, size);
+}
+
 /* A bootstrap block cannot be handed to the real realloc: copy it out. */
 static void *realloc_bootstrap(void *p, size_t size)
 {
@@ -110,10 +171,8 @@ static void *realloc_bootstrap(void *p, size_t size)
     return q;
 }
 
-CHURN_API void *realloc(void *p, size_t size)
+static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
 {
-    if (p && CHURN_UNLIKELY(churn_bootstrap_owns(p)))
-        return realloc_bootstrap(p, size);
     if (!ready_to_trace()) {
         if (have_next())
             return churn_next.realloc(p, size);
@@ -121,6 +180,35 @@ CHURN_API void *realloc(void *p, size_t size)
     }
     GUARD();
     return churn_record_realloc(p, size);
+}
+
+/* The realloc of an unsampled block (or of NULL) was made on the fast path and the quick
+   count left it here: counted as churn_realloc_end counts it.  The old block is freed
+   unless the realloc failed (a NULL answer to a size other than 0). */
+static __attribute__((noinline)) void *realloc_sample(void *p, void *q, size_t size)
+{
+    GUARD();
+    if (p && (q || !size))
+        churn_sample_count_free();
+    if (q && churn_sample_alloc(q, size))
+        churn_record_sampled_alloc(q, size, CHURN_ALLOC_REALLOC);
+    return q;
+}
+
+CHURN_API void *realloc(void *p, size_t size)
+{
+    if (p && CHURN_UNLIKELY(churn_bootstrap_owns(p)))
+        return realloc_bootstrap(p, size);
+    /* a sampled block's realloc records its free: that is the traced path's */
+    if (sampling_fast() && (!p || CHURN_LIKELY(!churn_sample_filter_has(p)))) {
+        churn_in_shim = 1;
+        void *q = churn_next.realloc(p, size);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(q != NULL) && p && CHURN_LIKELY(churn_sample_realloc_quick(size)))
+            return q;
+        return realloc_sample(p, q, size);
+    }
+    return realloc_traced(p, size);
 }
 
 CHURN_API void *reallocarray(void *p, size_t n, size_t size)
