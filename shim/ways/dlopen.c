@@ -172,15 +172,17 @@ static unsigned same_tail(const Dl_serinfo *a, const Dl_serinfo *b)
    under that name already; else the first file of that name in the directories the caller's
    search has before those it shares with libchurn's (its RPATH and RUNPATH; between them
    LD_LIBRARY_PATH, which both have); else libchurn's own search, which goes on as the
-   caller's would (the cache, the system's directories). */
+   caller's would (the cache, the system's directories).  A caller in no object (generated
+   code) searches as the executable, as glibc has it. */
 static void *open_as(const void *caller, const char *file, int flags)
 {
     void *h = real(file, flags | RTLD_NOLOAD);
     Dl_info where;
     struct link_map *theirs = NULL, *mine = NULL;
-    if (h || !dladdr1(caller, &where, (void **)&theirs, RTLD_DL_LINKMAP) || !theirs ||
-        !dladdr1((void *)open_as, &where, (void **)&mine, RTLD_DL_LINKMAP) || !mine ||
-        theirs == mine)
+    if (!h && (!dladdr1(caller, &where, (void **)&theirs, RTLD_DL_LINKMAP) || !theirs))
+        theirs = _r_debug.r_map;
+    if (h || !theirs || !dladdr1((void *)open_as, &where, (void **)&mine, RTLD_DL_LINKMAP) ||
+        !mine || theirs == mine)
         return h ? h : real(file, flags);
     Dl_serinfo *their_path = search_path(theirs), *my_path = search_path(mine);
     if (their_path && my_path) {
