@@ -8,6 +8,7 @@
 #ifndef CHURN_SECCOMP_FILTER_H
 #define CHURN_SECCOMP_FILTER_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -126,7 +127,8 @@ static inline uint32_t churn_bpf_run(const struct sock_filter *f, unsigned n,
 /* The system calls libchurn makes once it traces (its writer, its records on the program's
    threads, its flush at the end), with the arguments a filter may tell apart: flags, modes,
    operations, and a descriptor number of its own (fd).  Pointers are 0: a filter cannot read
-   through them. */
+   through them.  (A container's filter that answers clone3 with ENOSYS, for glibc to fall back
+   to clone, stops nothing.) */
 #define CHURN_SECCOMP_FD 1000
 static const struct {
     int nr;
@@ -191,8 +193,10 @@ static inline const char *churn_seccomp_stops(const struct sock_filter *f, unsig
         d.nr = churn_seccomp_needs[i].nr;
         d.arch = AUDIT_ARCH_X86_64;
         memcpy(d.args, churn_seccomp_needs[i].args, sizeof churn_seccomp_needs[i].args);
-        uint32_t action = churn_bpf_run(f, n, &d) & SECCOMP_RET_ACTION_FULL;
-        if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG)
+        uint32_t ret = churn_bpf_run(f, n, &d), action = ret & SECCOMP_RET_ACTION_FULL;
+        if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG &&
+            !(action == SECCOMP_RET_ERRNO && (ret & SECCOMP_RET_DATA) == ENOSYS &&
+              d.nr == SYS_clone3)) /* glibc falls back to clone */
             return churn_seccomp_needs[i].name;
     }
     return NULL;

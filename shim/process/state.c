@@ -172,7 +172,7 @@ void churn_ensure_init(void)
     int expected = CHURN_OFF;
     if (!atomic_compare_exchange_strong(&churn_state, &expected, CHURN_INITIALIZING))
         return;
-    int saved = churn_in_shim;
+    int saved = churn_in_shim, saved_errno = errno;
     churn_in_shim = 1;
     churn_log_init();
     churn_real_resolve();
@@ -197,6 +197,7 @@ void churn_ensure_init(void)
     }
     atomic_store(&churn_state, ok ? CHURN_ON : CHURN_DISABLED);
     churn_in_shim = saved;
+    errno = saved_errno; /* the call it came in on (a malloc) says nothing of it */
 }
 
 /* ---- fork: quiesce the writer and every lock, so the child inherits consistent state ----
@@ -333,7 +334,7 @@ void churn_atfork_register(void)
     pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
-__attribute__((constructor)) static void churn_constructor(void)
+static void bring_up(void)
 {
     /* Loaded into a running process by churn attach: churn_attach_start brings it up. */
     if (churn_attach_loaded()) {
@@ -357,6 +358,14 @@ __attribute__((constructor)) static void churn_constructor(void)
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
     churn_in_shim--;
+}
+
+/* The program's main finds errno as it would without libchurn (0, where nothing failed). */
+__attribute__((constructor)) static void churn_constructor(void)
+{
+    int saved_errno = errno;
+    bring_up();
+    errno = saved_errno;
 }
 
 __attribute__((destructor)) static void churn_destructor(void)

@@ -168,37 +168,53 @@ static unsigned same_tail(const Dl_serinfo *a, const Dl_serinfo *b)
     return n;
 }
 
-/* file (no slash, no $) opened as glibc opens it for a call from caller: an object loaded
-   under that name already; else the first file of that name in the directories the caller's
-   search has before those it shares with libchurn's (its RPATH and RUNPATH; between them
-   LD_LIBRARY_PATH, which both have); else libchurn's own search, which goes on as the
-   caller's would (the cache, the system's directories). */
-static void *open_as(const void *caller, const char *file, int flags)
+/* A bare name (no slash, no $) found as glibc finds it for a call from caller: an object
+   loaded under that name already (its handle in *h); else into path, the first file of that
+   name in the directories the caller's search has before those it shares with libchurn's
+   (its RPATH and RUNPATH; between them LD_LIBRARY_PATH, which both have).  0 when neither:
+   libchurn's own search then goes on as the caller's would (the cache, the system's
+   directories).  A caller in no object (generated code) searches as the executable, as
+   glibc has it. */
+static int find_as(const void *caller, const char *file, int flags, void **h, char *path,
+                   size_t cap)
 {
-    void *h = real(file, flags | RTLD_NOLOAD);
+    if ((*h = real(file, flags | RTLD_NOLOAD)))
+        return 1;
     Dl_info where;
     struct link_map *theirs = NULL, *mine = NULL;
-    if (h || !dladdr1(caller, &where, (void **)&theirs, RTLD_DL_LINKMAP) || !theirs ||
-        !dladdr1((void *)open_as, &where, (void **)&mine, RTLD_DL_LINKMAP) || !mine ||
-        theirs == mine)
-        return h ? h : real(file, flags);
+    if (!dladdr1(caller, &where, (void **)&theirs, RTLD_DL_LINKMAP) || !theirs)
+        theirs = _r_debug.r_map;
+    if (!theirs || !dladdr1((void *)find_as, &where, (void **)&mine, RTLD_DL_LINKMAP) ||
+        !mine || theirs == mine)
+        return 0;
     Dl_serinfo *their_path = search_path(theirs), *my_path = search_path(mine);
+    int found = 0;
     if (their_path && my_path) {
         unsigned own = their_path->dls_cnt - same_tail(their_path, my_path);
-        for (unsigned i = 0; i < own; i++) {
-            char path[4096];
-            const char *dir = their_path->dls_serpath[i].dls_name;
-            if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path ||
-                access(path, F_OK))
-                continue;
-            churn_mem_free(their_path);
-            churn_mem_free(my_path);
-            return real(path, flags);
-        }
+        for (unsigned i = 0; i < own && !found; i++)
+            found = snprintf(path, cap, "%s/%s", their_path->dls_serpath[i].dls_name, file) <
+                        (int)cap &&
+                    !access(path, F_OK);
     }
     churn_mem_free(their_path);
     churn_mem_free(my_path);
-    return real(file, flags);
+    return found;
+}
+
+/* file opened as the caller's dlopen would open it.  What libchurn asks the loader on the way
+   (is it loaded, the search directories) is not traced: natively the program's call makes no
+   such allocations; the load itself is. */
+static void *open_as(const void *caller, const char *file, int flags)
+{
+    if (strchr(file, '/'))
+        return real(file, flags); /* a path: no search */
+    void *h;
+    char path[4096];
+    int saved = churn_in_shim;
+    churn_in_shim = 1;
+    int found = find_as(caller, file, flags, &h, path, sizeof path);
+    churn_in_shim = saved;
+    return h ? h : real(found ? path : file, flags);
 }
 
 /* Where glibc's dlopen cannot be found: no library can be opened. */

@@ -50,6 +50,13 @@ uint64_t churn_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 pid_t churn_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+/* every thread's stack from pthread_getattr_np, the main thread's too */
+int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi)
+{
+    (void)lo;
+    (void)hi;
+    return -1;
+}
 void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 {
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
