@@ -65,9 +65,6 @@ void churn_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeou
 int churn_writer_running(void) { return 1; }
 size_t churn_modules_count(void) { return 1; } /* stacks note the module generation */
 int churn_writer_is_self(void) { return 0; }
-/* The main thread's stack from os.c's reading of the maps: here every thread, main included,
-   takes pthread_getattr_np's answer, as threads other than the first do. */
-int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi) { (void)lo; (void)hi; return -1; }
 void churn_log(const char *fmt, ...)
 {
     va_list ap;
