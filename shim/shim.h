@@ -213,6 +213,17 @@ uint64_t churn_epoch_advance_in_program(void);
 void churn_epoch_install_triggers(void);  /* signal handler and timer per options */
 int churn_epoch_timer_due(uint64_t now_ns);
 
+/* ---- ucontext.c, thread.c: the bounds of the stack a thread runs on ----
+   The thread's own stack (thread.c, when it registers), or the coroutine stack it switched to
+   with swapcontext or setcontext, whose ucontext names it (ucontext.c); both 0 when libchurn
+   does not know them: a context without a stack of its own, or a thread that has not
+   registered.  A stack the program switches to by its own means is not here: the walk finds
+   the stack pointer outside these bounds and takes that stack as unknown (unwind.c). */
+extern __thread uintptr_t churn_stack_lo, churn_stack_hi;
+typedef struct {
+    uintptr_t lo, hi;
+} churn_stack_range;
+
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
 /* Captures the caller's stack (innermost first, libchurn's own frames skipped, at most max)

@@ -39,8 +39,10 @@ void churn_cfi_thread_reset(churn_cfi_thread *ct);
 /* Walks the calling thread's stack, with ct that thread's state.  ips[0] is the return address into the caller of this
    function, then each caller's return address, innermost first, at most max of them; the
    walk ends where the CFI says the stack ends (undefined return address or rbp) or at a zero
-   return address, as libunwind's does.  Stack memory is read only inside [the current stack
-   pointer, stack_hi); stack_lo only tells that the stack pointer is on this stack at all.
+   return address, as libunwind's does, and at a frame whose caller's frame would lie past
+   stack_hi (the first frame of a coroutine's stack).  Stack memory is read only inside [the
+   current stack pointer, stack_hi); stack_lo only tells that the stack pointer is on this
+   stack at all.
    Returns the number of frames, or -1 when some frame cannot be walked this way.  *chain is
    the chain of churn_chain_step over the returned frames, outermost first, or 0 when the
    walk did not keep it (a walk cut short by max); a chain of exactly 0 is reported as not

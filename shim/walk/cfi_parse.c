@@ -188,13 +188,18 @@ static void set_reg(cfa_state *s, uint64_t reg, uint8_t kind, int64_t off)
 
 #define STATE_STACK 16
 
+/* DW_CFA_remember_state's stack, 0.9 KiB: kept here, guarded by the loader's lock as the
+   module list below is, rather than among the walk's frames on a stack that may be a
+   coroutine's or a signal handler's, with little room. */
+static cfa_state remembered[STATE_STACK];
+
 /* Runs CFA instructions for the row that holds at `ip`, starting at location `loc`.  `init`
    is the CIE's row (for DW_CFA_restore), NULL while running the CIE itself.  Returns 0, or -1
    for an instruction outside the supported set. */
 static int run_cfa(reader *r, const cie_info *c, cfa_state *s, const cfa_state *init,
                    uintptr_t loc, uintptr_t ip)
 {
-    cfa_state stack[STATE_STACK];
+    cfa_state *stack = remembered;
     unsigned depth = 0;
     while (r->p < r->end && !r->bad) {
         uint8_t op = get_u8(r);
