@@ -224,6 +224,21 @@ typedef struct {
     uintptr_t lo, hi;
 } churn_stack_range;
 
+/* ---- unwind_checked.c: libunwind with every read checked ---- */
+#define CHURN_UNWIND_STACKS 3
+/* A thread's state for it (a register context and a cursor), in its ring's mapping. */
+typedef struct {
+    _Alignas(64) unsigned char bytes[3u << 10];
+} churn_unwind_checked_state;
+void churn_unwind_checked_init(void);
+void churn_unwind_checked_forget(void); /* code was unloaded: its CFI is gone */
+/* The calling thread's stack, return addresses innermost first (this function's caller's
+   first), at most max.  Memory is read only inside stacks[0] from the stack pointer up (the
+   stack the walk runs on), the mapped pages of the other stacks, and the loaded objects'
+   readable segments: a frame whose rules lead anywhere else ends the walk there. */
+unsigned churn_unwind_checked(churn_unwind_checked_state *state, uintptr_t *ips, unsigned max,
+                              const churn_stack_range *stacks, unsigned nstacks);
+
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
 /* Captures the caller's stack (innermost first, libchurn's own frames skipped, at most max)
@@ -385,6 +400,7 @@ typedef struct churn_thread {
     uint64_t cache_hash[CHURN_STACK_CACHE]; /* key (churn_unwind) -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
+    churn_unwind_checked_state unw; /* libunwind's, owner only */
     /* stack_id's frames, owner only: off the stack, which may be a small sigaltstack */
     uintptr_t ips[CHURN_STACK_MAX_DEPTH + 8];
     churn_slot slots[CHURN_RING_EVENTS];

@@ -3,10 +3,13 @@
  *
  * By default (CHURN_UNWIND=cfi) the cached CFI walker in cfi.c takes the stack, a few loads a
  * frame; for the stacks it cannot be sure of (expression rules, signal frames, code without
- * CFI) libunwind's unw_backtrace takes it instead, so the answer is always libunwind's.
- * CHURN_UNWIND=verify is the test of that claim: both run on every stack, and any difference
- * aborts the process.  The frame-pointer walk (fp) is for programs that keep frame pointers.
- * Frames inside libchurn itself are dropped, wherever they are in the stack.
+ * CFI) libunwind takes it instead, over an address space whose every read is checked
+ * (unwind_checked.c): so the answer is libunwind's, and hostile CFI cannot make it read
+ * wherever a register points.  CHURN_UNWIND=verify is the test of that claim: each stack is
+ * also taken by libunwind's own local unwinder (fast, and trusting the CFI: a test mode for
+ * programs whose CFI is sound), and any difference aborts the process.  The frame-pointer
+ * walk (fp) is for programs that keep frame pointers.  Frames inside libchurn itself are
+ * dropped, wherever they are in the stack.
  *
  * A walk knows the bounds of the stack it runs on: the thread's own, a coroutine's the thread
  * switched to, the sigaltstack of a handler.  On a stack whose bounds libchurn does not know
@@ -87,7 +90,9 @@ static int stack_of(const churn_thread *t, uintptr_t sp, churn_stack_range *s)
 void churn_unwind_init(void)
 {
     churn_fd_capture(1); /* libunwind's start-up opens its memory-probe pipe */
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    churn_unwind_checked_init();
+    if (churn_opt.unwind == CHURN_UNWIND_VERIFY)
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     churn_fd_capture(0);
     churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
@@ -152,10 +157,22 @@ static unsigned fp_walk(uintptr_t *ips, unsigned max, uintptr_t top)
     return n;
 }
 
-static unsigned libunwind_walk(uintptr_t *ips, unsigned max)
+/* libunwind, reading only the stack the walk runs on (s), and from a handler on the
+   sigaltstack the thread's other known stacks, where its signal frame leads. */
+static unsigned libunwind_walk(churn_thread *t, uintptr_t *ips, unsigned max,
+                               churn_stack_range s, int kind)
 {
-    int got = unw_backtrace((void **)ips, (int)max);
-    return got > 0 ? (unsigned)got : 0;
+    churn_stack_range stacks[CHURN_UNWIND_STACKS] = {s};
+    churn_stack_range other[2] = {{churn_stack_lo, churn_stack_hi}, {t->stack_lo, t->stack_hi}};
+    unsigned n = 1;
+    for (unsigned i = 0; kind == ALT_STACK && i < 2; i++) {
+        int apart = other[i].hi - other[i].lo >= 16;
+        for (unsigned j = 0; apart && j < n; j++)
+            apart = other[i].lo >= stacks[j].hi || other[i].hi <= stacks[j].lo;
+        if (apart)
+            stacks[n++] = other[i];
+    }
+    return churn_unwind_checked(&t->unw, ips, max, stacks, n);
 }
 
 /* Returns the CFI walker's frames on the stack s, or -1 when it could not be sure of them. */
@@ -206,29 +223,31 @@ static void verify_failed(const uintptr_t *fast, unsigned nf, const uintptr_t *s
     unsigned i = 0;
     while (i < nf && i < ns && fast[i] == slow[i])
         i++;
-    churn_log("unwind verify: stacks differ at frame %u: cfi %u frames (%#lx), libunwind %u "
-              "frames (%#lx)",
+    churn_log("unwind verify: stacks differ at frame %u: the walk's %u frames (%#lx), "
+              "libunwind's %u (%#lx)",
               i, nf, i < nf ? (unsigned long)fast[i] : 0ul, ns,
               i < ns ? (unsigned long)slow[i] : 0ul);
     abort();
 }
 
+/* Each stack as the walk takes it (the CFI walker, or where it gives up the checked
+   libunwind) against libunwind's own local unwinder. */
 static unsigned verify_walk(churn_thread *t, uintptr_t *ips, unsigned want, unsigned max,
-                            churn_stack_range s)
+                            churn_stack_range s, int kind)
 {
     uintptr_t slow[256 + OWN];
-    unsigned ns = keep(slow, libunwind_walk(slow, want), max);
+    int got = unw_backtrace((void **)slow, (int)want);
+    unsigned ns = keep(slow, got > 0 ? (unsigned)got : 0, max), n;
     uint64_t chain;
     int nf = cfi_walk(t, ips, want, s, &chain, 0);
     atomic_fetch_add_explicit(&verified, 1, memory_order_relaxed);
     if (nf < 0) {
-        for (unsigned i = 0; i < ns; i++)
-            ips[i] = slow[i];
-        return ns;
+        n = keep(ips, libunwind_walk(t, ips, want, s, kind), max);
+    } else {
+        atomic_fetch_add_explicit(&verified_fast, 1, memory_order_relaxed);
+        n = keep(ips, (unsigned)nf, max);
+        atomic_fetch_add_explicit(&verified_frames, n, memory_order_relaxed);
     }
-    atomic_fetch_add_explicit(&verified_fast, 1, memory_order_relaxed);
-    unsigned n = keep(ips, (unsigned)nf, max);
-    atomic_fetch_add_explicit(&verified_frames, n, memory_order_relaxed);
     if (n != ns)
         verify_failed(ips, n, slow, ns);
     for (unsigned i = 0; i < n; i++)
@@ -246,7 +265,8 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     churn_stack_range s;
     *partial = 0;
-    if (CHURN_UNLIKELY(!t || stack_of(t, sp, &s) == NO_STACK)) {
+    int kind = t ? stack_of(t, sp, &s) : NO_STACK;
+    if (CHURN_UNLIKELY(kind == NO_STACK)) {
         n = short_walk(ips, 0);
         *key = churn_stack_hash(ips, n);
         return n;
@@ -258,10 +278,11 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
         break;
     case CHURN_UNWIND_LIBUNWIND:
         n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
-                                  : keep(ips, libunwind_walk(ips, want), max);
+                                  : keep(ips, libunwind_walk(t, ips, want, s, kind), max);
         break;
     case CHURN_UNWIND_VERIFY:
-        n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi) : verify_walk(t, ips, want, max, s);
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
+                                  : verify_walk(t, ips, want, max, s, kind);
         break;
     default:
         if (room < ROOM_CFI) {
@@ -275,7 +296,7 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
                        &chain, 1);
         if (got < 0) {
             n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
-                                      : keep(ips, libunwind_walk(ips, want), max);
+                                      : keep(ips, libunwind_walk(t, ips, want, s, kind), max);
             break;
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames
@@ -348,6 +369,7 @@ CHURN_API int dlclose(void *handle)
     }
     int ret = real(handle);
     churn_cfi_forget();
+    churn_unwind_checked_forget();
     if (atomic_load(&churn_state) == CHURN_ON) {
         /* marks what the dlclose unloaded before anything can be loaded in its place */
         churn_in_shim++;
