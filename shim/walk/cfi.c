@@ -198,6 +198,15 @@ void churn_cfi_forget(void)
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
 
+int churn_cfi_function_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    int unloaded;
+    int rc = churn_cfi_read_extent(addr, lo, hi, &unloaded);
+    if (unloaded)
+        churn_cfi_forget();
+    return rc;
+}
+
 static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
 {
     int unloaded;

@@ -63,6 +63,10 @@ uintptr_t churn_cfi_last_ip(const churn_cfi_thread *ct, unsigned i);
 /* the chain of its frames from i outwards */
 uint64_t churn_cfi_last_chain(const churn_cfi_thread *ct, unsigned i);
 
+/* The code that the CFI entry (FDE) holding addr describes, a function as its compiler or
+   assembler saw it: [*lo, *hi).  0, or -1 when no CFI describes addr. */
+int churn_cfi_function_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);
 

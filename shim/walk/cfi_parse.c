@@ -408,7 +408,10 @@ static const module *find_module(uintptr_t ip)
    frame: 500 instead of 4,900 workerd subrequests a second. */
 #define RULE_FRAME_POINTER (KIND_STEP | RULE_CFA_RBP | 16u << 12 | RULE_RBP_SAVED | 2u << 4)
 
-static uint32_t rule_in_module(const module *m, uintptr_t ip)
+/* The rule for ip, and in [*fde_lo, *fde_hi) the code the FDE holding ip describes (left as
+   it is when none does). */
+static uint32_t rule_in_module(const module *m, uintptr_t ip, uintptr_t *fde_lo,
+                               uintptr_t *fde_hi)
 {
     if (!m)
         return RULE_FRAME_POINTER;
@@ -440,6 +443,8 @@ static uint32_t rule_in_module(const module *m, uintptr_t ip)
         return KIND_SLOW;
     if (ip < begin || ip - begin >= range)
         return RULE_FRAME_POINTER;
+    *fde_lo = begin;
+    *fde_hi = begin + range;
     if (c.has_z) {
         uint64_t n = get_uleb(&r);
         if (r.bad || n > (uint64_t)(r.end - r.p))
@@ -461,6 +466,7 @@ typedef struct {
     uint32_t rule;
     int first;
     int unloaded;   /* the loader unloaded something since the list was built */
+    uintptr_t fde_lo, fde_hi; /* the code its FDE describes, 0 and 0 when none */
 } fill_ctx;
 
 static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -470,7 +476,7 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
         f->first = 0;
         int counted = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
         if (counted && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
-            f->rule = rule_in_module(find_module(f->ip), f->ip);
+            f->rule = rule_in_module(find_module(f->ip), f->ip, &f->fde_lo, &f->fde_hi);
             return 1;
         }
         f->unloaded = seen_subs != ~0ull && (!counted || info->dlpi_subs != seen_subs);
@@ -480,14 +486,24 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
     }
     const module *m = add_module(info);
     if (m && f->ip >= m->lo && f->ip < m->hi)
-        f->rule = rule_in_module(m, f->ip);
+        f->rule = rule_in_module(m, f->ip, &f->fde_lo, &f->fde_hi);
     return 0;
 }
 
 uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded)
 {
-    fill_ctx f = {ip, KIND_SLOW, 1, 0};
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0};
     dl_iterate_phdr(fill_module, &f);
     *unloaded = f.unloaded;
     return f.rule;
+}
+
+int churn_cfi_read_extent(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, int *unloaded)
+{
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0};
+    dl_iterate_phdr(fill_module, &f);
+    *unloaded = f.unloaded;
+    *lo = f.fde_lo;
+    *hi = f.fde_hi;
+    return f.fde_hi ? 0 : -1;
 }

@@ -6,6 +6,9 @@
  * non-canonical address, a readable word holding garbage, and a readable word holding the
  * address just past a PROT_NONE page (so the CFA is readable and the return address under it
  * is not).  The blocks are kept; prints "kept N".
+ *
+ * `hostile_unwind sums N`: N calls each of backedge_sum and far_loop_sum, each call followed
+ * by one malloc/free of SUM_SIZE bytes; the sums are checked.  Prints "sums N".
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -15,9 +18,12 @@
 #include "probe.h"
 
 void *wild_cfa_alloc(size_t size, uintptr_t wild);
+uint64_t backedge_sum(uint64_t n);
+uint64_t far_loop_sum(uint64_t n);
 
 #define WILD_KINDS 5
 #define WILD_SIZE 700
+#define SUM_SIZE 77
 #define MAX_N 10000
 
 static void *kept[WILD_KINDS * MAX_N];
@@ -43,13 +49,38 @@ static int wild(int n)
     return 0;
 }
 
+static int sums(int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t k = 10 + (uint64_t)i % 7, want = k * (k + 1) / 2;
+        uint64_t got = backedge_sum(k);
+        if (got != want)
+            die("backedge_sum(%llu) = %llu, not %llu", (unsigned long long)k,
+                (unsigned long long)got, (unsigned long long)want);
+        void *p = malloc(SUM_SIZE);
+        keep(p);
+        free(p);
+        got = far_loop_sum(k);
+        if (got != want)
+            die("far_loop_sum(%llu) = %llu, not %llu", (unsigned long long)k,
+                (unsigned long long)got, (unsigned long long)want);
+        p = malloc(SUM_SIZE);
+        keep(p);
+        free(p);
+    }
+    printf("sums %d\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc == 3 ? atoi(argv[2]) : 0;
     if (n < 1 || n > MAX_N)
-        die("usage: hostile_unwind wild N (N from 1 to %d)", MAX_N);
+        die("usage: hostile_unwind wild|sums N (N from 1 to %d)", MAX_N);
     if (!strcmp(argv[1], "wild"))
         return wild(n);
-    die("hostile_unwind: wild, not %s", argv[1]);
+    if (!strcmp(argv[1], "sums"))
+        return sums(n);
+    die("hostile_unwind: wild or sums, not %s", argv[1]);
     return 1;
 }
