@@ -120,16 +120,13 @@ uint64_t churn_epoch_advance_last(void)
 
 uint64_t churn_epoch_advance_in_program(void)
 {
-    int guarded = churn_in_shim;
-    churn_in_shim = 1;
+    CHURN_GUARD();
     /* Not under CHURN_SAMPLE_BYTES, whose point is to cost next to nothing: a reading of
        tcmalloc's counters took longer than the rest of a workerd request's tracing.  The
        epoch then has the writer's reading of them, at most about 1 ms old. */
-    uint64_t e = advance(churn_allocator()->counters_at_tick && churn_main_started() &&
-                             !churn_opt.sample_bytes,
-                         0);
-    churn_in_shim = guarded;
-    return e;
+    return advance(churn_allocator()->counters_at_tick && churn_main_started() &&
+                       !churn_opt.sample_bytes,
+                   0);
 }
 
 CHURN_API uint64_t churn_epoch(void)

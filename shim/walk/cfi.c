@@ -541,6 +541,14 @@ void churn_cfi_thread_reset(churn_cfi_thread *ct)
     ((thread_state *)ct)->memo.n = 0;
 }
 
+void churn_cfi_thread_forget(churn_cfi_thread *ct)
+{
+    thread_state *ts = (thread_state *)ct;
+    ts->memo.n = 0;
+    /* a generation that has passed: the next walk empties the cache */
+    ts->near_generation = atomic_load_explicit(&generation, memory_order_relaxed) - 1;
+}
+
 /* After a walk that returned its chain, the thread's memo is that walk, outermost first:
    frame i from the innermost is memo->h[memo->n - i] (and memo->c). */
 unsigned churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips)

@@ -35,6 +35,9 @@ typedef struct {
     _Alignas(64) unsigned char bytes[CHURN_CFI_THREAD_BYTES];
 } churn_cfi_thread;
 void churn_cfi_thread_reset(churn_cfi_thread *ct);
+/* Forgets the thread's previous walk and its cache of rules, which a walk abandoned halfway
+   (a jump out of a signal handler that interrupted it) may have left half written. */
+void churn_cfi_thread_forget(churn_cfi_thread *ct);
 
 /* Walks the calling thread's stack, with ct that thread's state.  ips[0] is the return address into the caller of this
    function, then each caller's return address, innermost first, at most max of them; the
