@@ -33,7 +33,7 @@ HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h shim/*/*.h ana
 # across its files: about 4 % fewer instructions on the traced program's thread.
 SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
                 -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -Ishim -flto=auto
-SHIM_LIBS    := -lunwind -lzstd -lcapstone -ldl -lpthread
+SHIM_LIBS    := -lunwind-x86_64 -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 

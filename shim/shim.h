@@ -168,6 +168,25 @@ void *churn_bootstrap_alloc(size_t size, size_t align);
 int churn_bootstrap_owns(const void *p);
 size_t churn_bootstrap_size(const void *p);
 
+/* ---- the stack a way in may take (its bounds: ucontext.c, thread.c, below) ----
+   libchurn's record path, its walk apart (which takes only the room it finds, unwind.c),
+   needs about 0.6 KiB of stack below a way in's frame: its frames with a walk cut to one
+   frame, and the stack table's insert.  A call made with less than CHURN_RECORD_ROOM left
+   goes to the allocator as if libchurn were not there, taking no more stack than natively,
+   and its event is counted as dropped: a program that runs its stack to the end (and
+   catches the fault) never has it end inside libchurn, halfway through an event. */
+#define CHURN_RECORD_ROOM 1024u
+extern __thread uintptr_t churn_stack_lo;
+extern _Atomic uint64_t churn_dropped_events;
+static inline __attribute__((always_inline)) int churn_stack_short(void)
+{
+    if (CHURN_LIKELY((uintptr_t)__builtin_frame_address(0) - churn_stack_lo >=
+                     CHURN_RECORD_ROOM))
+        return 0;
+    atomic_fetch_add_explicit(&churn_dropped_events, 1, memory_order_relaxed);
+    return 1;
+}
+
 /* ---- state.c: process-wide lifecycle ---- */
 enum churn_state { CHURN_OFF = 0, CHURN_INITIALIZING, CHURN_ON, CHURN_FINISHED, CHURN_DISABLED };
 extern _Atomic int churn_state;
@@ -177,10 +196,41 @@ void churn_ensure_init(void);
 static inline int churn_tracing(void)
 {
     return CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON) &&
-           !churn_in_shim;
+           !churn_in_shim && !churn_stack_short();
 }
 /* 1 once the program's main has been entered (its static constructors have run). */
 int churn_main_started(void);
+
+/* ---- guard.c: where the guard was taken, and the jumps that leave it ----
+   CHURN_GUARD holds churn_in_shim to the end of its block, also when the block is left by an
+   exception or by the thread's cancellation (the shim is built with -fexceptions), and notes
+   where the outermost hold was taken.  A longjmp or siglongjmp out of a signal handler that
+   interrupted the thread inside libchurn runs no cleanup: guard.c's wrappers of those calls
+   release the guard when the jump lands outside the frame that took it, where it would
+   otherwise stay held, and the thread's events go untraced, for good.  Holds taken without
+   CHURN_GUARD (churn_in_shim++) note nothing, and a jump keeps them. */
+extern __thread uintptr_t churn_guard_frame; /* an address in the holding frame, or 0 */
+static inline int churn_guard_take(const void *frame)
+{
+    int was = churn_in_shim;
+    if (!was)
+        churn_guard_frame = (uintptr_t)frame;
+    atomic_signal_fence(memory_order_seq_cst); /* the frame is noted before the guard is held */
+    churn_in_shim = 1;
+    return was;
+}
+static inline void churn_guard_restore(const int *was)
+{
+    churn_in_shim = *was;
+    if (!*was)
+        churn_guard_frame = 0;
+}
+#define CHURN_GUARD()                                                                          \
+    int churn_guard_ __attribute__((cleanup(churn_guard_restore))) =                           \
+        churn_guard_take(&churn_guard_)
+/* Finds the functions the jump wrappers call, at start-up: a jump may come from a signal
+   handler, where the loader cannot be asked. */
+void churn_guard_init(void);
 /* ---- exit.c: how the process ends ---- */
 /* Final flush: drain, write CHURN_REC_EXIT, close the trace.  Any thread, once; a second
    caller waits (bounded) for the first; a vfork child does nothing. */
@@ -234,6 +284,32 @@ void churn_epoch_after_fork_child(void);
 uint64_t churn_epoch_advance_in_program(void);
 void churn_epoch_install_triggers(void);  /* signal handler and timer per options */
 int churn_epoch_timer_due(uint64_t now_ns);
+
+/* ---- ucontext.c, thread.c: the bounds of the stack a thread runs on ----
+   The thread's own stack (thread.c, when it registers), or the coroutine stack it switched to
+   with swapcontext or setcontext, whose ucontext names it (ucontext.c); both 0 when libchurn
+   does not know them: a context without a stack of its own, or a thread that has not
+   registered.  A stack the program switches to by its own means is not here: the walk finds
+   the stack pointer outside these bounds and takes that stack as unknown (unwind.c). */
+extern __thread uintptr_t churn_stack_lo, churn_stack_hi;
+typedef struct {
+    uintptr_t lo, hi;
+} churn_stack_range;
+
+/* ---- unwind_checked.c: libunwind with every read checked ---- */
+#define CHURN_UNWIND_STACKS 3
+/* A thread's state for it (a register context and a cursor), in its ring's mapping. */
+typedef struct {
+    _Alignas(64) unsigned char bytes[3u << 10];
+} churn_unwind_checked_state;
+void churn_unwind_checked_init(void);
+void churn_unwind_checked_forget(void); /* code was unloaded: its CFI is gone */
+/* The calling thread's stack, return addresses innermost first (this function's caller's
+   first), at most max.  Memory is read only inside stacks[0] from the stack pointer up (the
+   stack the walk runs on), the mapped pages of the other stacks, and the loaded objects'
+   readable segments: a frame whose rules lead anywhere else ends the walk there. */
+unsigned churn_unwind_checked(churn_unwind_checked_state *state, uintptr_t *ips, unsigned max,
+                              const churn_stack_range *stacks, unsigned nstacks);
 
 /* ---- unwind.c ---- */
 void churn_unwind_init(void);
@@ -396,6 +472,7 @@ typedef struct churn_thread {
     uint64_t cache_hash[CHURN_STACK_CACHE]; /* key (churn_unwind) -> stack id, owner only */
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
+    churn_unwind_checked_state unw; /* libunwind's, owner only */
     /* stack_id's frames, owner only: off the stack, which may be a small sigaltstack */
     uintptr_t ips[CHURN_STACK_MAX_DEPTH + 8];
     churn_slot slots[CHURN_RING_EVENTS];

@@ -6,7 +6,9 @@
 # without frame pointers) mixing plain, large, alloca'd and VLA frames, function pointers,
 # qsort callbacks, a shared library without frame pointers, a dlclose/dlopen cycle and
 # threads; then python3 (no frame pointers) on real workloads.  Also: CHURN_UNWIND=fp on
-# python3 must not crash (its walk is bounded by the live stack).
+# python3 must not crash (its walk is bounded by the live stack); and where the CFI walker
+# gives up (signal frames), libunwind reading only checked memory gives libunwind's own
+# answer.
 . test/lib.sh
 
 command -v python3 >/dev/null || fail "python3 is required"
@@ -108,5 +110,20 @@ verified "$WORK/py256.out.err" 20000 "python3 deep recursion"
 PYTHONMALLOC=malloc CHURN_UNWIND=fp traced "$WORK/pyfp.zst" "$WORK/pyfp.out" \
     "$PY" "$WORK/workload.py"
 cmp -s "$WORK/py.out" "$WORK/pyfp.out" || fail "python3 printed different results under CHURN_UNWIND=fp"
+
+# Where the CFI walker gives up (signal frames: handlers that allocate, on the thread's own
+# stack and on a 64 KiB sigaltstack, test/programs/sigaltstack_alloc.c), libunwind takes the
+# stack reading only checked memory (shim/walk/unwind_checked.c): the same stacks as
+# libunwind's own unwinder, which trusts the CFI, gives.
+build_c sigaltstack_alloc test/programs/sigaltstack_alloc.c -pthread
+for how in thread 65536; do
+    CHURN_UNWIND=verify traced "$WORK/sig-$how.zst" "$WORK/sig-$how.out" \
+        "$WORK/sigaltstack_alloc" $how 200
+    line=$(grep 'unwind verify: ' "$WORK/sig-$how.out.err" | tail -n 1)
+    alone=$(echo "$line" | sed -n 's/.* \([0-9]*\) by libunwind alone$/\1/p')
+    [ -n "$alone" ] && [ "$alone" -ge 800 ] ||
+        fail "signal frames ($how): the checked libunwind walk was compared on too few stacks: $line"
+    echo "signal frames ($how): $line"
+done
 
 echo "PASS: the CFI walker agreed with libunwind on every stack"

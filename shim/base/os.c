@@ -246,7 +246,9 @@ uint64_t churn_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 pid_t churn_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
-/* /proc/self/statm stays open: one pread per sample, usable from a signal handler.  After a
+/* /proc/self/statm stays open: one pread per sample, usable from a signal handler, and made
+   as a system call of its own: glibc's pread is a cancellation point, and churn_epoch() (an
+   epoch's reading) must not be one where the program's call is not.  After a
    fork the descriptor still names the parent's file: the fork handler reopens it.  (Asking
    for the pid at every sample instead was a third system call per epoch, thousands a second
    under workerd; a child made without fork handlers has no writer to report to anyway.) */
@@ -272,7 +274,7 @@ uint64_t churn_rss_bytes(void)
             return 0;
     }
     char buf[128];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    ssize_t n = syscall(SYS_pread64, fd, buf, sizeof buf - 1, 0);
     churn_fd_done(&statm_fd);
     if (n <= 0)
         return 0;

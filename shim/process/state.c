@@ -192,6 +192,7 @@ void churn_ensure_init(void)
        trace, which a low RLIMIT_NOFILE must not refuse for the pipe's sake. */
     if (ok) {
         churn_unwind_init();
+        churn_guard_init();
         churn_epoch_install_triggers();
         churn_index_start();
     }

@@ -69,17 +69,28 @@ static int writer_reads_counters(void)
     return a->ncounters && !a->counters_at_tick;
 }
 
+/* The tick is read whole before the epoch is claimed, and published a few stores after the
+   claim: the writer closes epochs in order and waits for every claimed one, so nothing may
+   come between the claim and the publication that can block, be a cancellation point (a
+   thread cancelled there never publishes) or fail. */
 static uint64_t advance(int read_counters, int fresh)
 {
-    uint64_t ended = atomic_fetch_add(&churn_epoch_now, 1);
-    churn_tick *t = &churn_ticks[ended % CHURN_TICK_SLOTS];
-    t->end_ns = churn_now_ns();
-    read_cpu_rss(t, t->end_ns, fresh);
+    churn_tick now;
+    now.end_ns = churn_now_ns();
+    read_cpu_rss(&now, now.end_ns, fresh);
     /* Read here, on the thread that ends the epoch, the counters match the live set the
        events describe at this instant (workerd's tcmalloc: exactly, docs/workerd.md). */
+    now.counters_read = read_counters;
+    if (read_counters)
+        churn_allocator_counters(now.counters);
+    uint64_t ended = atomic_fetch_add(&churn_epoch_now, 1);
+    churn_tick *t = &churn_ticks[ended % CHURN_TICK_SLOTS];
+    t->end_ns = now.end_ns;
+    t->cpu_ns = now.cpu_ns;
+    t->rss = now.rss;
     t->counters_read = read_counters;
     if (read_counters)
-        churn_allocator_counters(t->counters);
+        memcpy(t->counters, now.counters, sizeof now.counters);
     atomic_store_explicit(&t->seq, ended + 1, memory_order_release);
     /* Wake the writer only now and then: epochs can come by the million.  But an allocator
        whose counters the writer reads (glibc's mallinfo2) needs the writer soon after the
@@ -89,8 +100,8 @@ static uint64_t advance(int read_counters, int fresh)
        each in this VM, only when the writer sleeps). */
     uint64_t last = atomic_load_explicit(&last_poke_ns, memory_order_relaxed);
     if ((ended & 255) == 255 ||
-        (writer_reads_counters() && t->end_ns - last >= POKE_NS &&
-         atomic_compare_exchange_strong(&last_poke_ns, &last, t->end_ns)))
+        (writer_reads_counters() && now.end_ns - last >= POKE_NS &&
+         atomic_compare_exchange_strong(&last_poke_ns, &last, now.end_ns)))
         churn_writer_poke();
     return ended + 1;
 }
@@ -109,16 +120,13 @@ uint64_t churn_epoch_advance_last(void)
 
 uint64_t churn_epoch_advance_in_program(void)
 {
-    int guarded = churn_in_shim;
-    churn_in_shim = 1;
+    CHURN_GUARD();
     /* Not under CHURN_SAMPLE_BYTES, whose point is to cost next to nothing: a reading of
        tcmalloc's counters took longer than the rest of a workerd request's tracing.  The
        epoch then has the writer's reading of them, at most about 1 ms old. */
-    uint64_t e = advance(churn_allocator()->counters_at_tick && churn_main_started() &&
-                             !churn_opt.sample_bytes,
-                         0);
-    churn_in_shim = guarded;
-    return e;
+    return advance(churn_allocator()->counters_at_tick && churn_main_started() &&
+                       !churn_opt.sample_bytes,
+                   0);
 }
 
 CHURN_API uint64_t churn_epoch(void)

@@ -26,6 +26,7 @@
 _Atomic uint64_t churn_dropped_events;
 
 static __thread churn_thread *self;
+__thread uintptr_t churn_stack_lo, churn_stack_hi;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static churn_spinlock registry_lock;
@@ -123,10 +124,14 @@ churn_thread *churn_thread_self(void)
     if (!t)
         return NULL;
     unfinished = NULL;
-    /* Every unwinder mode bounds its stack reads by stack_hi (cfi and fp; libunwind ignores
-       it): once per thread, under the caller's guard, as pthread_getattr_np may allocate
-       (its affinity mask). */
+    /* Every unwinder mode bounds its stack reads by the stack's (unwind.c): once per thread,
+       under the caller's guard, as pthread_getattr_np may allocate.  The thread may already
+       run on a coroutine's stack, whose bounds a switch gave (ucontext.c). */
     stack_bounds(t);
+    if (!churn_stack_hi) {
+        churn_stack_lo = t->stack_lo;
+        churn_stack_hi = t->stack_hi;
+    }
     /* Once, and finished before any thread sets it: two threads registering first at once
        must not set a key that is not made yet (key 0, someone else's). */
     pthread_once(&key_once, make_exit_key);

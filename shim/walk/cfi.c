@@ -198,6 +198,15 @@ void churn_cfi_forget(void)
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
 
+int churn_cfi_function_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    int unloaded;
+    int rc = churn_cfi_read_extent(addr, lo, hi, &unloaded);
+    if (unloaded)
+        churn_cfi_forget();
+    return rc;
+}
+
 static __attribute__((noinline)) uint32_t fill(uintptr_t ra)
 {
     int unloaded;
@@ -250,6 +259,7 @@ typedef struct {
 typedef struct {
     uint32_t n;           /* frames; 0 = nothing to reuse */
     uint32_t generation;
+    uintptr_t stack_hi; /* the top of its stack: another stack's words are not read */
     /* Frame 0 is the state after the outermost frame (ip 0: the walk ended on a zero return
        address; a dummy whose return-address word is zero_word when the rule ended it), frame
        p+1 the frame at outer position p. */
@@ -367,6 +377,7 @@ static __attribute__((always_inline)) inline int walk(thread_state *ts,
     *chain = 0;
     uintptr_t sp = (uintptr_t)(frame + 2), bp = frame[0], ip = frame[1];
     unsigned n = 0;
+    int at_top = 0;
     if (sp < stack_lo || sp >= stack_hi)
         return -1;
     /* The caller's own frames all keep rbp as frame pointer (CFA = rbp + 16, the caller's rbp
@@ -389,9 +400,10 @@ static __attribute__((always_inline)) inline int walk(thread_state *ts,
         memset(ts->near, 0, sizeof ts->near);
         ts->near_generation = gen;
     }
-    if (memo->generation != gen) {
+    if (memo->generation != gen || memo->stack_hi != stack_hi) {
         memo->n = 0;
         memo->generation = gen;
+        memo->stack_hi = stack_hi;
     }
     own_frame *const own = ts->own;
     /* m walks the previous walk from its innermost frame outwards as this walk's stack
@@ -441,8 +453,14 @@ static __attribute__((always_inline)) inline int walk(thread_state *ts,
         }
         uintptr_t cfa = ((rule & RULE_CFA_RBP) ? bp : sp) + off;
         /* Every load stays between the current stack pointer and the stack's top. */
-        if (cfa < sp + 8 || cfa > stack_hi || (cfa & 7))
+        if (cfa < sp + 8 || (cfa & 7))
             return -1;
+        /* A caller past the top: the frame is the stack's first (a coroutine's function,
+           which makecontext's trampoline "returns" to, with no frame of its own there). */
+        if (cfa > stack_hi) {
+            at_top = 1;
+            goto remember;
+        }
         uintptr_t ra = ((const uintptr_t *)cfa)[-1];
         if (rule & RULE_RBP_SAVED) {
             uintptr_t at = cfa - 8 * RULE_RBP_SLOT(rule);
@@ -480,9 +498,10 @@ reuse: {
     }
 remember:
     /* A whole walk (it ended on its own): keep it for the next one.  sp, bp are the state
-       after the last step when that step found a zero return address. */
+       after the last step when that step found a zero return address; a walk that ended at
+       the stack's top read nothing past its last frame, whose state decided it. */
     if (n <= MEMO_FRAMES) {
-        if (RULE_KIND(own[n - 1].rule) == KIND_STEP) {
+        if (RULE_KIND(own[n - 1].rule) == KIND_STEP && !at_top) {
             memo->h[0] = (memo_hot){sp, 0};
             memo->c[0] = (memo_cold){bp, 0, CHURN_CHAIN_SEED, 0};
         } else {
@@ -520,6 +539,14 @@ __attribute__((noinline)) int churn_cfi_backtrace_lazy(churn_cfi_thread *ct, uin
 void churn_cfi_thread_reset(churn_cfi_thread *ct)
 {
     ((thread_state *)ct)->memo.n = 0;
+}
+
+void churn_cfi_thread_forget(churn_cfi_thread *ct)
+{
+    thread_state *ts = (thread_state *)ct;
+    ts->memo.n = 0;
+    /* a generation that has passed: the next walk empties the cache */
+    ts->near_generation = atomic_load_explicit(&generation, memory_order_relaxed) - 1;
 }
 
 /* After a walk that returned its chain, the thread's memo is that walk, outermost first:

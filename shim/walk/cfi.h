@@ -35,12 +35,17 @@ typedef struct {
     _Alignas(64) unsigned char bytes[CHURN_CFI_THREAD_BYTES];
 } churn_cfi_thread;
 void churn_cfi_thread_reset(churn_cfi_thread *ct);
+/* Forgets the thread's previous walk and its cache of rules, which a walk abandoned halfway
+   (a jump out of a signal handler that interrupted it) may have left half written. */
+void churn_cfi_thread_forget(churn_cfi_thread *ct);
 
 /* Walks the calling thread's stack, with ct that thread's state.  ips[0] is the return address into the caller of this
    function, then each caller's return address, innermost first, at most max of them; the
    walk ends where the CFI says the stack ends (undefined return address or rbp) or at a zero
-   return address, as libunwind's does.  Stack memory is read only inside [the current stack
-   pointer, stack_hi); stack_lo only tells that the stack pointer is on this stack at all.
+   return address, as libunwind's does, and at a frame whose caller's frame would lie past
+   stack_hi (the first frame of a coroutine's stack).  Stack memory is read only inside [the
+   current stack pointer, stack_hi); stack_lo only tells that the stack pointer is on this
+   stack at all.
    Returns the number of frames, or -1 when some frame cannot be walked this way.  *chain is
    the chain of churn_chain_step over the returned frames, outermost first, or 0 when the
    walk did not keep it (a walk cut short by max); a chain of exactly 0 is reported as not
@@ -60,6 +65,10 @@ unsigned churn_cfi_last_walk(const churn_cfi_thread *ct, uintptr_t *ips);
 uintptr_t churn_cfi_last_ip(const churn_cfi_thread *ct, unsigned i);
 /* the chain of its frames from i outwards */
 uint64_t churn_cfi_last_chain(const churn_cfi_thread *ct, unsigned i);
+
+/* The code that the CFI entry (FDE) holding addr describes, a function as its compiler or
+   assembler saw it: [*lo, *hi).  0, or -1 when no CFI describes addr. */
+int churn_cfi_function_extent(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 
 /* Drops every cached rule: code may have been unloaded and other code loaded in its place. */
 void churn_cfi_forget(void);

@@ -188,13 +188,18 @@ static void set_reg(cfa_state *s, uint64_t reg, uint8_t kind, int64_t off)
 
 #define STATE_STACK 16
 
+/* DW_CFA_remember_state's stack, 0.9 KiB: kept here, guarded by the loader's lock as the
+   module list below is, rather than among the walk's frames on a stack that may be a
+   coroutine's or a signal handler's, with little room. */
+static cfa_state remembered[STATE_STACK];
+
 /* Runs CFA instructions for the row that holds at `ip`, starting at location `loc`.  `init`
    is the CIE's row (for DW_CFA_restore), NULL while running the CIE itself.  Returns 0, or -1
    for an instruction outside the supported set. */
 static int run_cfa(reader *r, const cie_info *c, cfa_state *s, const cfa_state *init,
                    uintptr_t loc, uintptr_t ip)
 {
-    cfa_state stack[STATE_STACK];
+    cfa_state *stack = remembered;
     unsigned depth = 0;
     while (r->p < r->end && !r->bad) {
         uint8_t op = get_u8(r);
@@ -403,7 +408,10 @@ static const module *find_module(uintptr_t ip)
    frame: 500 instead of 4,900 workerd subrequests a second. */
 #define RULE_FRAME_POINTER (KIND_STEP | RULE_CFA_RBP | 16u << 12 | RULE_RBP_SAVED | 2u << 4)
 
-static uint32_t rule_in_module(const module *m, uintptr_t ip)
+/* The rule for ip, and in [*fde_lo, *fde_hi) the code the FDE holding ip describes (left as
+   it is when none does). */
+static uint32_t rule_in_module(const module *m, uintptr_t ip, uintptr_t *fde_lo,
+                               uintptr_t *fde_hi)
 {
     if (!m)
         return RULE_FRAME_POINTER;
@@ -435,6 +443,8 @@ static uint32_t rule_in_module(const module *m, uintptr_t ip)
         return KIND_SLOW;
     if (ip < begin || ip - begin >= range)
         return RULE_FRAME_POINTER;
+    *fde_lo = begin;
+    *fde_hi = begin + range;
     if (c.has_z) {
         uint64_t n = get_uleb(&r);
         if (r.bad || n > (uint64_t)(r.end - r.p))
@@ -456,6 +466,7 @@ typedef struct {
     uint32_t rule;
     int first;
     int unloaded;   /* the loader unloaded something since the list was built */
+    uintptr_t fde_lo, fde_hi; /* the code its FDE describes, 0 and 0 when none */
 } fill_ctx;
 
 static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -465,7 +476,7 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
         f->first = 0;
         int counted = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
         if (counted && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
-            f->rule = rule_in_module(find_module(f->ip), f->ip);
+            f->rule = rule_in_module(find_module(f->ip), f->ip, &f->fde_lo, &f->fde_hi);
             return 1;
         }
         f->unloaded = seen_subs != ~0ull && (!counted || info->dlpi_subs != seen_subs);
@@ -475,14 +486,24 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
     }
     const module *m = add_module(info);
     if (m && f->ip >= m->lo && f->ip < m->hi)
-        f->rule = rule_in_module(m, f->ip);
+        f->rule = rule_in_module(m, f->ip, &f->fde_lo, &f->fde_hi);
     return 0;
 }
 
 uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded)
 {
-    fill_ctx f = {ip, KIND_SLOW, 1, 0};
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0};
     dl_iterate_phdr(fill_module, &f);
     *unloaded = f.unloaded;
     return f.rule;
+}
+
+int churn_cfi_read_extent(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, int *unloaded)
+{
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0};
+    dl_iterate_phdr(fill_module, &f);
+    *unloaded = f.unloaded;
+    *lo = f.fde_lo;
+    *hi = f.fde_hi;
+    return f.fde_hi ? 0 : -1;
 }

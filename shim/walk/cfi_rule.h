@@ -19,5 +19,7 @@ enum { KIND_EMPTY, KIND_STEP, KIND_END, KIND_SLOW };
    is read.  *unloaded is set when the loader unloaded something since the last call: the
    rules cached for other addresses may describe code that is gone. */
 uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded);
+/* The same search for the FDE holding ip: the code it describes in [*lo, *hi), or -1. */
+int churn_cfi_read_extent(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, int *unloaded);
 
 #endif

@@ -3,15 +3,21 @@
  *
  * By default (CHURN_UNWIND=cfi) the cached CFI walker in cfi.c takes the stack, a few loads a
  * frame; for the stacks it cannot be sure of (expression rules, signal frames, code without
- * CFI) libunwind's unw_backtrace takes it instead, so the answer is always libunwind's.
- * CHURN_UNWIND=verify is the test of that claim: both run on every stack, and any difference
- * aborts the process.  The frame-pointer walk (fp) is for programs that keep frame pointers.
- * Frames inside libchurn itself are dropped, wherever they are in the stack.
+ * CFI) libunwind takes it instead, over an address space whose every read is checked
+ * (unwind_checked.c): so the answer is libunwind's, and hostile CFI cannot make it read
+ * wherever a register points.  CHURN_UNWIND=verify is the test of that claim: each stack is
+ * also taken by libunwind's own local unwinder (fast, and trusting the CFI: a test mode for
+ * programs whose CFI is sound), and any difference aborts the process.  The frame-pointer
+ * walk (fp) is for programs that keep frame pointers.  Frames inside libchurn itself are
+ * dropped, wherever they are in the stack.
  *
- * A walk needs stack of its own below the stack pointer, and a signal handler on a small
- * sigaltstack has little: where the stack left is less than the walk needs, the stack is cut
- * to the caller of the way in (found by libchurn's own frame pointers, a few bytes of stack)
- * and counted; the trace says how many (CHURN_REC_SHORT_STACKS).
+ * A walk knows the bounds of the stack it runs on: the thread's own, a coroutine's the thread
+ * switched to, the sigaltstack of a handler.  On a stack whose bounds libchurn does not know
+ * (one the program switched to by its own means) it reads only libchurn's own frames.  A walk
+ * also needs stack of its own below the stack pointer: where the stack left is less than the
+ * walk needs (a small sigaltstack or coroutine stack), or its bounds are not known, the stack
+ * is cut to the caller of the way in (found by libchurn's own frame pointers, a few bytes of
+ * stack) and counted; the trace says how many (CHURN_REC_SHORT_STACKS).
  */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -35,11 +41,15 @@ static _Atomic uint64_t short_stacks;
    worst is a walk through a signal frame with every cache cold: the CFI walker gives up and
    libunwind walks it, 7.9 KiB below the allocating function's frame (libunwind alone 5.3 KiB;
    test/t_small_stack.sh prints what it takes beyond the program's own use of a thread's
-   stack).  The CFI walker alone, a first-seen return address included, takes about 2 KiB by
-   its frames' sizes (gcc -fstack-usage: run_cfa 976 bytes, the others under 800 with
-   dl_iterate_phdr's); a short walk with the record path 0.4 KiB of a sigaltstack. */
-#define ROOM_CFI (4u << 10)
+   stack).  The CFI walker alone, a first-seen return address included, takes 1.1 KiB below
+   a coroutine's malloc (test/t_coroutine_stacks.sh; its largest frames, gcc -fstack-usage,
+   are the rule's reading inside dl_iterate_phdr's callback); a short walk with the record
+   path 0.4 KiB of a sigaltstack. */
+#define ROOM_CFI (3u << 10)
 #define ROOM_LIBUNWIND (16u << 10)
+/* What libchurn's own frames between a way in and the walk can take, at most: a bound on the
+   reads of a short walk on a stack of unknown bounds, which follows only those frames. */
+#define OWN_FRAMES_BYTES (16u << 10)
 
 uint64_t churn_unwind_short_stacks(void)
 {
@@ -54,32 +64,36 @@ void churn_unwind_reset_counts(void)
     atomic_store(&verified_frames, 0);
 }
 
-/* Bytes of stack below sp, and the top of that stack: the thread's own stack, or the
-   sigaltstack a handler runs on (asked of the kernel only then).  A stack of the program's own
-   making (a coroutine's) has no bounds libchurn knows: its room is taken as unbounded and
-   its top as 0. */
-static uintptr_t stack_room(const churn_thread *t, uintptr_t sp, uintptr_t *top)
+/* The bounds of the stack sp is on: the one the thread runs on (a coroutine's, or its own:
+   churn_stack_lo and churn_stack_hi), the thread's own, or the sigaltstack a handler runs on
+   (asked of the kernel only then).  NO_STACK when libchurn does not know them. */
+enum { NO_STACK, THREAD_STACK, ALT_STACK };
+static int stack_of(const churn_thread *t, uintptr_t sp, churn_stack_range *s)
 {
-    if (CHURN_LIKELY(t && sp >= t->stack_lo && sp < t->stack_hi)) {
-        *top = t->stack_hi;
-        return sp - t->stack_lo;
+    if (CHURN_LIKELY(sp - churn_stack_lo < churn_stack_hi - churn_stack_lo)) {
+        *s = (churn_stack_range){churn_stack_lo, churn_stack_hi};
+        return THREAD_STACK;
+    }
+    if (t && sp - t->stack_lo < t->stack_hi - t->stack_lo) {
+        *s = (churn_stack_range){t->stack_lo, t->stack_hi};
+        return THREAD_STACK;
     }
     stack_t ss;
-    uintptr_t lo;
     if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK) &&
-        sp >= (lo = (uintptr_t)ss.ss_sp) && sp - lo < ss.ss_size) {
-        *top = lo + ss.ss_size;
-        return sp - lo;
+        sp - (uintptr_t)ss.ss_sp < ss.ss_size) {
+        *s = (churn_stack_range){(uintptr_t)ss.ss_sp, (uintptr_t)ss.ss_sp + ss.ss_size};
+        return ALT_STACK;
     }
-    *top = 0;
-    return UINTPTR_MAX;
+    return NO_STACK;
 }
 
 void churn_unwind_init(void)
 {
     /* libunwind's start-up opens its memory-probe pipe, one of our descriptors (fds.c) */
     churn_fd_guard_unwinder((const void *)unw_set_caching_policy);
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    churn_unwind_checked_init();
+    if (churn_opt.unwind == CHURN_UNWIND_VERIFY)
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
 
@@ -143,21 +157,32 @@ static unsigned fp_walk(uintptr_t *ips, unsigned max, uintptr_t top)
     return n;
 }
 
-static unsigned libunwind_walk(uintptr_t *ips, unsigned max)
+/* libunwind, reading only the stack the walk runs on (s), and from a handler on the
+   sigaltstack the thread's other known stacks, where its signal frame leads. */
+static unsigned libunwind_walk(churn_thread *t, uintptr_t *ips, unsigned max,
+                               churn_stack_range s, int kind)
 {
-    int got = unw_backtrace((void **)ips, (int)max);
-    return got > 0 ? (unsigned)got : 0;
+    churn_stack_range stacks[CHURN_UNWIND_STACKS] = {s};
+    churn_stack_range other[2] = {{churn_stack_lo, churn_stack_hi}, {t->stack_lo, t->stack_hi}};
+    unsigned n = 1;
+    for (unsigned i = 0; kind == ALT_STACK && i < 2; i++) {
+        int apart = other[i].hi - other[i].lo >= 16;
+        for (unsigned j = 0; apart && j < n; j++)
+            apart = other[i].lo >= stacks[j].hi || other[i].hi <= stacks[j].lo;
+        if (apart)
+            stacks[n++] = other[i];
+    }
+    return churn_unwind_checked(&t->unw, ips, max, stacks, n);
 }
 
-/* Returns the CFI walker's frames, or -1 when it could not be sure of this stack. */
-static int cfi_walk(churn_thread *t, uintptr_t *ips, unsigned max, uint64_t *chain, int lazy)
+/* Returns the CFI walker's frames on the stack s, or -1 when it could not be sure of them. */
+static int cfi_walk(churn_thread *t, uintptr_t *ips, unsigned max, churn_stack_range s,
+                    uint64_t *chain, int lazy)
 {
     *chain = 0;
-    if (!t || !t->stack_hi)
-        return -1;
     if (lazy)
-        return churn_cfi_backtrace_lazy(&t->cfi, ips, max, t->stack_lo, t->stack_hi, chain);
-    return churn_cfi_backtrace(&t->cfi, ips, max, t->stack_lo, t->stack_hi, chain);
+        return churn_cfi_backtrace_lazy(&t->cfi, ips, max, s.lo, s.hi, chain);
+    return churn_cfi_backtrace(&t->cfi, ips, max, s.lo, s.hi, chain);
 }
 
 static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
@@ -168,11 +193,14 @@ static unsigned keep(uintptr_t *ips, unsigned n, unsigned max)
 
 /* The stack cut to one frame: the return address into the caller of the way in, the first
    one outside libchurn on the chain of libchurn's own frame pointers (it is built with them),
-   read only inside [our frame, top).  No frame when the chain leads into an allocator's
-   frames first (tcmalloc's hooks), whose frame pointers are not known to be kept. */
+   read only inside [our frame, top), and only in libchurn's frames.  No frame when the chain
+   leads into an allocator's frames first (tcmalloc's hooks), whose frame pointers are not
+   known to be kept. */
 static unsigned short_walk(uintptr_t *ips, uintptr_t top)
 {
     const uintptr_t *fp = __builtin_frame_address(0);
+    if (!top)
+        top = (uintptr_t)fp + OWN_FRAMES_BYTES;
     atomic_fetch_add_explicit(&short_stacks, 1, memory_order_relaxed);
     while (top >= 16 && (uintptr_t)fp <= top - 16 && !((uintptr_t)fp & 7)) {
         uintptr_t ret = fp[1];
@@ -195,28 +223,31 @@ static void verify_failed(const uintptr_t *fast, unsigned nf, const uintptr_t *s
     unsigned i = 0;
     while (i < nf && i < ns && fast[i] == slow[i])
         i++;
-    churn_log("unwind verify: stacks differ at frame %u: cfi %u frames (%#lx), libunwind %u "
-              "frames (%#lx)",
+    churn_log("unwind verify: stacks differ at frame %u: the walk's %u frames (%#lx), "
+              "libunwind's %u (%#lx)",
               i, nf, i < nf ? (unsigned long)fast[i] : 0ul, ns,
               i < ns ? (unsigned long)slow[i] : 0ul);
     abort();
 }
 
-static unsigned verify_walk(uintptr_t *ips, unsigned want, unsigned max)
+/* Each stack as the walk takes it (the CFI walker, or where it gives up the checked
+   libunwind) against libunwind's own local unwinder. */
+static unsigned verify_walk(churn_thread *t, uintptr_t *ips, unsigned want, unsigned max,
+                            churn_stack_range s, int kind)
 {
     uintptr_t slow[256 + OWN];
-    unsigned ns = keep(slow, libunwind_walk(slow, want), max);
+    int got = unw_backtrace((void **)slow, (int)want);
+    unsigned ns = keep(slow, got > 0 ? (unsigned)got : 0, max), n;
     uint64_t chain;
-    int nf = cfi_walk(churn_thread_self(), ips, want, &chain, 0);
+    int nf = cfi_walk(t, ips, want, s, &chain, 0);
     atomic_fetch_add_explicit(&verified, 1, memory_order_relaxed);
     if (nf < 0) {
-        for (unsigned i = 0; i < ns; i++)
-            ips[i] = slow[i];
-        return ns;
+        n = keep(ips, libunwind_walk(t, ips, want, s, kind), max);
+    } else {
+        atomic_fetch_add_explicit(&verified_fast, 1, memory_order_relaxed);
+        n = keep(ips, (unsigned)nf, max);
+        atomic_fetch_add_explicit(&verified_frames, n, memory_order_relaxed);
     }
-    atomic_fetch_add_explicit(&verified_fast, 1, memory_order_relaxed);
-    unsigned n = keep(ips, (unsigned)nf, max);
-    atomic_fetch_add_explicit(&verified_frames, n, memory_order_relaxed);
     if (n != ns)
         verify_failed(ips, n, slow, ns);
     for (unsigned i = 0; i < n; i++)
@@ -231,32 +262,41 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
     uint64_t chain;
     int got;
     churn_thread *t = churn_thread_current();
-    uintptr_t top, room = stack_room(t, (uintptr_t)__builtin_frame_address(0), &top);
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    churn_stack_range s;
     *partial = 0;
+    int kind = t ? stack_of(t, sp, &s) : NO_STACK;
+    if (CHURN_UNLIKELY(kind == NO_STACK)) {
+        n = short_walk(ips, 0);
+        *key = churn_stack_hash(ips, n);
+        return n;
+    }
+    uintptr_t room = sp - s.lo;
     switch (churn_opt.unwind) {
     case CHURN_UNWIND_FP:
-        /* on a stack of unknown bounds (a coroutine's) the reads stop at the thread's top */
-        n = keep(ips, fp_walk(ips, want, top ? top : t ? t->stack_hi : 0), max);
+        n = keep(ips, fp_walk(ips, want, s.hi), max);
         break;
     case CHURN_UNWIND_LIBUNWIND:
-        n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : keep(ips, libunwind_walk(ips, want), max);
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
+                                  : keep(ips, libunwind_walk(t, ips, want, s, kind), max);
         break;
     case CHURN_UNWIND_VERIFY:
-        n = room < ROOM_LIBUNWIND ? short_walk(ips, top) : verify_walk(ips, want, max);
+        n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
+                                  : verify_walk(t, ips, want, max, s, kind);
         break;
     default:
         if (room < ROOM_CFI) {
-            n = short_walk(ips, top);
+            n = short_walk(ips, s.hi);
             break;
         }
         /* Walked to its end where the walk can be remembered, and cut to max after: a stack
            deeper than max was otherwise walked whole every time (workerd: 3 % of walks, a
            third of the frames walked). */
-        got = cfi_walk(t, ips, want > CHURN_CFI_MEMO_FRAMES ? want : CHURN_CFI_MEMO_FRAMES,
+        got = cfi_walk(t, ips, want > CHURN_CFI_MEMO_FRAMES ? want : CHURN_CFI_MEMO_FRAMES, s,
                        &chain, 1);
         if (got < 0) {
-            n = room < ROOM_LIBUNWIND ? short_walk(ips, top)
-                                      : keep(ips, libunwind_walk(ips, want), max);
+            n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
+                                      : keep(ips, libunwind_walk(t, ips, want, s, kind), max);
             break;
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames
@@ -329,6 +369,7 @@ CHURN_API int dlclose(void *handle)
     }
     int ret = real(handle);
     churn_cfi_forget();
+    churn_unwind_checked_forget();
     if (atomic_load(&churn_state) == CHURN_ON) {
         /* marks what the dlclose unloaded before anything can be loaded in its place */
         churn_in_shim++;

@@ -16,9 +16,6 @@
 #include "ways/cxx_ops.h"
 #include "shim.h"
 
-static void guard_release(int *g) { churn_in_shim = *g; }
-#define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
-
 /* Set while a traced operator new runs the next one: what that calls back is the program's.
    NEW_HANDLER: its new_handler.  NEW_THROWS: the bad_alloc it throws, which the program's
    catch frees, when the operator is a throwing one (libstdc++'s nothrow new calls the
@@ -33,14 +30,20 @@ static void in_new_release(int *was) { in_new = *was; }
     in_new = NEW_HANDLER | (__builtin_strstr(sym, "nothrow") ? 0 : NEW_THROWS)
 
 /* The program's own code, called from inside the next operator new: traced as usual. */
-static void unguarded_release(int (*saved)[2])
+typedef struct {
+    int in_shim, in_new;
+    uintptr_t frame;
+} unguarded_saved;
+static void unguarded_release(unguarded_saved *saved)
 {
-    churn_in_shim = (*saved)[0];
-    in_new = (*saved)[1];
+    churn_in_shim = saved->in_shim;
+    churn_guard_frame = saved->frame;
+    in_new = saved->in_new;
 }
-#define UNGUARDED()                                                                       \
-    int unguarded_[2] __attribute__((cleanup(unguarded_release))) = {churn_in_shim, in_new}; \
-    churn_in_shim = 0;                                                                    \
+#define UNGUARDED()                                                                            \
+    unguarded_saved unguarded_ __attribute__((cleanup(unguarded_release))) = {                 \
+        churn_in_shim, in_new, churn_guard_frame};                                             \
+    churn_in_shim = 0;                                                                         \
     in_new = 0
 
 static int tracing(void)
@@ -49,41 +52,42 @@ static int tracing(void)
         return 0;
     if (CHURN_UNLIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_OFF))
         churn_ensure_init();
-    return atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON;
+    return atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON &&
+           !churn_stack_short();
 }
 
-#define NEW(sym, kind, call_next, fallback, ...)                                          \
-    CHURN_API void *sym(__VA_ARGS__)                                                      \
-    {                                                                                     \
-        static void *_Atomic next;                                                        \
-        int traced = tracing();                                                           \
-        GUARD();                                                                          \
-        IN_NEW(traced, #sym);                                                             \
-        void *f = churn_next_of(&next, #sym);                                             \
-        void *p = f ? call_next : fallback;                                               \
-        if (traced)                                                                       \
-            churn_record_alloc(p, size, kind);                                            \
-        return p;                                                                         \
+#define NEW(sym, kind, call_next, fallback, ...)                                               \
+    CHURN_API void *sym(__VA_ARGS__)                                                           \
+    {                                                                                          \
+        static void *_Atomic next;                                                             \
+        int traced = tracing();                                                                \
+        CHURN_GUARD();                                                                         \
+        IN_NEW(traced, #sym);                                                                  \
+        void *f = churn_next_of(&next, #sym);                                                  \
+        void *p = f ? call_next : fallback;                                                    \
+        if (traced)                                                                            \
+            churn_record_alloc(p, size, kind);                                                 \
+        return p;                                                                              \
     }
 
 CHURN_CXX_NEWS(NEW)
 
 /* Every delete is recorded before the next one frees. */
-#define DELETE(sym, kind)                                                                 \
-    CHURN_API void sym(void *p, uintptr_t a, uintptr_t b)                                 \
-    {                                                                                     \
-        static void *_Atomic next;                                                        \
-        if (!p)                                                                           \
-            return;                                                                       \
-        int traced = tracing();                                                           \
-        GUARD();                                                                          \
-        if (traced)                                                                       \
-            churn_record_free(p, kind);                                                   \
-        void *f = churn_next_of(&next, #sym);                                             \
-        if (f)                                                                            \
-            ((churn_delete_fn)f)(p, a, b);                                                        \
-        else                                                                              \
-            free(p);                                                                      \
+#define DELETE(sym, kind)                                                                      \
+    CHURN_API void sym(void *p, uintptr_t a, uintptr_t b)                                      \
+    {                                                                                          \
+        static void *_Atomic next;                                                             \
+        if (!p)                                                                                \
+            return;                                                                            \
+        int traced = tracing();                                                                \
+        CHURN_GUARD();                                                                         \
+        if (traced)                                                                            \
+            churn_record_free(p, kind);                                                        \
+        void *f = churn_next_of(&next, #sym);                                                  \
+        if (f)                                                                                 \
+            ((churn_delete_fn)f)(p, a, b);                                                     \
+        else                                                                                   \
+            free(p);                                                                           \
     }
 
 CHURN_CXX_DELETES(DELETE)

@@ -19,9 +19,6 @@
 
 #include "shim.h"
 
-static void guard_release(int *g) { churn_in_shim = *g; }
-#define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
-
 /* Calls that arrive before start-up, during it, inside libchurn, or after the trace closed. */
 static inline __attribute__((always_inline)) int ready_to_trace(void)
 {
@@ -29,7 +26,7 @@ static inline __attribute__((always_inline)) int ready_to_trace(void)
         return 0;
     int s = atomic_load_explicit(&churn_state, memory_order_relaxed);
     if (CHURN_LIKELY(s == CHURN_ON))
-        return 1;
+        return !churn_stack_short();
     if (s == CHURN_OFF) {
         churn_ensure_init();
         return atomic_load(&churn_state) == CHURN_ON;
@@ -62,7 +59,7 @@ static __attribute__((noinline)) void *malloc_traced(size_t size)
 {
     if (!ready_to_trace())
         return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
-    GUARD();
+    CHURN_GUARD();
     void *p = churn_next.malloc(size);
     if (churn_opt.sample_bytes) {
         if (p && churn_sample_alloc(p, size))
@@ -77,7 +74,7 @@ static __attribute__((noinline)) void *malloc_traced(size_t size)
 static __attribute__((noinline)) void *alloc_sample(void *p, size_t size, int kind)
 {
     if (p) {
-        GUARD();
+        CHURN_GUARD();
         if (churn_sample_alloc(p, size))
             churn_record_sampled_alloc(p, size, kind);
     }
@@ -104,7 +101,7 @@ static __attribute__((noinline)) void free_traced(void *p)
             churn_next.free(p);
         return;
     }
-    GUARD();
+    CHURN_GUARD();
     if (churn_opt.sample_bytes) {
         if (churn_sample_free(p))
             churn_record_sampled_free(p, CHURN_FREE_FREE);
@@ -140,7 +137,7 @@ static __attribute__((noinline)) void *calloc_traced(size_t n, size_t size)
         }
         return churn_bootstrap_alloc(total, 16);
     }
-    GUARD();
+    CHURN_GUARD();
     void *p = churn_next.calloc(n, size);
     churn_record_alloc(p, total, CHURN_ALLOC_CALLOC);
     return p;
@@ -178,7 +175,7 @@ static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
             return churn_next.realloc(p, size);
         return p ? NULL : churn_bootstrap_alloc(size, 16);
     }
-    GUARD();
+    CHURN_GUARD();
     return churn_record_realloc(p, size);
 }
 
@@ -187,7 +184,7 @@ static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
    unless the realloc failed (a NULL answer to a size other than 0). */
 static __attribute__((noinline)) void *realloc_sample(void *p, void *q, size_t size)
 {
-    GUARD();
+    CHURN_GUARD();
     if (p && (q || !size))
         churn_sample_count_free();
     if (q && churn_sample_alloc(q, size))
@@ -230,7 +227,7 @@ static void *aligned(size_t align, size_t size, int c11)
             return churn_bootstrap_alloc(size, align);
         return c11 ? churn_next.aligned_alloc(align, size) : churn_next.memalign(align, size);
     }
-    GUARD();
+    CHURN_GUARD();
     void *p = c11 ? churn_next.aligned_alloc(align, size) : churn_next.memalign(align, size);
     churn_record_alloc(p, size, CHURN_ALLOC_ALIGNED);
     return p;
@@ -256,7 +253,7 @@ CHURN_API int posix_memalign(void **out, size_t align, size_t size)
         *out = churn_bootstrap_alloc(size, align);
         return *out ? 0 : ENOMEM;
     }
-    GUARD();
+    CHURN_GUARD();
     int rc = churn_next.posix_memalign(out, align, size);
     if (!rc)
         churn_record_alloc(*out, size, CHURN_ALLOC_ALIGNED);
@@ -276,7 +273,7 @@ static void *paged(size_t size, int whole_pages)
             return churn_bootstrap_alloc(size, ps);
         return whole_pages ? churn_next.pvalloc(size) : churn_next.valloc(size);
     }
-    GUARD();
+    CHURN_GUARD();
     void *p = whole_pages ? churn_next.pvalloc(size) : churn_next.valloc(size);
     size_t rounded = (size + ps - 1) & ~(ps - 1);
     churn_record_alloc(p, whole_pages && rounded >= size ? rounded : size, CHURN_ALLOC_ALIGNED);
@@ -307,13 +304,13 @@ CHURN_API size_t malloc_usable_size(void *p)
 static void record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
 {
     int s = atomic_load_explicit(&churn_state, memory_order_relaxed);
-    if (s != CHURN_ON || churn_writer_is_self())
+    if (s != CHURN_ON || churn_writer_is_self() || churn_stack_short())
         return;
     if (churn_in_shim) {
         churn_record_map(kind | CHURN_MAP_INTERNAL, addr, len, a, b);
         return;
     }
-    GUARD();
+    CHURN_GUARD();
     churn_record_map(kind, addr, len, a, b);
 }
 

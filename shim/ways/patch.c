@@ -3,8 +3,8 @@
  *
  *   1. decode (capstone) the whole instructions at the entry that cover a 5-byte jmp, after
  *      an endbr64 which stays in place so the entry is still a valid indirect-branch target;
- *      refuse whatever cannot run elsewhere: branches into those bytes, loop/jrcxz, a
- *      function shorter than the jmp;
+ *      refuse whatever cannot run elsewhere: branches into those bytes (from anywhere in the
+ *      function, which its CFI bounds), loop/jrcxz, a function shorter than the jmp;
  *   2. write them, relocated, into a trampoline in a region mapped within 1 GiB of the
  *      function (so every rel32 of the function's code still reaches), followed by a jmp back
  *      to the first instruction not moved;
@@ -32,7 +32,9 @@
 #define REGION_BYTES (64u << 10)
 #define MAX_REGIONS 64u
 #define NEAR ((uintptr_t)1 << 30)
-#define SCAN_BYTES 512u        /* how far after the moved bytes branches into them are sought */
+#define NO_CFI_SCAN                                                                            \
+    (64u << 10) /* how far branches into the moved bytes are sought where no
+                                   CFI gives the function's extent */
 
 /* ---- the decoder, on libchurn's own memory ---- */
 
@@ -341,19 +343,20 @@ static int ends_flow(const cs_insn *in)
            in->id == X86_INS_HLT || cs_insn_group(decoder, in, CS_GRP_RET);
 }
 
-/* Whether a branch later in the function lands inside the moved bytes (after their first),
-   where only the jmp's tail would be left.  Branches to the entry itself are calls or tail
-   calls, from this function or the next ones the sweep runs into, and stay valid.  A linear
-   sweep of the next SCAN_BYTES, stopped by anything undecodable; a target counts only when it
-   is one of the moved instructions' boundaries, so bytes that are not code do not cause false
-   refusals. */
-static int branched_into(const plan *p, uintptr_t end_of_mapping, cs_insn *in)
+/* The branches of [from, to) that land on one of the moved instructions after the first,
+   where only the jmp's tail would be left.  A linear sweep that steps a byte over what it
+   cannot decode; a target counts only when it is one of those instructions' boundaries, so
+   bytes that are not code do not cause false refusals. */
+static int branches_into(const plan *p, uintptr_t from, uintptr_t to, cs_insn *in)
 {
-    uintptr_t from = p->start + p->covered;
     const uint8_t *code = (const uint8_t *)from;
-    size_t left = end_of_mapping - from < SCAN_BYTES ? end_of_mapping - from : SCAN_BYTES;
+    size_t left = to > from ? to - from : 0;
     uint64_t addr = from;
-    while (cs_disasm_iter(decoder, &code, &left, &addr, in)) {
+    while (left) {
+        if (!cs_disasm_iter(decoder, &code, &left, &addr, in)) {
+            code++, addr++, left--;
+            continue;
+        }
         uintptr_t target;
         if (!relative_branch_target(in, &target))
             continue;
@@ -362,6 +365,25 @@ static int branched_into(const plan *p, uintptr_t end_of_mapping, cs_insn *in)
                 return 1;
     }
     return 0;
+}
+
+/* Whether a branch of the function lands inside the moved bytes.  Branches to the entry itself
+   are calls or tail calls, from this function or others, and stay valid.  The whole function
+   is swept, as its CFI describes it: a loop whose head is among the first bytes jumps back
+   there from anywhere in it.  Code that no CFI describes (hand-written assembly without it),
+   the next NO_CFI_SCAN bytes. */
+static int branched_into(const plan *p, const mapping *map, cs_insn *in)
+{
+    uintptr_t lo, hi, moved_end = p->start + p->covered;
+    if (churn_cfi_function_extent(p->fn, &lo, &hi) || lo > p->fn || hi < moved_end) {
+        lo = moved_end;
+        hi = map->hi - lo < NO_CFI_SCAN ? map->hi : lo + NO_CFI_SCAN;
+    }
+    if (lo < map->lo)
+        lo = map->lo;
+    if (hi > map->hi)
+        hi = map->hi;
+    return branches_into(p, lo, p->start, in) || branches_into(p, moved_end, hi, in);
 }
 
 int churn_patch_done(const void *fn)
@@ -429,7 +451,7 @@ static int analyze(uintptr_t fn, plan *p, const char **why)
             *why = "a branch in the first bytes targets the bytes being moved";
             rc = -1;
         }
-    if (!rc && branched_into(p, map.hi, in)) {
+    if (!rc && branched_into(p, &map, in)) {
         *why = "a later branch of the function lands inside the bytes being moved";
         rc = -1;
     }

@@ -25,9 +25,6 @@
 #include "shim.h"
 #include "ways/way.h"
 
-static void guard_release(int *g) { churn_in_shim = *g; }
-#define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
-
 /* mimalloc's heaps.  mi_heap_destroy frees every block of a heap at once, without a free of
    each, but only of a heap made destroyable (mi_heap_new, mi_heap_new_in_arena, or
    mi_heap_new_ex with allow_destroy); of another it is mi_heap_delete, which moves the
@@ -278,7 +275,7 @@ static uintptr_t relay(unsigned i, uintptr_t a0, uintptr_t a1, uintptr_t a2, uin
     if (!churn_tracing() || !atomic_load_explicit(&s->g->on, memory_order_relaxed) ||
         (d->count >= 0 && __builtin_mul_overflow(a[d->count], size, &size)))
         return s->original(a0, a1, a2, a3, a4, a5);
-    GUARD();
+    CHURN_GUARD();
     switch (d->role) {
     case R_HEAP_NEW: {
         uintptr_t heap = s->original(a0, a1, a2, a3, a4, a5);

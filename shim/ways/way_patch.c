@@ -19,9 +19,6 @@
 #include "shim.h"
 #include "ways/way.h"
 
-static void guard_release(int *g) { churn_in_shim = *g; }
-#define GUARD() int guard_ __attribute__((cleanup(guard_release))) = churn_in_shim; churn_in_shim = 1
-
 /* The executable's own functions, through their trampolines. */
 static struct {
     void *(*malloc)(size_t);
@@ -44,7 +41,7 @@ static void *w_malloc(size_t size)
 {
     if (!churn_tracing())
         return exe.malloc(size);
-    GUARD();
+    CHURN_GUARD();
     void *p = exe.malloc(size);
     churn_record_alloc(p, size, CHURN_ALLOC_MALLOC);
     return p;
@@ -56,7 +53,7 @@ static void w_free(void *p)
         exe.free(p);
         return;
     }
-    GUARD();
+    CHURN_GUARD();
     churn_record_free(p, CHURN_FREE_FREE);
     exe.free(p);
 }
@@ -66,7 +63,7 @@ static void *w_calloc(size_t n, size_t size)
     size_t total;
     if (__builtin_mul_overflow(n, size, &total) || !churn_tracing())
         return exe.calloc(n, size);
-    GUARD();
+    CHURN_GUARD();
     void *p = exe.calloc(n, size);
     churn_record_alloc(p, total, CHURN_ALLOC_CALLOC);
     return p;
@@ -77,7 +74,7 @@ static void *w_realloc(void *p, size_t size)
 {
     if (!churn_tracing())
         return exe.realloc(p, size);
-    GUARD();
+    CHURN_GUARD();
     return churn_record_realloc(p, size);
 }
 
@@ -86,7 +83,7 @@ static void *w_reallocarray(void *p, size_t n, size_t size)
     size_t total;
     if (__builtin_mul_overflow(n, size, &total) || !churn_tracing() || !exe.realloc)
         return exe.reallocarray(p, n, size);
-    GUARD();
+    CHURN_GUARD();
     return churn_record_realloc(p, total);
 }
 
@@ -100,7 +97,7 @@ static void *w_memalign(size_t align, size_t size)
 {
     if (!churn_tracing())
         return exe.memalign(align, size);
-    GUARD();
+    CHURN_GUARD();
     return record_aligned(exe.memalign(align, size), size);
 }
 
@@ -108,7 +105,7 @@ static void *w_aligned_alloc(size_t align, size_t size)
 {
     if (!churn_tracing())
         return exe.aligned_alloc(align, size);
-    GUARD();
+    CHURN_GUARD();
     return record_aligned(exe.aligned_alloc(align, size), size);
 }
 
@@ -116,7 +113,7 @@ static void *w_valloc(size_t size)
 {
     if (!churn_tracing())
         return exe.valloc(size);
-    GUARD();
+    CHURN_GUARD();
     return record_aligned(exe.valloc(size), size);
 }
 
@@ -125,7 +122,7 @@ static void *w_pvalloc(size_t size)
 {
     if (!churn_tracing())
         return exe.pvalloc(size);
-    GUARD();
+    CHURN_GUARD();
     size_t rounded = size ? (size + page_size - 1) & ~(page_size - 1) : page_size;
     return record_aligned(exe.pvalloc(size), rounded);
 }
@@ -134,7 +131,7 @@ static int w_posix_memalign(void **out, size_t align, size_t size)
 {
     if (!churn_tracing())
         return exe.posix_memalign(out, align, size);
-    GUARD();
+    CHURN_GUARD();
     int rc = exe.posix_memalign(out, align, size);
     if (!rc)
         churn_record_alloc(*out, size, CHURN_ALLOC_ALIGNED);
@@ -144,33 +141,33 @@ static int w_posix_memalign(void **out, size_t align, size_t size)
 /* ---- C++: every operator the executable defines (cxx.c names the variants) ---- */
 
 /* A throwing operator new leaves through the guard's cleanup (built with -fexceptions). */
-#define NEW(sym, kind, call, fallback, ...)                                                         \
-    static void *exe_##sym;                                                               \
-    static void *w_##sym(__VA_ARGS__)                                                     \
-    {                                                                                     \
-        void *f = exe_##sym;                                                              \
-        if (!churn_tracing())                                                             \
-            return call;                                                                  \
-        GUARD();                                                                          \
-        void *p = call;                                                                   \
-        churn_record_alloc(p, size, kind);                                                \
-        return p;                                                                         \
+#define NEW(sym, kind, call, fallback, ...)                                                    \
+    static void *exe_##sym;                                                                    \
+    static void *w_##sym(__VA_ARGS__)                                                          \
+    {                                                                                          \
+        void *f = exe_##sym;                                                                   \
+        if (!churn_tracing())                                                                  \
+            return call;                                                                       \
+        CHURN_GUARD();                                                                         \
+        void *p = call;                                                                        \
+        churn_record_alloc(p, size, kind);                                                     \
+        return p;                                                                              \
     }
 
 CHURN_CXX_NEWS(NEW)
 
 /* The extra arguments (size, alignment, nothrow) pass through untouched in their registers. */
-#define DELETE(sym, kind)                                                                 \
-    static void *exe_##sym;                                                               \
-    static void w_##sym(void *p, uintptr_t a, uintptr_t b)                                \
-    {                                                                                     \
-        if (!p || !churn_tracing()) {                                                     \
-            ((churn_delete_fn)exe_##sym)(p, a, b);                                                \
-            return;                                                                       \
-        }                                                                                 \
-        GUARD();                                                                          \
-        churn_record_free(p, kind);                                                       \
-        ((churn_delete_fn)exe_##sym)(p, a, b);                                                    \
+#define DELETE(sym, kind)                                                                      \
+    static void *exe_##sym;                                                                    \
+    static void w_##sym(void *p, uintptr_t a, uintptr_t b)                                     \
+    {                                                                                          \
+        if (!p || !churn_tracing()) {                                                          \
+            ((churn_delete_fn)exe_##sym)(p, a, b);                                             \
+            return;                                                                            \
+        }                                                                                      \
+        CHURN_GUARD();                                                                         \
+        churn_record_free(p, kind);                                                            \
+        ((churn_delete_fn)exe_##sym)(p, a, b);                                                 \
     }
 
 CHURN_CXX_DELETES(DELETE)

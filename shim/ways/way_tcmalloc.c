@@ -62,8 +62,9 @@ static const char *const counter_names[] = {
 
 static int hook_may_record(void)
 {
-    return !churn_in_shim && atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON &&
-           churn_thread_current();
+    return !churn_in_shim &&
+           atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON &&
+           churn_thread_current() && !churn_stack_short();
 }
 
 static void on_new(const void *arg)
@@ -71,9 +72,8 @@ static void on_new(const void *arg)
     const new_info *i = arg;
     if (!hook_may_record())
         return;
-    churn_in_shim = 1;
+    CHURN_GUARD();
     churn_record_alloc_usable(i->ptr, i->requested_size, i->allocated_size, CHURN_ALLOC_MALLOC);
-    churn_in_shim = 0;
 }
 
 static void on_delete(const void *arg)
@@ -81,9 +81,8 @@ static void on_delete(const void *arg)
     const delete_info *i = arg;
     if (!hook_may_record())
         return;
-    churn_in_shim = 1;
+    CHURN_GUARD();
     churn_record_free_usable(i->ptr, i->allocated_size, CHURN_FREE_FREE);
-    churn_in_shim = 0;
 }
 
 /* tcmalloc initialises itself in the executable's static constructors, which run after ours;

@@ -1,0 +1,208 @@
+/*
+ * libunwind for the stacks the CFI walker gives up on (expression rules, signal frames, code
+ * whose CFI it does not reduce), over an address space of its own whose every memory read is
+ * checked first.  libunwind's local unwinder trusts the CFI: a rule that dereferences a
+ * register holding garbage (hand-written assembly's CFI escapes) makes it read wherever that
+ * points, and the traced program dies.  Here a read is made only inside
+ *   - the stack the walk runs on, from its stack pointer up to its top,
+ *   - for a handler on the sigaltstack, the stacks its signal frame may lead to (the
+ *     thread's own, a coroutine's it ran on), page by page where the kernel has them mapped,
+ *   - the readable segments of the loaded objects (the CFI itself, code bytes);
+ * any other read fails the step, and the walk ends at that frame.
+ *
+ * The walk runs on libunwind's remote interface (libunwind-x86_64), with the caller's
+ * registers from unw_getcontext; finding and parsing the CFI is libunwind's local code.
+ */
+#include <libunwind.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "shim.h"
+
+#define SEGMENTS 8
+#define STACK_PAGES 8
+
+typedef struct {
+    uintptr_t lo, hi;
+} segment;
+
+typedef struct {
+    unw_context_t context;
+    unw_cursor_t cursor;
+    segment stacks[CHURN_UNWIND_STACKS]; /* [0]: the walk's own, from its stack pointer */
+    unsigned nstacks;
+    segment modules[SEGMENTS]; /* readable segments of loaded objects found so far */
+    unsigned nmodules, next_module;
+    uintptr_t mapped[STACK_PAGES]; /* pages of the other stacks found mapped */
+    unsigned nmapped;
+    uint32_t generation;
+} walk_state;
+_Static_assert(sizeof(walk_state) <= sizeof(churn_unwind_checked_state),
+               "churn_unwind_checked_state");
+_Static_assert(_Alignof(walk_state) <= _Alignof(churn_unwind_checked_state), "alignment");
+
+static unw_addr_space_t space;
+static _Atomic uint32_t generation;
+
+typedef struct {
+    uintptr_t addr;
+    segment found;
+} segment_query;
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    segment_query *q = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && q->addr - lo < ph->p_memsz) {
+            q->found = (segment){lo, lo + ph->p_memsz};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the word at addr lies inside r. */
+static int inside(const segment *r, uintptr_t addr)
+{
+    return r->hi - r->lo >= 8 && addr - r->lo <= r->hi - r->lo - 8;
+}
+
+static int in_module(walk_state *w, uintptr_t addr)
+{
+    for (unsigned i = 0; i < w->nmodules; i++)
+        if (inside(&w->modules[i], addr))
+            return 1;
+    segment_query q = {addr, {0, 0}};
+    if (!dl_iterate_phdr(find_segment, &q) || !inside(&q.found, addr))
+        return 0;
+    w->modules[w->next_module] = q.found;
+    w->next_module = (w->next_module + 1) % SEGMENTS;
+    if (w->nmodules < SEGMENTS)
+        w->nmodules++;
+    return 1;
+}
+
+/* A page of another stack: mapped is readable there (a thread's stack range has no guard
+   page; the main thread's reaches below what the kernel has mapped yet). */
+static int stack_page_mapped(walk_state *w, uintptr_t addr)
+{
+    uintptr_t page = addr & ~(uintptr_t)4095;
+    for (unsigned i = 0; i < w->nmapped; i++)
+        if (w->mapped[i] == page)
+            return 1;
+    unsigned char in_core;
+    if (mincore((void *)page, 4096, &in_core))
+        return 0;
+    if (w->nmapped < STACK_PAGES)
+        w->mapped[w->nmapped++] = page;
+    return 1;
+}
+
+static int readable(walk_state *w, uintptr_t addr)
+{
+    if (addr & 7)
+        return 0;
+    if (inside(&w->stacks[0], addr))
+        return 1;
+    for (unsigned i = 1; i < w->nstacks; i++)
+        if (inside(&w->stacks[i], addr))
+            return stack_page_mapped(w, addr);
+    return in_module(w, addr);
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+                      void *arg)
+{
+    (void)as;
+    if (write || !readable(arg, addr))
+        return -UNW_EINVAL;
+    *val = *(const unw_word_t *)addr;
+    return 0;
+}
+
+/* libunwind's x86-64 register numbers, in ucontext's order */
+static const int gregs[17] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                              REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                              REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+                      void *arg)
+{
+    (void)as;
+    const walk_state *w = arg;
+    if (write || reg < 0 || reg > 16)
+        return -UNW_EBADREG;
+    *val = (unw_word_t)w->context.uc_mcontext.gregs[gregs[reg]];
+    return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+                        void *arg)
+{
+    (void)as, (void)reg, (void)val, (void)write, (void)arg;
+    return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *cursor, void *arg)
+{
+    (void)as, (void)cursor, (void)arg;
+    return -UNW_EINVAL;
+}
+
+void churn_unwind_checked_init(void)
+{
+    if (space)
+        return;
+    /* libunwind's generic library is another object than its local one: its descriptors
+       are guarded as the local one's are (fds.c) */
+    churn_fd_guard_unwinder((const void *)unw_create_addr_space);
+    unw_accessors_t a = *unw_get_accessors(unw_local_addr_space);
+    a.access_mem = access_mem;
+    a.access_reg = access_reg;
+    a.access_fpreg = access_fpreg;
+    a.resume = resume;
+    space = unw_create_addr_space(&a, 0);
+    if (space)
+        unw_set_caching_policy(space, UNW_CACHE_PER_THREAD);
+}
+
+void churn_unwind_checked_forget(void)
+{
+    if (space)
+        unw_flush_cache(space, 0, 0);
+    atomic_fetch_add(&generation, 1);
+}
+
+unsigned churn_unwind_checked(churn_unwind_checked_state *state, uintptr_t *ips, unsigned max,
+                              const churn_stack_range *stacks, unsigned nstacks)
+{
+    walk_state *w = (walk_state *)state;
+    if (!space || !nstacks || nstacks > CHURN_UNWIND_STACKS)
+        return 0;
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (w->generation != gen) {
+        w->nmodules = w->next_module = 0;
+        w->generation = gen;
+    }
+    w->nmapped = 0;
+    if (unw_getcontext(&w->context))
+        return 0;
+    for (unsigned i = 0; i < nstacks; i++)
+        w->stacks[i] = (segment){stacks[i].lo, stacks[i].hi};
+    w->nstacks = nstacks;
+    w->stacks[0].lo = (uintptr_t)w->context.uc_mcontext.gregs[REG_RSP];
+    if (unw_init_remote(&w->cursor, space, w) < 0)
+        return 0;
+    unsigned n = 0;
+    while (n < max && unw_step(&w->cursor) > 0) {
+        unw_word_t ip;
+        if (unw_get_reg(&w->cursor, UNW_REG_IP, &ip) < 0 || !ip)
+            break;
+        ips[n++] = ip;
+    }
+    return n;
+}

@@ -1,0 +1,49 @@
+#!/bin/sh
+# A stack overflow caught by a SIGSEGV handler that siglongjmps back (interpreters report a
+# too-deep recursion so), ten times in a row (test/programs/overflow_longjmp.c): a recursion
+# that mallocs and frees at every level until the stack ends, on the main thread and on a
+# 256 KiB thread, so that the stack ends inside malloc and free, and inside libchurn.  The
+# program runs as natively; the 100 blocks after_overflow keeps after each overflow are all in
+# the trace with their stacks.  A library between libchurn and glibc
+# (test/programs/count_alloc.c) counts the recursion's mallocs and frees that reached the
+# allocator: every one of those mallocs is in the trace or counted as dropped (the stack's
+# last bytes are never libchurn's), and so is every free (a free is traced before the real
+# one runs, so the one an overflow cut short may be in the trace too).
+. test/lib.sh
+
+build_c overflow_longjmp test/programs/overflow_longjmp.c -pthread
+gcc $PROG_CFLAGS -std=gnu11 -shared -fPIC -o "$WORK/count_alloc.so" test/programs/count_alloc.c \
+    >"$WORK/count_alloc.build.log" 2>&1 ||
+    fail "cannot compile test/programs/count_alloc.c: $(tail -n 1 "$WORK/count_alloc.build.log")"
+for where in main thread; do
+    arg=
+    [ $where = main ] || arg=thread
+    "$WORK/overflow_longjmp" 10 $arg >"$WORK/native.$where" 2>&1 ||
+        fail "overflow_longjmp $arg fails natively: $(tail -n 1 "$WORK/native.$where")"
+    CHURN_PRELOAD_EXTRA="$WORK/count_alloc.so" traced "$WORK/$where.zst" "$WORK/$where.out" \
+        "$WORK/overflow_longjmp" 10 $arg
+    analyze "$WORK/$where.zst" "$WORK/$where.json"
+    check "$WORK/$where.json" "$WORK/$where.out.err" $where <<'PY'
+import sys
+from churncheck import *
+report, where = load(sys.argv[1]), sys.argv[3]
+words = open(sys.argv[2]).read().split("allocator saw ")[1].split()
+made, freed = int(words[0]), int(words[3])
+after = growth_with(report, "after_overflow")
+expect("after_overflow's blocks (allocs, live)", (sum(g["allocs"] for g in after),
+       sum(g["live_count"] for g in after)), (1000, 1000))
+rec = [f for f in field(report, "functions") if f["function"] == "recurse"]
+allocs, frees = sum(f["allocs"] for f in rec), sum(f["frees"] for f in rec)
+dropped = field(report, "totals", "dropped_events")
+if not 0 <= made - allocs <= dropped:
+    fail("the recursion's mallocs: the allocator made %d, %d are traced and %d events dropped"
+         % (made, allocs, dropped))
+if not freed - dropped <= frees <= freed + 10:
+    fail("the recursion's frees: the allocator took %d, %d are traced and %d events dropped"
+         % (freed, frees, dropped))
+expect("unknown frees", field(report, "totals", "unknown_frees"), 0)
+print("%s thread: 10 overflows, the 1,000 blocks kept after them traced; the allocator made "
+      "%d of the recursion's blocks and took %d back: %d and %d traced, %d events dropped"
+      % (where, made, freed, allocs, frees, dropped))
+PY
+done
