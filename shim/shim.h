@@ -83,6 +83,7 @@ int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi);
    cannot be read instead of faulting: the bytes copied (0 where addr is not readable), or -1
    when the kernel cannot be asked (seccomp). */
 ssize_t churn_os_read_own(void *buf, const void *addr, size_t len);
+void churn_os_note_seccomp(void); /* start-up: a filter already in place asks it no more */
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */

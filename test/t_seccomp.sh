@@ -6,7 +6,8 @@
 # trace end before the filter is in place: every allocation made before it, an exit record of
 # kind detach whose detail says seccomp, and a line on stderr.  The filter that kills runs 12
 # times (libchurn's writer must have started before main).  A filter that stops nothing
-# libchurn needs leaves the trace whole.
+# libchurn needs leaves the trace whole.  An image that starts under a filter its parent
+# installed, which kills on process_vm_readv, execs as natively.
 . test/lib.sh
 
 build_c seccomp_install test/programs/seccomp_install.c
@@ -32,6 +33,18 @@ for mode in errno-late errno-main strict; do
     run $mode $mode
 done
 run blacklist blacklist
+
+# A process that starts under a filter it never saw installed (its parent's): libchurn reads
+# the program's memory without process_vm_readv there, which that filter kills on.
+"$WORK/seccomp_install" exec-filtered >"$WORK/inherited.native" 2>&1 ||
+    fail "exec-filtered natively: exit status $?"
+status=0
+CHURN_OUT="$WORK/inherited.zst" CHURN_TEST_PRELOAD="$SHIM" "$WORK/seccomp_install" exec-filtered \
+    >"$WORK/inherited.out" 2>"$WORK/inherited.err" || status=$?
+[ "$status" -eq 0 ] ||
+    fail "a traced image under an inherited filter: exit status $status at its exec: $(tail -n 1 "$WORK/inherited.err")"
+cmp -s "$WORK/inherited.native" "$WORK/inherited.out" || fail "exec-filtered printed '$(cat "$WORK/inherited.out")'"
+analyze "$WORK/inherited.zst" "$WORK/inherited.json"
 "$ANALYZE" "$WORK/kill1.zst" >"$WORK/kill1.txt" 2>&1 || fail "churn-analyze of kill1.zst failed"
 grep -q 'tracing stopped: the program installed a seccomp filter' "$WORK/kill1.txt" ||
     fail "the text report does not say why the trace ended: $(sed -n 2p "$WORK/kill1.txt")"
@@ -40,7 +53,7 @@ check "$WORK" <<'PY'
 import os, sys
 from churncheck import *
 work = sys.argv[1]
-said = "installs a seccomp filter that stops "
+said = "installs a seccomp filter that "
 for name in ["kill%d" % i for i in range(1, 13)] + ["errno-late", "errno-main", "strict"]:
     report = load(os.path.join(work, name + ".json"))
     before = int(open(os.path.join(work, name + ".out")).read().split()[1])
@@ -53,6 +66,8 @@ for name in ["kill%d" % i for i in range(1, 13)] + ["errno-late", "errno-main", 
     expect(name + ": allocations traced (those before the filter)", allocs, before)
     if any(w.startswith("no exit record") for w in field(report, "warnings")):
         fail("%s: the report says the trace has no exit record" % name)
+expect("inherited: exit record", field(load(os.path.join(work, "inherited.json")), "metadata",
+                                      "exit", "how"), "exec")
 report = load(os.path.join(work, "blacklist.json"))
 if said in open(os.path.join(work, "blacklist.err")).read():
     fail("a filter that stops nothing libchurn needs stopped tracing")

@@ -14,6 +14,7 @@
  */
 #include <linux/capability.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -31,40 +32,47 @@ static int may_install(void)
            (caps[CAP_SYS_ADMIN / 32].effective >> (CAP_SYS_ADMIN % 32) & 1);
 }
 
-/* What the filter at uprog (the program's struct sock_fprog) stops of libchurn's calls: the
-   call's name, or NULL when it stops none or the kernel will not take it. */
-static const char *filter_stops(const void *uprog)
+/* Why the filter at uprog (the program's struct sock_fprog) ends tracing: the call of
+   libchurn's it stops, or why it cannot be told (then it is taken to stop one); NULL when it
+   stops none, or the kernel will not take it. */
+static const char *filter_stops(const void *uprog, char *why, size_t cap)
 {
     struct sock_fprog prog;
-    if (churn_os_read_own(&prog, uprog, sizeof prog) != sizeof prog || !prog.len ||
-        prog.len > BPF_MAXINSNS || !may_install())
+    ssize_t got = churn_os_read_own(&prog, uprog, sizeof prog);
+    if (got < 0)
+        return "libchurn cannot read (a filter already in place forbids how it reads)";
+    if (got != sizeof prog || !prog.len || prog.len > BPF_MAXINSNS || !may_install())
         return NULL;
     size_t bytes = prog.len * sizeof *prog.filter;
     struct sock_filter *f = churn_mem_alloc(bytes);
     if (!f)
-        return "every call (libchurn's memory ran out reading the filter)";
+        return "libchurn cannot read (its memory ran out)";
     const char *stops = churn_os_read_own(f, prog.filter, bytes) == (ssize_t)bytes
                             ? churn_seccomp_stops(f, prog.len)
                             : NULL;
     churn_mem_free(f);
-    return stops;
+    if (!stops)
+        return NULL;
+    snprintf(why, cap, "stops %s, which libchurn needs", stops);
+    return why;
 }
 
 void churn_seccomp_before(unsigned op, const void *uprog)
 {
     if (atomic_load(&churn_state) != CHURN_ON || getpid() != churn_outfile_pid())
         return;
-    const char *stops = op == SECCOMP_SET_MODE_STRICT   ? "every call but read and write"
-                        : op == SECCOMP_SET_MODE_FILTER ? filter_stops(uprog)
-                                                        : NULL;
-    if (!stops)
+    char buf[128];
+    const char *why = op == SECCOMP_SET_MODE_STRICT ? "is strict mode: it stops every call but "
+                                                      "read and write"
+                      : op == SECCOMP_SET_MODE_FILTER ? filter_stops(uprog, buf, sizeof buf)
+                                                      : NULL;
+    if (!why)
         return;
     int saved = churn_in_shim;
     churn_in_shim = 1;
-    churn_log("the program installs a seccomp filter that stops %s, which libchurn needs: the "
-              "trace ends here (its exit record says seccomp) and the process goes on "
-              "untraced",
-              stops);
+    churn_log("the program installs a seccomp filter that %s: the trace ends here (its exit "
+              "record says seccomp) and the process goes on untraced",
+              why);
     churn_fatal_uninstall();
     churn_finish(CHURN_EXIT_DETACH, CHURN_DETACH_SECCOMP);
     churn_writer_join();

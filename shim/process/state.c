@@ -175,6 +175,7 @@ void churn_ensure_init(void)
     int saved = churn_in_shim, saved_errno = errno;
     churn_in_shim = 1;
     churn_log_init();
+    churn_os_note_seccomp();
     churn_real_resolve();
     int ok = churn_next.malloc && churn_next.free && !getauxval(AT_SECURE) &&
              !churn_options_load();

@@ -28,6 +28,7 @@
 static _Atomic int fd = -1;
 static int cur = -1; /* its number for the write under way (hold .. release) */
 static char path_now[sizeof churn_opt.out];
+static int gone; /* the trace's file cannot be reached again (said once) */
 static pid_t owner;
 static int attached; /* the trace starts at a churn attach */
 
@@ -70,6 +71,7 @@ int churn_outfile_open(const char *path, int events)
         return -1;
     }
     snprintf(path_now, sizeof path_now, "%s", path);
+    gone = 0;
     file_dev = st.st_dev;
     file_ino = st.st_ino;
     owner = getpid();
@@ -123,6 +125,45 @@ uint64_t churn_outfile_ring_room(void)
     return ring_bytes > data_start ? ring_bytes - data_start : 0;
 }
 
+/* The trace's descriptor for one system call, held against a move (fds.c) until release; -1
+   when the trace is gone.  A program can still take the number over past libc (a raw dup2, a
+   raw close and a new open), also between two writes of one segment: each call holds it anew,
+   and the file is then opened again by its path, if that is still the trace's file, or the
+   trace ends there, said once. */
+static int hold(void)
+{
+    if (gone)
+        return -1;
+    /* taken again right after it was opened again: again, a few times */
+    for (int tries = 0; tries < 8; tries++) {
+        if ((cur = churn_fd_use(&fd)) >= 0)
+            return 0;
+        struct stat st;
+        int again = open(path_now, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (again < 0 || fstat(again, &st) || st.st_dev != file_dev || st.st_ino != file_ino) {
+            if (again >= 0)
+                close(again);
+            churn_log("the program took over the trace's file descriptor, and %s is no longer "
+                      "the trace's file; the trace ends here",
+                      path_now);
+            break;
+        }
+        churn_fd_keep(&fd, again);
+        if (tries == 7)
+            churn_log("the program takes the trace's file descriptor over as soon as it is "
+                      "opened again; the trace ends here");
+    }
+    gone = 1;
+    churn_fd_drop(&fd);
+    return -1;
+}
+
+static void release(void)
+{
+    churn_fd_done(&fd);
+    cur = -1;
+}
+
 /* What the file can hold after a write at `at` failed, having written `wrote` bytes: the
    bytes it owns (up to its size, and what the short write added) and the space still free on
    its disk; and where the write stopped short of that, a limit of the file's own
@@ -130,6 +171,8 @@ uint64_t churn_outfile_ring_room(void)
 static uint64_t file_holds(uint64_t at, size_t wrote, int err)
 {
     uint64_t owned = at + wrote;
+    if (hold())
+        return owned;
     struct stat st;
     if (!fstat(cur, &st) && (uint64_t)st.st_size > owned)
         owned = (uint64_t)st.st_size;
@@ -137,6 +180,7 @@ static uint64_t file_holds(uint64_t at, size_t wrote, int err)
     uint64_t holds = owned;
     if (!fstatvfs(cur, &v))
         holds += (uint64_t)v.f_bavail * v.f_frsize;
+    release();
     return wrote > 0 || err == EFBIG ? owned : holds;
 }
 
@@ -150,8 +194,15 @@ static ssize_t write_no_sigxfsz(const void *buf, size_t len, off_t at)
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, &old);
     int was_pending = !sigpending(&pending) && sigismember(&pending, SIGXFSZ);
-    ssize_t n = pwrite(cur, buf, len, at);
-    int err = errno;
+    ssize_t n = -1;
+    int err = EBADF;
+    /* a write that found the number closed under it goes again, once, through the file
+       opened again */
+    for (int tries = 0; tries < 2 && err == EBADF && !hold(); tries++) {
+        n = pwrite(cur, buf, len, at);
+        err = n < 0 ? errno : 0;
+        release();
+    }
     if (n < 0 && err == EFBIG && !was_pending) {
         struct timespec zero = {0, 0};
         sigtimedwait(&xfsz, NULL, &zero);
@@ -183,34 +234,6 @@ pid_t churn_outfile_pid(void)
     return owner;
 }
 
-/* The trace's descriptor for one write, held against a move (fds.c) until release; -1 when
-   the trace is gone.  A program can still take the number over past libc (a raw dup2, a raw
-   close and a new open): the file is then opened again by its path, if that is still the
-   trace's file, or the trace ends there, said once. */
-static int hold(void)
-{
-    if (atomic_load(&fd) < 0)
-        return -1;
-    if ((cur = churn_fd_use(&fd)) >= 0)
-        return 0;
-    struct stat st;
-    churn_fd_keep(&fd, open(path_now, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd >= 0 && !fstat(fd, &st) && st.st_dev == file_dev && st.st_ino == file_ino &&
-        (cur = churn_fd_use(&fd)) >= 0)
-        return 0;
-    churn_fd_drop(&fd);
-    churn_log("the program took over the trace's file descriptor, and %s is no longer the "
-              "trace's file; the trace ends here",
-              path_now);
-    return -1;
-}
-
-static void release(void)
-{
-    churn_fd_done(&fd);
-    cur = -1;
-}
-
 /* The open header at open_at no longer describes what the trace will hold (the segment was
    written elsewhere, or lost): zeros over it, so that a reader never takes it. */
 static void forget_open(void)
@@ -224,22 +247,11 @@ static void forget_open(void)
     open_crc = 0;
 }
 
-static int checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
-                      uint64_t first_epoch, uint64_t now_ns, uint64_t reserve);
-
 int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                              uint64_t first_epoch, uint64_t now_ns, uint64_t reserve)
 {
-    if (hold())
+    if (!owner || gone)
         return -1;
-    int rc = checkpoint(zstd_frame, zbytes, raw_bytes, first_epoch, now_ns, reserve);
-    release();
-    return rc;
-}
-
-static int checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
-                      uint64_t first_epoch, uint64_t now_ns, uint64_t reserve)
-{
     size_t hdr = sizeof(churn_open_segment_header);
     if (open_at == NO_PLACE) {
         uint64_t room = churn_outfile_ring_room();
@@ -276,26 +288,15 @@ static int checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
     return write_all(&h, sizeof h, open_at, &err) == sizeof h ? 0 : -1;
 }
 
-static int write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
-                         uint64_t first_epoch, uint64_t last_epoch);
-
 /* The caller leaves sizeof(churn_segment_header) bytes free in front of the zstd frame, so a
    segment that no checkpoint placed is written with a single call. */
 int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
                                 uint64_t first_epoch, uint64_t last_epoch)
 {
-    if (hold()) {
+    if (!owner || gone) {
         open_at = NO_PLACE;
         return CHURN_OUTFILE_FAILED;
     }
-    int rc = write_segment(zstd_frame, zbytes, raw_bytes, first_epoch, last_epoch);
-    release();
-    return rc;
-}
-
-static int write_segment(const void *zstd_frame, size_t zbytes, uint32_t raw_bytes,
-                         uint64_t first_epoch, uint64_t last_epoch)
-{
     churn_segment_header *h = (churn_segment_header *)((uint8_t *)zstd_frame - sizeof *h);
     size_t total = sizeof *h + zbytes;
     if (total > churn_outfile_ring_room()) {

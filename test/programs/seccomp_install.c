@@ -11,7 +11,12 @@
  *                on a few calls nobody here makes (ptrace, personality, kexec_load) and lets
  *                everything else through;
  *   strict       after BEFORE allocations, strict mode (prctl): then only read, write and
- *                exit, which ends the program (its last thread).
+ *                exit, which ends the program (its last thread);
+ *   exec-filtered  for every thread, a filter that kills the process on process_vm_readv,
+ *                then exec of itself in mode exec-child, with LD_PRELOAD set to
+ *                $CHURN_TEST_PRELOAD if that is set: the new image starts under a filter it
+ *                never saw installed;
+ *   exec-child   BEFORE allocations, then exec of /bin/true (it prints nothing more).
  * Then (but strict) AFTER more allocations.  Prints `before N` once the filter is in place
  * (N: allocations made before it) and `after M` at the end, with write(2).  With a second
  * argument `wait`, it reads a byte from stdin after `before` (for churn attach to find it
@@ -41,7 +46,12 @@
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
 #define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 
-static int install_filter(unsigned otherwise, int every_thread)
+/* The filters: what the program needs and nothing else (the rest killed or failed with
+   EPERM, as otherwise says), or everything but a few calls (black), or everything but
+   process_vm_readv (no_vm_read); for every thread or the calling one. */
+enum { OWN_NEEDS, BLACKLIST, NO_VM_READ };
+
+static int install_filter(int which, unsigned otherwise, int every_thread)
 {
     struct sock_filter allow_only[] = {
         LOAD_NR,
@@ -67,10 +77,16 @@ static int install_filter(unsigned otherwise, int every_thread)
         STOP(SYS_kexec_load),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    int black = otherwise == SECCOMP_RET_ALLOW;
-    struct sock_fprog prog = {black ? sizeof blacklist / sizeof *blacklist
-                                    : sizeof allow_only / sizeof *allow_only,
-                              black ? blacklist : allow_only};
+    struct sock_filter no_vm_read[] = {
+        LOAD_NR,
+        STOP(SYS_process_vm_readv),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof allow_only / sizeof *allow_only, allow_only};
+    if (which == BLACKLIST)
+        prog = (struct sock_fprog){sizeof blacklist / sizeof *blacklist, blacklist};
+    else if (which == NO_VM_READ)
+        prog = (struct sock_fprog){sizeof no_vm_read / sizeof *no_vm_read, no_vm_read};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         return -1;
     if (every_thread)
@@ -102,15 +118,31 @@ int main(int argc, char **argv)
     long before = 0;
     int rc;
     if (!strcmp(mode, "kill-first")) {
-        rc = install_filter(SECCOMP_RET_KILL_PROCESS, 1);
+        rc = install_filter(OWN_NEEDS, SECCOMP_RET_KILL_PROCESS, 1);
+    } else if (!strcmp(mode, "exec-filtered")) {
+        if (install_filter(NO_VM_READ, 0, 1))
+            return 2;
+        static char preload[4200];
+        const char *shim = getenv("CHURN_TEST_PRELOAD");
+        snprintf(preload, sizeof preload, "LD_PRELOAD=%s", shim ? shim : "");
+        if (shim)
+            putenv(preload);
+        char *args[] = {argv[0], "exec-child", NULL};
+        execv(argv[0], args);
+        return 5;
+    } else if (!strcmp(mode, "exec-child")) {
+        say("before", allocate(BEFORE));
+        char *args[] = {"true", NULL};
+        execv("/bin/true", args);
+        return 5;
     } else {
         before = allocate(BEFORE);
         if (!strcmp(mode, "errno-late"))
-            rc = install_filter(SECCOMP_RET_ERRNO | EPERM, 1);
+            rc = install_filter(OWN_NEEDS, SECCOMP_RET_ERRNO | EPERM, 1);
         else if (!strcmp(mode, "errno-main"))
-            rc = install_filter(SECCOMP_RET_ERRNO | EPERM, 0);
+            rc = install_filter(OWN_NEEDS, SECCOMP_RET_ERRNO | EPERM, 0);
         else if (!strcmp(mode, "blacklist"))
-            rc = install_filter(SECCOMP_RET_ALLOW, 1);
+            rc = install_filter(BLACKLIST, 0, 1);
         else if (!strcmp(mode, "strict"))
             rc = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
         else
