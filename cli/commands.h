@@ -54,6 +54,14 @@ static const churn_command churn_commands[] = {
      "puts the entries back, finishes the trace (an EXIT of kind detach: churn analyze reads "
      "it) and leaves PID running untraced, its allocator untouched; libchurn stays loaded, "
      "idle, and a later attach starts a new trace."},
+    {"serve [--listen ADDR:PORT] [--top N] PATH...",
+     "follows the traces PATH names (a trace, a tree's index, a directory of traces; images "
+     "and files that appear later too) and serves them over HTTP, on 127.0.0.1:6065 unless "
+     "--listen says otherwise: /metrics (Prometheus: RSS and its parts, live bytes and "
+     "objects, allocation counters, growth, the top N functions by growth (20)), "
+     "/debug/pprof/heap and /debug/pprof/allocs (gzipped pprof as Go serves it; ?pid=, "
+     "?seconds=N for a delta) and an index at /.  Runs until SIGINT or SIGTERM "
+     "(docs/live.md, docs/fleet.md)."},
     {"help", "prints the commands and the options of run"},
     {"--version", "prints the version"},
 };
@@ -62,7 +70,7 @@ static const churn_command churn_commands[] = {
 static const churn_command churn_exit_statuses[] = {
     {"1",
      "attach or detach refused or failed (one line on stderr says why; the process goes on "
-     "as it was)"},
+     "as it was); serve: it cannot listen"},
     {"2", "bad usage (one line on stderr says what), -o or CHURN_OUT naming what cannot "
           "become a trace included (a directory, a FIFO, a symlink, a file in a missing or "
           "read-only directory): then PROGRAM is not run"},
