@@ -18,7 +18,7 @@ BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libc
                   libdebuginfod-dev libmicrohttpd-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev redis-server rustc g++ libc6-dbg clang sqlite3 \
                   chromium golang-go golang-github-google-pprof-dev valgrind groff-base ruby3.1 perl lua5.4 php8.2-cli jq gawk \
-                  nginx-light memcached postgresql-15 lighttpd gdb debuginfod prometheus
+                  nginx-light memcached postgresql-15 lighttpd gdb debuginfod prometheus tmux
 
 # Each program's folders are its layers (HACKING.md draws the map; test/tools/layers.sh checks
 # it): sources one folder deep, included by their path from the program's root.

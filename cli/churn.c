@@ -33,6 +33,7 @@
 #include "churn/version.h"
 #include "commands.h"
 #include "live/serve.h"
+#include "live/watch.h"
 #include "read/reader.h"
 #include "report/proctree.h"
 
@@ -1059,6 +1060,8 @@ int main(int argc, char **argv)
         return attach_command(argc - 1, argv + 1);
     if (!strcmp(cmd, "detach"))
         return detach_command(argc - 1, argv + 1);
+    if (!strcmp(cmd, "watch"))
+        return churn_watch_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "serve"))
         return churn_serve_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
@@ -1071,7 +1074,7 @@ int main(int argc, char **argv)
         puts("churn " CHURN_VERSION);
         return 0;
     }
-    return usage_error("unknown command: %s (run, analyze, attach, detach, serve, help, "
+    return usage_error("unknown command: %s (run, analyze, attach, detach, watch, serve, help, "
                        "--version)",
                        cmd);
 }
