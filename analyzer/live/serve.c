@@ -428,14 +428,17 @@ static enum MHD_Result error(struct MHD_Connection *c, unsigned status, const ch
     return respond(c, status, "text/plain; charset=utf-8", line, (size_t)n);
 }
 
-/* A query value made of digits only (at most max), or -1; 0 when absent. */
+/* A query value made of digits only (at most max), or -1; 0 when absent.  Its length is
+   the decoded value's own: a %00 inside it does not cut it short. */
 static int number_arg(struct MHD_Connection *c, const char *key, unsigned long long max,
                       unsigned long long *out)
 {
-    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
-    if (!v)
+    const char *v;
+    size_t len;
+    if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, key, strlen(key), &v, &len) !=
+            MHD_YES ||
+        !v)
         return 0;
-    size_t len = strlen(v);
     if (!len || len > 19 || strspn(v, "0123456789") != len)
         return -1;
     *out = strtoull(v, NULL, 10);
