@@ -43,7 +43,8 @@ ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 LIVE_LIBS       := -lmicrohttpd -lpthread
 
-.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs slow setup
+.PHONY: all deps test-deps check demo install clean bench fuzz soak soak-live sanitize docs slow \
+        setup
 
 all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze $(BUILD)/churn $(BUILD)/churn-docgen \
      $(BUILD)/churn.bash
@@ -188,6 +189,11 @@ fuzz: all $(BUILD)/fuzz/fuzz_trace
 # Long runs into a bounded ring: file bound, analyzer, libchurn's memory over time.
 soak: all $(BUILD)/demo-workload
 	@sh bench/soak.sh
+
+# A server traced in sampled mode and scraped for long: throughput against native, churn
+# serve's memory and CPU over time, the trace's bytes per hour (bench/live_soak.sh).
+soak-live: all $(BUILD)/.deps-test
+	@sh bench/live_soak.sh
 
 # The commit message's shape (HACKING.md, "Commits"), checked by .githooks/commit-msg.
 setup:
