@@ -279,7 +279,7 @@ static void functions(FILE *out, const watch *w, int width)
     for (size_t i = 0; i < v->nfns; i++) {
         const churn_view_fn *fn = &v->fns[i];
         char b1[32], b2[32], line[1024], growth[40];
-        snprintf(growth, sizeof growth, "%s%s", fn->bytes_per_epoch > 0 ? "+" : "",
+        snprintf(growth, sizeof growth, "%s%s", fn->bytes_per_epoch >= 0.5 ? "+" : "",
                  bytes(fn->bytes_per_epoch, b1, sizeof b1));
         int n = snprintf(line, sizeof line, "  %11s %10s %9lld  %-15s %-16.16s %s%s%s%s%s%s",
                          growth, bytes((double)fn->live_bytes, b2, sizeof b2),
@@ -359,7 +359,7 @@ static void log_line(watch *w)
     if (v->nfns) {
         char g[32];
         printf(" top %s %s%s/epoch live %s", v->fns[0].name,
-               v->fns[0].bytes_per_epoch > 0 ? "+" : "",
+               v->fns[0].bytes_per_epoch >= 0.5 ? "+" : "",
                bytes(v->fns[0].bytes_per_epoch, g, sizeof g),
                bytes((double)v->fns[0].live_bytes, b, sizeof b));
     }
