@@ -12,19 +12,24 @@ BUILD   := build
 # Build dependencies, and the real components the tests trace or compare against.
 # libdebuginfod-dev: the header of elfutils' debuginfod client, which the analyzer loads when
 # DEBUGINFOD_URLS is set (docs/analyzer.md), and the library itself; debuginfod: the server
-# test/t_debuginfod.sh runs on loopback.
+# test/t_debuginfod.sh runs on loopback.  libmicrohttpd-dev: churn serve's HTTP server
+# (docs/design.md, "Dependencies"); prometheus: what test/t_serve_prometheus.sh scrapes with.
 BUILD_PACKAGES := libunwind-dev libzstd-dev uthash-dev libdw-dev libelf-dev libcapstone-dev zlib1g-dev libdeflate-dev \
-                  libdebuginfod-dev
+                  libdebuginfod-dev libmicrohttpd-dev
 TEST_PACKAGES  := zstd python3 heaptrack libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev redis-server rustc g++ libc6-dbg clang sqlite3 \
                   chromium golang-go golang-github-google-pprof-dev valgrind groff-base ruby3.1 perl lua5.4 php8.2-cli jq gawk \
-                  nginx-light memcached postgresql-15 lighttpd gdb debuginfod
+                  nginx-light memcached postgresql-15 lighttpd gdb debuginfod prometheus tmux
 
 # Each program's folders are its layers (HACKING.md draws the map; test/tools/layers.sh checks
 # it): sources one folder deep, included by their path from the program's root.
 SHIM_SRC     := $(sort $(wildcard shim/*.c shim/*/*.c))
-ANALYZER_SRC := $(sort $(wildcard analyzer/*.c analyzer/*/*.c))
+# analyzer/live/ (churn watch, churn serve) is linked into churn alone: churn-analyze never
+# follows a running process, and needs no HTTP server.
+LIVE_SRC     := $(sort $(wildcard analyzer/live/*.c))
+ANALYZER_SRC := $(filter-out $(LIVE_SRC),$(sort $(wildcard analyzer/*.c analyzer/*/*.c)))
 SHIM_OBJ     := $(SHIM_SRC:%.c=$(BUILD)/%.o)
 ANALYZER_OBJ := $(ANALYZER_SRC:%.c=$(BUILD)/%.o)
+LIVE_OBJ     := $(LIVE_SRC:%.c=$(BUILD)/%.o)
 HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h shim/*/*.h analyzer/*.h analyzer/*/*.h)
 
 # The shim is preloaded into other programs: hidden by default, initial-exec TLS (no
@@ -36,8 +41,10 @@ SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial
 SHIM_LIBS    := -lunwind-x86_64 -lunwind -lzstd -lcapstone -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
+LIVE_LIBS       := -lmicrohttpd -lpthread
 
-.PHONY: all deps test-deps check demo install clean bench fuzz soak sanitize docs slow setup
+.PHONY: all deps test-deps check demo install clean bench fuzz soak soak-live sanitize docs slow \
+        setup
 
 all: $(BUILD)/libchurn.so $(BUILD)/churn-analyze $(BUILD)/churn $(BUILD)/churn-docgen \
      $(BUILD)/churn.bash
@@ -68,12 +75,13 @@ $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
 
 # The churn command includes shim/base/options.c for its table and parser (cli/churn.c says
-# why),
-# and links the analyzer (without its main) to read a tree's index and traces.
+# why), and links the analyzer (without its main) to read a tree's index and traces, and
+# analyzer/live/ for churn watch and churn serve.
 CLI_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -Ianalyzer
 CLI_ANALYZER_OBJ := $(filter-out $(BUILD)/analyzer/main.o,$(ANALYZER_OBJ))
-$(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/base/options.c shim/ways/patch.h shim/process/seccomp_filter.h $(CLI_ANALYZER_OBJ) $(HEADERS) | $(BUILD)/.deps-build
-	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $< $(CLI_ANALYZER_OBJ) $(ANALYZER_LIBS)
+$(BUILD)/churn: cli/churn.c cli/attach.c cli/commands.h shim/base/options.c shim/ways/patch.h shim/process/seccomp_filter.h $(CLI_ANALYZER_OBJ) $(LIVE_OBJ) $(HEADERS) | $(BUILD)/.deps-build
+	$(CC) $(CFLAGS) $(CLI_CFLAGS) -o $@ $< $(CLI_ANALYZER_OBJ) $(LIVE_OBJ) $(ANALYZER_LIBS) \
+		$(LIVE_LIBS)
 
 # docs/options.md's option table, the man pages and the bash completion, from the tables in
 # shim/base/options.c, analyzer/usage.h and cli/commands.h (cli/docgen.c).  `make docs`
@@ -181,6 +189,11 @@ fuzz: all $(BUILD)/fuzz/fuzz_trace
 # Long runs into a bounded ring: file bound, analyzer, libchurn's memory over time.
 soak: all $(BUILD)/demo-workload
 	@sh bench/soak.sh
+
+# A server traced in sampled mode and scraped for long: throughput against native, churn
+# serve's memory and CPU over time, the trace's bytes per hour (bench/live_soak.sh).
+soak-live: all $(BUILD)/.deps-test
+	@sh bench/live_soak.sh
 
 # The commit message's shape (HACKING.md, "Commits"), checked by .githooks/commit-msg.
 setup:

@@ -28,12 +28,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/options.c"
+#include "base/util.h"
 #include "churn/version.h"
 #include "commands.h"
-#include "base/options.c"
-#include "report/proctree.h"
+#include "live/serve.h"
+#include "live/watch.h"
 #include "read/reader.h"
-#include "base/util.h"
+#include "report/proctree.h"
 
 #define EXIT_USAGE 2
 #define LIST_MAX 8 /* descendants' traces named at the end of a run */
@@ -1058,6 +1060,10 @@ int main(int argc, char **argv)
         return attach_command(argc - 1, argv + 1);
     if (!strcmp(cmd, "detach"))
         return detach_command(argc - 1, argv + 1);
+    if (!strcmp(cmd, "watch"))
+        return churn_watch_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return churn_serve_main(argc - 1, argv + 1);
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         if (argc > 2)
             return usage_error("help takes no arguments");
@@ -1068,5 +1074,7 @@ int main(int argc, char **argv)
         puts("churn " CHURN_VERSION);
         return 0;
     }
-    return usage_error("unknown command: %s (run, analyze, attach, detach, help, --version)", cmd);
+    return usage_error("unknown command: %s (run, analyze, attach, detach, watch, serve, help, "
+                       "--version)",
+                       cmd);
 }

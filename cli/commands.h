@@ -54,6 +54,21 @@ static const churn_command churn_commands[] = {
      "puts the entries back, finishes the trace (an EXIT of kind detach: churn analyze reads "
      "it) and leaves PID running untraced, its allocator untouched; libchurn stays loaded, "
      "idle, and a later attach starts a new trace."},
+    {"watch [--interval SECONDS] [--top N] TRACE|PID",
+     "shows a running process in the terminal, drawn again every interval (1 s): its epochs, "
+     "RSS and its parts (live, slack, pinned, free-resident, outside, not traced) with a "
+     "sparkline each, and the top N functions by growth (10) with their growth per epoch, live "
+     "bytes, retention and type, as churn analyze ranks them; a last line says how the "
+     "process ended, and an exec is followed into the next image.  PID: the trace the process "
+     "holds open.  q quits.  Without a terminal, one line per interval."},
+    {"serve [--listen ADDR:PORT] [--top N] PATH...",
+     "follows the traces PATH names (a trace, a tree's index, a directory of traces; images "
+     "and files that appear later too) and serves them over HTTP, on 127.0.0.1:6065 unless "
+     "--listen says otherwise: /metrics (Prometheus: RSS and its parts, live bytes and "
+     "objects, allocation counters, growth, the top N functions by growth (20)), "
+     "/debug/pprof/heap and /debug/pprof/allocs (gzipped pprof as Go serves it; ?pid=, "
+     "?seconds=N for a delta) and an index at /.  Runs until SIGINT or SIGTERM "
+     "(docs/live.md, docs/fleet.md)."},
     {"help", "prints the commands and the options of run"},
     {"--version", "prints the version"},
 };
@@ -62,7 +77,8 @@ static const churn_command churn_commands[] = {
 static const churn_command churn_exit_statuses[] = {
     {"1",
      "attach or detach refused or failed (one line on stderr says why; the process goes on "
-     "as it was)"},
+     "as it was); watch: the trace cannot be followed, or the pid holds none; serve: it "
+     "cannot listen"},
     {"2", "bad usage (one line on stderr says what), -o or CHURN_OUT naming what cannot "
           "become a trace included (a directory, a FIFO, a symlink, a file in a missing or "
           "read-only directory): then PROGRAM is not run"},

@@ -125,6 +125,20 @@ serve_like_native() {
     done
 }
 
+# serve_live ARGS...: `churn serve --listen 127.0.0.1:$port ARGS` in the background, its pid
+# in SERVE_PID and its stderr in $WORK/serve.err, once it accepts connections.
+serve_live() {
+    "$ROOT/build/churn" serve --listen 127.0.0.1:$port "$@" 2>"$WORK/serve.err" &
+    SERVE_PID=$!
+    n=0
+    until python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null; do
+        n=$((n + 1))
+        kill -0 $SERVE_PID 2>/dev/null || fail "churn serve did not start: $(tail -n 1 "$WORK/serve.err")"
+        [ $n -lt 300 ] || fail "churn serve does not accept on 127.0.0.1:$port"
+        sleep 0.1
+    done
+}
+
 build_cxx() {
     name=$1
     src=$2

@@ -6,7 +6,7 @@ LIB_ANALYZER_ONLY=1
 . test/lib.sh
 
 python3 test/tools/layers.py . >"$WORK/map.txt" 2>&1 || fail "$(head -n 1 "$WORK/map.txt")"
-grep -q '^analyzer: base < heap < read < symbols < analyze < export < report < root$' "$WORK/map.txt" ||
+grep -q '^analyzer: base < heap < read < symbols < analyze < export < report < live < root$' "$WORK/map.txt" ||
     fail "the analyzer's map is not the one HACKING.md draws: $(head -n 1 "$WORK/map.txt")"
 for layer in $(sed -n 's/^analyzer: //p' "$WORK/map.txt" | tr -d '<' | sed 's/ root$//'); do
     grep -q "analyzer/$layer/" HACKING.md || fail "HACKING.md does not name analyzer/$layer/"

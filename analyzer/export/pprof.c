@@ -13,17 +13,42 @@
 
 /* Field numbers of pprof's profile.proto (github.com/google/pprof, proto/profile.proto). */
 enum {
-    PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
-    PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
-    PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-    VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
-    SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
-    MAPPING_ID = 1, MAPPING_START = 2, MAPPING_LIMIT = 3, MAPPING_OFFSET = 4,
-    MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
-    MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
-    LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
-    LINE_FUNCTION_ID = 1, LINE_LINE = 2,
-    FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+    PROFILE_SAMPLE_TYPE = 1,
+    PROFILE_SAMPLE = 2,
+    PROFILE_MAPPING = 3,
+    PROFILE_LOCATION = 4,
+    PROFILE_FUNCTION = 5,
+    PROFILE_STRING_TABLE = 6,
+    PROFILE_TIME_NANOS = 9,
+    PROFILE_COMMENT = 13,
+    PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+    VALUE_TYPE_TYPE = 1,
+    VALUE_TYPE_UNIT = 2,
+    SAMPLE_LOCATION_ID = 1,
+    SAMPLE_VALUE = 2,
+    SAMPLE_LABEL = 3,
+    LABEL_KEY = 1,
+    LABEL_STR = 2,
+    LABEL_NUM = 3,
+    MAPPING_ID = 1,
+    MAPPING_START = 2,
+    MAPPING_LIMIT = 3,
+    MAPPING_OFFSET = 4,
+    MAPPING_FILENAME = 5,
+    MAPPING_HAS_FUNCTIONS = 7,
+    MAPPING_HAS_FILENAMES = 8,
+    MAPPING_HAS_LINE_NUMBERS = 9,
+    MAPPING_HAS_INLINE_FRAMES = 10,
+    LOCATION_ID = 1,
+    LOCATION_MAPPING_ID = 2,
+    LOCATION_ADDRESS = 3,
+    LOCATION_LINE = 4,
+    LINE_FUNCTION_ID = 1,
+    LINE_LINE = 2,
+    FUNCTION_ID = 1,
+    FUNCTION_NAME = 2,
+    FUNCTION_SYSTEM_NAME = 3,
+    FUNCTION_FILENAME = 4,
 };
 
 /* Interned keys: a string (the string table), a function (name and file string indices) or
@@ -44,6 +69,8 @@ typedef struct builder {
     char **string_list; /* to compare strings that hash alike */
     size_t string_cap;
     const churn_export_window *w;
+    const churn_pprof_options *o;
+    churn_pb labels; /* every sample's, encoded once */
 } builder;
 
 static uint64_t hash_string(const char *s)
@@ -203,22 +230,56 @@ static void sample(builder *bd, const uint64_t *locs, size_t nlocs, const int64_
         churn_pb_varint(&bd->packed, locs[i]);
     churn_pb_message(&bd->msg, SAMPLE_LOCATION_ID, &bd->packed);
     churn_pb_clear(&bd->packed);
-    for (size_t i = 0; i < churn_metrics_count; i++)
+    for (size_t i = 0; i < bd->o->nmetrics; i++)
         churn_pb_varint(&bd->packed, (uint64_t)values[i]);
     churn_pb_message(&bd->msg, SAMPLE_VALUE, &bd->packed);
+    if (bd->labels.len) {
+        churn_reserve(&bd->msg.data, &bd->msg.cap, bd->msg.len + bd->labels.len, 1);
+        memcpy(bd->msg.data + bd->msg.len, bd->labels.data, bd->labels.len);
+        bd->msg.len += bd->labels.len;
+    }
     churn_pb_message(&bd->profile, PROFILE_SAMPLE, &bd->msg);
+}
+
+static void labels(builder *bd)
+{
+    for (size_t i = 0; i < bd->o->nlabels; i++) {
+        const churn_pprof_label *l = &bd->o->labels[i];
+        churn_pb_clear(&bd->line);
+        churn_pb_uint(&bd->line, LABEL_KEY, str(bd, l->key));
+        if (l->str)
+            churn_pb_uint(&bd->line, LABEL_STR, str(bd, l->str));
+        else
+            churn_pb_uint(&bd->line, LABEL_NUM, (uint64_t)l->num);
+        churn_pb_message(&bd->labels, SAMPLE_LABEL, &bd->line);
+    }
+}
+
+static int64_t site_value(const builder *bd, size_t m, size_t site)
+{
+    const churn_metric *metric = bd->o->metrics[m];
+    return bd->o->signed_values ? metric->site(bd->w, site)
+                                : churn_metric_site(metric, bd->w, site);
+}
+
+static int64_t rest_value(const builder *bd, size_t m)
+{
+    const churn_metric *metric = bd->o->metrics[m];
+    if (!bd->o->signed_values)
+        return churn_metric_rest(metric, bd->w);
+    return metric->rest ? metric->rest(bd->w) : 0;
 }
 
 static void samples(builder *bd)
 {
     const churn_analysis *a = bd->w->a;
-    int64_t *values = churn_xcalloc(churn_metrics_count, sizeof *values);
+    int64_t *values = churn_xcalloc(bd->o->nmetrics, sizeof *values);
     uint64_t *locs = NULL;
     size_t locs_cap = 0;
     for (size_t i = 0; i < a->growth.count; i++) {
         int any = 0;
-        for (size_t m = 0; m < churn_metrics_count; m++)
-            any |= (values[m] = churn_metric_site(&churn_metrics[m], bd->w, i)) != 0;
+        for (size_t m = 0; m < bd->o->nmetrics; m++)
+            any |= (values[m] = site_value(bd, m, i)) != 0;
         if (!any)
             continue;
         size_t depth;
@@ -240,8 +301,8 @@ static void samples(builder *bd)
         sample(bd, locs, depth, values);
     }
     int any = 0;
-    for (size_t m = 0; m < churn_metrics_count; m++)
-        any |= (values[m] = churn_metric_rest(&churn_metrics[m], bd->w)) != 0;
+    for (size_t m = 0; m < bd->o->nmetrics; m++)
+        any |= (values[m] = rest_value(bd, m)) != 0;
     if (any) {
         uint64_t loc = pseudo_location(bd, CHURN_REST_FRAME);
         sample(bd, &loc, 1, values);
@@ -300,16 +361,30 @@ static int gzip_write(FILE *out, const churn_pb *data)
 
 int churn_export_pprof(FILE *out, const churn_export_window *w)
 {
+    const churn_metric **all = churn_xcalloc(churn_metrics_count, sizeof *all);
+    for (size_t m = 0; m < churn_metrics_count; m++)
+        all[m] = &churn_metrics[m];
+    churn_pprof_options o = {all, churn_metrics_count, "inuse_space", 0, NULL, 0};
+    int rc = churn_export_pprof_with(out, w, &o);
+    free(all);
+    return rc;
+}
+
+int churn_export_pprof_with(FILE *out, const churn_export_window *w,
+                            const churn_pprof_options *o)
+{
     builder bd;
     memset(&bd, 0, sizeof bd);
     bd.w = w;
+    bd.o = o;
     table_init(&bd.strings);
     table_init(&bd.functions);
     table_init(&bd.locations);
     str(&bd, ""); /* index 0 is the empty string */
-    for (size_t m = 0; m < churn_metrics_count; m++)
-        value_type(&bd, PROFILE_SAMPLE_TYPE, churn_metrics[m].pprof_type,
-                   strcmp(churn_metrics[m].unit, "bytes") == 0 ? "bytes" : "count");
+    for (size_t m = 0; m < o->nmetrics; m++)
+        value_type(&bd, PROFILE_SAMPLE_TYPE, o->metrics[m]->pprof_type,
+                   strcmp(o->metrics[m]->unit, "bytes") == 0 ? "bytes" : "count");
+    labels(&bd);
     mappings(&bd);
     samples(&bd);
     churn_pb_uint(&bd.profile, PROFILE_TIME_NANOS, w->a->info->start_realtime_ns);
@@ -322,7 +397,7 @@ int churn_export_pprof(FILE *out, const churn_export_window *w)
     char note[256];
     if (churn_analysis_estimate_note(w->a, note, sizeof note))
         churn_pb_uint(&bd.profile, PROFILE_COMMENT, str(&bd, note));
-    churn_pb_uint(&bd.profile, PROFILE_DEFAULT_SAMPLE_TYPE, str(&bd, "inuse_space"));
+    churn_pb_uint(&bd.profile, PROFILE_DEFAULT_SAMPLE_TYPE, str(&bd, o->default_type));
     /* The string table goes last: every string is known by now. */
     for (size_t i = 0; i < bd.strings.count; i++)
         churn_pb_bytes(&bd.profile, PROFILE_STRING_TABLE, bd.string_list[i],
@@ -338,5 +413,6 @@ int churn_export_pprof(FILE *out, const churn_export_window *w)
     churn_pb_free(&bd.msg);
     churn_pb_free(&bd.line);
     churn_pb_free(&bd.packed);
+    churn_pb_free(&bd.labels);
     return rc;
 }

@@ -880,14 +880,21 @@ int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn
                          void *ctx, churn_live_sink *live, size_t *bad_offset,
                          unsigned *bad_tag)
 {
-    if (!d->peak)
-        d->peak = &d->own_peak;
     if (!d->coder) {
         d->coder = churn_xmalloc(sizeof *d->coder);
         d->recent = churn_xmalloc(CHURN_RECENT_ALLOCS * sizeof *d->recent);
     }
     reset_segment_state(d);
-    stream_state st = {0, 0};
+    d->tid = d->epoch = 0;
+    return churn_decode_more(d, buf, len, fn, ctx, live, bad_offset, bad_tag);
+}
+
+int churn_decode_more(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
+                      void *ctx, churn_live_sink *live, size_t *bad_offset, unsigned *bad_tag)
+{
+    if (!d->peak)
+        d->peak = &d->own_peak;
+    stream_state st = {d->tid, d->epoch};
     const uint8_t *p = buf, *end = buf + len, *bad = NULL;
     while (p < end) {
         if (decode_fast) {
@@ -923,6 +930,8 @@ int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn
         p = c.p;
     }
     hand_counts(d, &st, fn, ctx);
+    d->tid = st.tid;
+    d->epoch = st.epoch;
     if (bad) {
         *bad_offset = (size_t)(bad - buf);
         *bad_tag = *bad;

@@ -166,6 +166,7 @@ typedef struct churn_decoder {
     size_t *offsets; size_t offsets_cap;
     uint64_t *pairs; size_t pairs_cap; /* size classes: sizes, then span bytes */
     char *text; size_t text_len, text_cap; /* the current record's strings */
+    uint64_t tid, epoch; /* the stream's thread and epoch where the last call ended */
 } churn_decoder;
 
 /* The decoder reads varints of events ahead without checking for the end of the stream,
@@ -179,6 +180,13 @@ typedef struct churn_decoder {
 int churn_decode_records(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
                          void *ctx, churn_live_sink *live, size_t *bad_offset,
                          unsigned *bad_tag);
+
+/* Decodes buf[0, len) as more of the segment the last call decoded: the stream goes on where
+   that call ended, which was the end of a record (as an open segment's checkpoint is), with
+   the coding state, the thread and the epoch it left.  A follower reads an open segment so,
+   one checkpoint's new records at a time.  Same results as churn_decode_records. */
+int churn_decode_more(churn_decoder *d, const uint8_t *buf, size_t len, churn_record_fn fn,
+                      void *ctx, churn_live_sink *live, size_t *bad_offset, unsigned *bad_tag);
 
 void churn_decoder_free(churn_decoder *d);
 

@@ -1340,6 +1340,12 @@ static void prefetch_finish(churn_symbolizer *s)
     s->thread_running = false;
 }
 
+void churn_symbolizer_settle(churn_symbolizer *s)
+{
+    if (!s->prefetch_closed)
+        prefetch_finish(s);
+}
+
 size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_address,
                                 uint64_t generation, churn_frame *out, size_t max)
 {

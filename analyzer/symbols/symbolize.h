@@ -40,6 +40,11 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
    it.  Only until the first resolve, which waits for the modules already queued. */
 void churn_symbolizer_prefetch(churn_symbolizer *s, uint64_t id);
 
+/* Waits for the modules queued for prefetching and ends it, as the first resolve does: no
+   thread of the symbolizer's runs after it.  A caller that forks calls it first, since the
+   child has only the thread that forked (analyzer/live takes its snapshots so). */
+void churn_symbolizer_settle(churn_symbolizer *s);
+
 /* Resolves one instruction pointer (is_return_address: a return address, looked up at its
    call instruction; every ip of a recorded stack is one), of a stack recorded at
    `generation` (the number of modules known then, format.h; UINT64_MAX: the newest

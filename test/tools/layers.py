@@ -10,7 +10,7 @@ import sys
 
 # Lowest first.  The root of a program (main.c, usage.h, shim.h) sits above every folder.
 LAYERS = {
-    "analyzer": ["base", "heap", "read", "symbols", "analyze", "export", "report"],
+    "analyzer": ["base", "heap", "read", "symbols", "analyze", "export", "report", "live"],
     "shim": ["base", "walk", "record", "ways", "process"],
 }
 # shim.h is the shim's one shared interface: every shim file includes it (the lifecycle and
