@@ -406,7 +406,7 @@ static const module *find_module(uintptr_t ip)
 static uint32_t rule_in_module(const module *m, uintptr_t ip)
 {
     if (!m)
-        return RULE_FRAME_POINTER;
+        return churn_cfi_generated_rule(ip);
     if (!m->table)
         return KIND_SLOW;
     uint32_t lo = 0, hi = m->count;
@@ -456,6 +456,7 @@ typedef struct {
     uint32_t rule;
     int first;
     int unloaded;   /* the loader unloaded something since the list was built */
+    int decided;    /* the rule is ip's module's, or there is none */
 } fill_ctx;
 
 static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -466,6 +467,7 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
         int counted = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
         if (counted && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
             f->rule = rule_in_module(find_module(f->ip), f->ip);
+            f->decided = 1;
             return 1;
         }
         f->unloaded = seen_subs != ~0ull && (!counted || info->dlpi_subs != seen_subs);
@@ -474,15 +476,18 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
         nmodules = 0;
     }
     const module *m = add_module(info);
-    if (m && f->ip >= m->lo && f->ip < m->hi)
+    if (m && f->ip >= m->lo && f->ip < m->hi) {
         f->rule = rule_in_module(m, f->ip);
+        f->decided = 1;
+    }
     return 0;
 }
 
 uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded)
 {
-    fill_ctx f = {ip, KIND_SLOW, 1, 0};
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0};
     dl_iterate_phdr(fill_module, &f);
     *unloaded = f.unloaded;
-    return f.rule;
+    /* the list was built again, and no module holds ip: generated code */
+    return f.decided ? f.rule : churn_cfi_generated_rule(ip);
 }

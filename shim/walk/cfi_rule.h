@@ -20,4 +20,7 @@ enum { KIND_EMPTY, KIND_STEP, KIND_END, KIND_SLOW };
    rules cached for other addresses may describe code that is gone. */
 uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded);
 
+/* The rule for code at ip that no loaded object holds: code a runtime generated (jitrule.c). */
+uint32_t churn_cfi_generated_rule(uintptr_t ip);
+
 #endif
