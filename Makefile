@@ -120,7 +120,8 @@ check: all $(BUILD)/.deps-test sanitize slow
 SAN      := $(BUILD)/sanitize
 UBSAN    := -fsanitize=undefined -fno-sanitize-recover=all
 UNIT_SRC := shim/record/livemap.c shim/record/order.c shim/walk/stacks.c shim/record/segstate.c \
-            shim/base/arena.c shim/record/thread.c shim/walk/cfi.c shim/walk/cfi_parse.c
+            shim/base/arena.c shim/record/thread.c shim/walk/cfi.c shim/walk/cfi_parse.c \
+            shim/walk/jitrule.c
 
 sanitize: $(SAN)/libchurn-ubsan.so $(SAN)/shim-units
 

@@ -13,8 +13,9 @@
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  *
  * Below, each file's declarations under its name.  Files with a header of their own: the ways
- * in (way.h: way.c, way_named.c, way_patch.c, way_tcmalloc.c; the ELF way is interpose.c and
- * cxx.c, with cxx_ops.h listing the C++ operators), the patching engine (patch.h: patch.c),
+ * in (way.h: way.c, way_named.c, way_pymalloc.c, way_patch.c, way_tcmalloc.c; the ELF way
+ * is interpose.c and cxx.c, with cxx_ops.h listing the C++ operators), the patching engine
+ * (patch.h: patch.c),
  * the CFI walker (cfi.h: cfi.c, which keeps the rules, and cfi_parse.c, which reads them from
  * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), a loaded
  * object's imports by their GOT slots (got.h: got.c, for dlopen.c and fds.c), and the
@@ -192,6 +193,9 @@ static inline __attribute__((always_inline)) int churn_stack_short(void)
 enum churn_state { CHURN_OFF = 0, CHURN_INITIALIZING, CHURN_ON, CHURN_FINISHED, CHURN_DISABLED };
 extern _Atomic int churn_state;
 extern __thread int churn_in_shim;  /* re-entrancy guard: our own work is never traced */
+/* Set by a way in around an allocator's own work that holds no lock the writer needs (CPython's
+   pymalloc mapping an arena): the mappings recorded there may wait for room in the ring. */
+extern __thread int churn_internal_may_wait;
 /* Brings the shim up on the first intercepted call or in the constructor. */
 void churn_ensure_init(void);
 static inline int churn_tracing(void)
@@ -267,7 +271,9 @@ int churn_epoch_at_install(const char *list);
 
 /* ---- epoch.c ---- */
 extern _Atomic uint64_t churn_epoch_now;
-#define CHURN_MAX_COUNTERS 24 /* tcmalloc's 13, the blind-spot detector's 7 and libchurn's own memory, a named allocator's books */
+/* tcmalloc's 13, the blind-spot detector's 7 and libchurn's own memory, a named allocator's
+   books, pymalloc's arenas */
+#define CHURN_MAX_COUNTERS 26
 typedef struct churn_tick {
     _Atomic uint64_t seq;   /* epoch + 1 once published */
     uint64_t end_ns, cpu_ns, rss;
@@ -851,9 +857,9 @@ void churn_allocator_detect(void *traced);
 /* A way in that knows the allocator better than detection does (way_tcmalloc.c) says so. */
 void churn_allocator_set(const churn_allocator_info *info, void (*counters)(uint64_t *values));
 const churn_allocator_info *churn_allocator(void);
-/* Appends counters of another source (blind.c, way_named.c), filled by fill after the
-   allocator's own; fresh is 0 where the allocator's locks must not be taken (fill then gives
-   its last reading).  Returns n, or 0 when they do not fit in CHURN_MAX_COUNTERS. */
+/* Appends counters of another source (blind.c, way_named.c, way_pymalloc.c), filled by fill
+   after the allocator's own; fresh is 0 where the allocator's locks must not be taken (fill
+   then gives its last reading).  Returns n, or 0 when they do not fit in CHURN_MAX_COUNTERS. */
 size_t churn_allocator_add_counters(const char *const *names, size_t n,
                                     void (*fill)(uint64_t *values, int fresh));
 /* Fills only the counters other sources added: cheap and lock-free, so an epoch's end refreshes
@@ -873,6 +879,9 @@ extern _Atomic uint64_t churn_own_mapped_bytes;
 void churn_blind_check(uint64_t now_ns, uint64_t live_bytes);
 /* Registers its counters with the allocator's (once the allocator is named). */
 void churn_blind_register(void);
+/* A runtime's own allocator (include/churn/runtime_heaps.h index) is traced in this process:
+   growth in its memory is not blamed on it. */
+void churn_blind_runtime_traced(int runtime);
 /* A fork child, or a copy attached again, starts over: none of the figures or the warning of
    the trace before. */
 void churn_blind_reset(void);

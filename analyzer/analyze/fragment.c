@@ -76,6 +76,9 @@ typedef struct books {
     int idx[4];  /* counter indices, meaning per kind (see read_books) */
     int dirty_pages; /* idx[1] counts the free resident pages */
     uint64_t page;
+    /* counter index of the bytes a traced runtime allocator maps beside the main one
+       (CPython's pymalloc arenas), -1 for none */
+    int beside;
 } books;
 
 static int counter_index(char *const *names, size_t n, const char *name)
@@ -106,15 +109,20 @@ static const struct {
 
 static books find_books(char *const *names, size_t n, uint64_t page)
 {
+    int beside = counter_index(names, n, "pymalloc.arena_bytes");
     for (size_t b = 0; b < sizeof book_names / sizeof *book_names; b++) {
-        books k = {book_names[b].kind, {-1, -1, -1, -1}, book_names[b].dirty_pages, page};
+        books k = {.kind = book_names[b].kind,
+                   .idx = {-1, -1, -1, -1},
+                   .dirty_pages = book_names[b].dirty_pages,
+                   .page = page,
+                   .beside = beside};
         int all = 1;
         for (int i = 0; i < 4 && book_names[b].names[i]; i++)
             all &= (k.idx[i] = counter_index(names, n, book_names[b].names[i])) >= 0;
         if (all)
             return k;
     }
-    return (books){CHURN_BOOKS_NONE, {-1, -1, -1, -1}, 0, page};
+    return (books){CHURN_BOOKS_NONE, {-1, -1, -1, -1}, 0, page, beside};
 }
 
 static uint64_t sub0(uint64_t a, uint64_t b)
@@ -125,8 +133,24 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 /* heap: what the allocator holds in memory; free: what of it is free but resident.
    glibc has no resident figure: its mapped heap stands in, and its free chunk bytes outside
    the pages that hold live objects are the free part (docs/fragmentation.md). */
+static int read_main_books(const books *k, const uint64_t *v, size_t n, const churn_frag_row *f,
+                           uint64_t *heap, uint64_t *free_resident);
+
+/* The main allocator's books, and the arenas of a runtime allocator traced beside it, whose
+   objects are in the live set too: they are counted in use (their free blocks are in the
+   residual). */
 static int read_books(const books *k, const uint64_t *v, size_t n, const churn_frag_row *f,
                       uint64_t *heap, uint64_t *free_resident)
+{
+    if (!read_main_books(k, v, n, f, heap, free_resident))
+        return 0;
+    if (k->beside >= 0 && k->beside < (int)n)
+        *heap += v[k->beside];
+    return 1;
+}
+
+static int read_main_books(const books *k, const uint64_t *v, size_t n, const churn_frag_row *f,
+                           uint64_t *heap, uint64_t *free_resident)
 {
     for (int i = 0; i < 4; i++)
         if (k->idx[i] >= (int)n)
@@ -153,7 +177,7 @@ static int read_books(const books *k, const uint64_t *v, size_t n, const churn_f
 }
 
 static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const churn_epochs *t,
-                     const books *k, int carried)
+                     const books *k, int carried, int own_counter)
 {
     memset(f, 0, sizeof *f);
     f->epoch = s->epoch;
@@ -204,8 +228,11 @@ static void fill_row(churn_frag_row *f, const churn_span_snapshot *s, const chur
         f->free_resident_bytes = 0;
     }
     /* RSS is read at the tick and the books when the writer closes the epoch, later: books
-       that hold more than the process's RSS saw a growth that the RSS reading had not. */
-    if (f->has_books && f->has_rss && f->heap_bytes > f->rss_bytes) {
+       that hold more than the process's RSS less libchurn's own memory saw a growth that the
+       RSS reading had not. */
+    uint64_t own = 0;
+    churn_frag_counter_at(own_counter, row, t, &own);
+    if (f->has_books && f->has_rss && f->heap_bytes + own > f->rss_bytes) {
         f->books_stale = 1;
         f->stale_in_use_bytes = in_use;
         f->has_books = 0;
@@ -480,6 +507,7 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
     memcpy(f->book_counters, k.idx, sizeof k.idx);
     f->books_dirty_pages = k.dirty_pages;
     f->books_page = k.page;
+    f->books_beside = k.beside;
     f->carried = a->start_live_count > 0;
     f->epochs = &a->epochs;
     /* the snapshots of epochs before the window go */
@@ -511,10 +539,13 @@ void churn_fragment_build(churn_fragmentation *f, const churn_model *m, int from
 
 void churn_frag_row_at(const churn_fragmentation *f, size_t i, churn_frag_row *out)
 {
-    books k = {f->books,
-               {f->book_counters[0], f->book_counters[1], f->book_counters[2], f->book_counters[3]},
-               f->books_dirty_pages, f->books_page};
-    fill_row(out, &f->snaps[i], f->epochs, &k, f->carried);
+    books k = {.kind = f->books,
+               .idx = {f->book_counters[0], f->book_counters[1], f->book_counters[2],
+                       f->book_counters[3]},
+               .dirty_pages = f->books_dirty_pages,
+               .page = f->books_page,
+               .beside = f->books_beside};
+    fill_row(out, &f->snaps[i], f->epochs, &k, f->carried, f->own_counter);
     out->has_untraced = churn_frag_counter_at(f->untraced_counter, out->row, f->epochs,
                                           &out->untraced_bytes);
     /* libchurn's own memory is not the program's: it leaves "outside the heap" */

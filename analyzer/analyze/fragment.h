@@ -78,6 +78,7 @@ typedef struct churn_fragmentation {
     int book_counters[4];        /* indices of the counters the books are read from */
     int books_dirty_pages;       /* book_counters[1] counts free resident pages (jemalloc) */
     uint64_t books_page;         /* the allocator's page size, for those pages */
+    int books_beside;            /* the counter of a traced runtime allocator's arenas, or -1 */
     int untraced_counter;        /* libchurn.untraced_bytes, or -1 */
     int own_counter;             /* libchurn.own_resident_bytes, or -1 */
     int carried;                 /* the trace began with objects it has no addresses of */

@@ -159,6 +159,10 @@ void churn_live_pass_apply(churn_live_pass *p, const churn_live_ops *ops)
                 torn_mark(p, o->epoch);
             }
             break;
+        case CHURN_LIVE_ARENA:
+            if (p->spans)
+                churn_spans_arena(p->spans, o->addr, o->size, o->epoch);
+            break;
         }
     }
 }

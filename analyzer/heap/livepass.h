@@ -24,10 +24,13 @@
 #include "heap/spans.h"
 
 enum churn_live_op_kind {
-    CHURN_LIVE_INSERT = 0,  /* the object is allocated (skipped after the window's end) */
-    CHURN_LIVE_REMOVE = 1,  /* a free with these fields (the allocation's epoch) */
-    CHURN_LIVE_VACATE = 2,  /* an object live at this address is displaced */
-    CHURN_LIVE_EPOCH = 3,   /* the epoch in the object's epoch field ended here */
+    CHURN_LIVE_INSERT = 0, /* the object is allocated (skipped after the window's end) */
+    CHURN_LIVE_REMOVE = 1, /* a free with these fields (the allocation's epoch) */
+    CHURN_LIVE_VACATE = 2, /* an object live at this address is displaced */
+    CHURN_LIVE_EPOCH = 3,  /* the epoch in the object's epoch field ended here */
+    /* [addr, addr + size) is an arena in units of epoch bytes, or with 0 no longer one
+       (CHURN_MAP_ARENA) */
+    CHURN_LIVE_ARENA = 4,
 };
 
 /* Operations in stream order: objects[i] with kinds[i]. */
@@ -44,7 +47,8 @@ typedef struct churn_live_sink {
     churn_live_ops *chunk;
     int has_last;
     uint64_t last;          /* events of later epochs are not applied, as by the analysis */
-    int epoch_marks;        /* mark the end of every epoch (CHURN_LIVE_EPOCH) */
+    int epoch_marks;        /* mark the end of every epoch (CHURN_LIVE_EPOCH) and pass the
+                               arenas on (CHURN_LIVE_ARENA): the spans need both */
     uint32_t fence;         /* low bits of the serial number after the last mark */
     void (*full)(void *ctx);
     void *ctx;

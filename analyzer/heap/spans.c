@@ -16,6 +16,7 @@ void churn_spans_init(churn_spans *s, const churn_model *m)
 
 void churn_spans_free(churn_spans *s)
 {
+    free(s->arenas);
     free(s->slots);
     free(s->snaps);
     memset(s, 0, sizeof *s);
@@ -71,11 +72,66 @@ static inline uint64_t key_of(uint64_t key)
     return key ? key : UINT64_MAX;
 }
 
+/* ---- arenas ---- */
+
+/* The first arena whose end is past addr. */
+static size_t arena_after(const churn_spans *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->narenas;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->arenas[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void churn_spans_arena(churn_spans *s, uint64_t addr, uint64_t len, uint64_t unit)
+{
+    if (!len || addr + len < addr)
+        return;
+    /* whatever the range overlapped is no longer an arena */
+    size_t i = arena_after(s, addr), j = i;
+    while (j < s->narenas && s->arenas[j].lo < addr + len)
+        j++;
+    memmove(&s->arenas[i], &s->arenas[j], (s->narenas - j) * sizeof *s->arenas);
+    s->narenas -= j - i;
+    if (!unit)
+        return;
+    churn_reserve(&s->arenas, &s->arenas_cap, s->narenas + 1, sizeof *s->arenas);
+    memmove(&s->arenas[i + 1], &s->arenas[i], (s->narenas - i) * sizeof *s->arenas);
+    s->arenas[i] = (churn_arena){addr, addr + len, unit};
+    s->narenas++;
+}
+
+/* Where an object sits: in its arena's unit, or where the model says (by_model). */
+static void place(const churn_spans *s, uint64_t addr, uint64_t usable, int by_model,
+                  churn_placement *pl)
+{
+    if (!by_model && s->narenas && s->model.kind != CHURN_MODEL_NONE) {
+        size_t i = arena_after(s, addr);
+        if (i < s->narenas && s->arenas[i].lo <= addr) {
+            uint64_t unit = s->arenas[i].unit;
+            pl->n = 1;
+            pl->owned = 0;
+            pl->key[0] = addr - addr % unit;
+            pl->span_bytes[0] = unit;
+            pl->weight[0] = usable;
+            return;
+        }
+    }
+    churn_model_place(&s->model, addr, usable, pl);
+}
+
+/* ---- occupancy ---- */
+
 void churn_spans_add(churn_spans *s, const churn_object *o)
 {
     uint64_t usable = o->size + o->slack;
     churn_placement pl;
-    churn_model_place(&s->model, o->addr, usable, &pl);
+    place(s, o->addr, usable, 0, &pl);
     for (int k = 0; k < pl.n; k++) {
         if ((s->used + 1) * 2 > s->mask + 1)
             grow(s);
@@ -95,11 +151,26 @@ void churn_spans_add(churn_spans *s, const churn_object *o)
     s->live_usable += usable;
 }
 
+/* The arenas an object's addition saw may not be the ones now (an arena's record written
+   after an object another thread allocated in it): the units it took are the model's when
+   the arena's are not there. */
+static void placed(const churn_spans *s, uint64_t addr, uint64_t usable, churn_placement *pl)
+{
+    place(s, addr, usable, 0, pl);
+    if (!s->narenas)
+        return;
+    for (int k = 0; k < pl->n; k++)
+        if (!s->slots[probe(s, key_of(pl->key[k]))].key) {
+            place(s, addr, usable, 1, pl);
+            return;
+        }
+}
+
 void churn_spans_remove(churn_spans *s, const churn_object *o)
 {
     uint64_t usable = o->size + o->slack;
     churn_placement pl;
-    churn_model_place(&s->model, o->addr, usable, &pl);
+    placed(s, o->addr, usable, &pl);
     for (int k = 0; k < pl.n; k++) {
         size_t i = probe(s, key_of(pl.key[k]));
         churn_span *u = &s->slots[i];
@@ -201,7 +272,7 @@ const churn_span *churn_spans_find(const churn_spans *s, uint64_t key)
 double churn_spans_share(const churn_spans *s, const churn_object *o)
 {
     churn_placement pl;
-    churn_model_place(&s->model, o->addr, o->size + o->slack, &pl);
+    placed(s, o->addr, o->size + o->slack, &pl);
     double share = (double)pl.owned;
     for (int k = 0; k < pl.n; k++) {
         const churn_span *u = churn_spans_find(s, pl.key[k]);

@@ -39,8 +39,16 @@ typedef struct churn_span_snapshot {
    snapshots is never wider than the epochs table's bucket that holds it. */
 #define CHURN_SPAN_SNAPSHOTS 8192
 
+/* An arena of an allocator traced beside the one the model is of (CPython's pymalloc): its
+   objects sit in units of `unit` bytes aligned to it, whatever the model says. */
+typedef struct churn_arena {
+    uint64_t lo, hi, unit;
+} churn_arena;
+
 typedef struct churn_spans {
     churn_model model;
+    churn_arena *arenas; /* sorted by address, disjoint */
+    size_t narenas, arenas_cap;
     churn_span *slots;
     size_t mask, used;
     unsigned shift;
@@ -58,6 +66,11 @@ void churn_spans_free(churn_spans *s);
 
 void churn_spans_add(churn_spans *s, const churn_object *o);
 void churn_spans_remove(churn_spans *s, const churn_object *o);
+
+/* [addr, addr + len) becomes an arena in units of unit bytes; with unit 0 it is one no more.
+   Objects added inside an arena are placed in its units, others by the model; an object's
+   removal finds the units its addition took even when the arena came or went in between. */
+void churn_spans_arena(churn_spans *s, uint64_t addr, uint64_t len, uint64_t unit);
 
 /* Records the state as the end of an epoch (a later snapshot of the same epoch replaces it). */
 void churn_spans_snapshot(churn_spans *s, uint64_t epoch);

@@ -856,7 +856,7 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.map.a = get_v(c);
         r->u.map.b = get_v(c);
         r->u.map.stack = get_v(c);
-        ok = c->ok && r->kind < CHURN_MAP_KINDS;
+        ok = c->ok && r->kind < (d->version >= 6 ? CHURN_MAP_KINDS : CHURN_MAP_ARENA);
         break;
     case CHURN_REC_EPOCH_END:
         ok = kind == 0 && decode_epoch_end(d, c, r);
@@ -926,6 +926,13 @@ int churn_decode_more(churn_decoder *d, const uint8_t *buf, size_t len, churn_re
             uint32_t op = out_put(live, &out, CHURN_LIVE_EPOCH, 0, 0, 0, 0, r.u.epoch_end.epoch);
             out_close(live, &out);
             live->fence = op + 1;
+        }
+        if ((tag & CHURN_REC_CLASS_MASK) == CHURN_REC_MAP && r.kind == CHURN_MAP_ARENA &&
+            live->epoch_marks) {
+            out_chunk out = out_open(live);
+            out_put(live, &out, CHURN_LIVE_ARENA, r.u.map.addr, r.u.map.length, 0, 0,
+                    r.u.map.a);
+            out_close(live, &out);
         }
         p = c.p;
     }

@@ -261,10 +261,13 @@ int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
     else if (own)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): %s keeps "
-                 "%s on memory of its own%s%s; %s in the environment sends them to malloc, "
-                 "traced; every figure here misses them",
+                 "%s on memory of its own%s%s%s%s%s; %s in the environment sends them to "
+                 "malloc, traced; every figure here misses them",
                  (double)most / 1048576.0, churn_runtime_heaps[own - 1].name,
                  churn_runtime_heaps[own - 1].objects, where ? ", in " : "", where ? where : "",
+                 churn_runtime_heaps[own - 1].traced ? ", not traced in this process (" : "",
+                 churn_runtime_heaps[own - 1].traced ? churn_runtime_heaps[own - 1].traced : "",
+                 churn_runtime_heaps[own - 1].traced ? ")" : "",
                  churn_runtime_heaps[own - 1].setting);
     else if (hidden)
         snprintf(buf, len,

@@ -25,8 +25,8 @@
 /* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK, version 3
    CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
    "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
-   (churn_open_segment_header); readers take 1 to 5. */
-#define CHURN_FORMAT_VERSION 5u
+   (churn_open_segment_header), version 6 CHURN_MAP_ARENA; readers take 1 to 6. */
+#define CHURN_FORMAT_VERSION 6u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
@@ -270,7 +270,11 @@ enum churn_map_kind {
     CHURN_MAP_MUNMAP = 1,
     CHURN_MAP_MREMAP = 2,
     CHURN_MAP_MADVISE = 3,
-    CHURN_MAP_BRK = 4,   /* address = new break, length = growth (zigzag in a) */
+    CHURN_MAP_BRK = 4, /* address = new break, length = growth (zigzag in a) */
+    /* The range is the heap of an allocator traced beside the one behind malloc (an arena of
+       CPython's pymalloc), its objects in units of a bytes aligned to a, each holding objects
+       of one size; a = 0: the range is given back (version 6) */
+    CHURN_MAP_ARENA = 5,
     CHURN_MAP_KINDS
 };
 #define CHURN_MAP_INTERNAL 0x08u /* called from inside the allocator or libchurn's guard */

@@ -15,12 +15,21 @@ typedef struct churn_runtime_heap {
     const char *symbol;    /* its entry point, exported */
     const char *setting;   /* NAME=VALUE that sends the objects to malloc */
     const char *objects;   /* whose objects */
+    const char *traced;    /* when libchurn traces the allocator itself, or NULL: never */
 } churn_runtime_heap;
 
+enum { CHURN_RUNTIME_ZEND, CHURN_RUNTIME_CPYTHON };
+
 static const churn_runtime_heap churn_runtime_heaps[] = {
-    {"PHP's Zend allocator", "_emalloc", "USE_ZEND_ALLOC=0", "PHP's objects"},
-    /* exported whatever PYTHONMALLOC says; only its growth, untraced, brings it up */
-    {"CPython's pymalloc", "PyObject_Malloc", "PYTHONMALLOC=malloc", "Python's objects"},
+    [CHURN_RUNTIME_ZEND] = {"PHP's Zend allocator", "_emalloc", "USE_ZEND_ALLOC=0",
+                            "PHP's objects", NULL},
+    /* exported whatever PYTHONMALLOC says; traced through PyMem_SetAllocator (the shim's
+       way_pymalloc.c), so only growth while it is not brings it up */
+    [CHURN_RUNTIME_CPYTHON] =
+        {"CPython's pymalloc", "PyObject_Malloc", "PYTHONMALLOC=malloc", "Python's objects",
+         "traced by libchurn in CPython 3.8 and later unless PYTHONMALLOC, "
+         "PYTHONMALLOCSTATS or -X dev sets the interpreter's allocators or "
+         "dlopen loads it"},
 };
 #define CHURN_N_RUNTIME_HEAPS (sizeof churn_runtime_heaps / sizeof *churn_runtime_heaps)
 

@@ -20,6 +20,7 @@
 
 _Atomic int churn_state;
 __thread int churn_in_shim;
+__thread int churn_internal_may_wait;
 static _Atomic int main_started;
 
 /* The pid namespace the root was in (CHURN_ROOT_PID=<pid>:<ns>), 0 when not known. */

@@ -61,6 +61,13 @@
 
 static _Atomic uint64_t untraced_now;
 static _Atomic uint64_t warned, culprit_id, engine_id, hidden_id, runtime_id, file_id;
+/* Bit i: the runtime_heaps.h allocator i is traced in this process (way_pymalloc.c). */
+static _Atomic unsigned runtimes_traced;
+
+void churn_blind_runtime_traced(int runtime)
+{
+    atomic_fetch_or(&runtimes_traced, 1u << runtime);
+}
 /* libchurn's own resident bytes, for the RSS split: refreshed every OWN_NS by the writer, so
    that a reading of the counters at the tick (on the program's thread) only loads it; less
    often when counting takes longer than OWN_SHARE of that (thousands of threads' rings), so
@@ -307,8 +314,10 @@ static void suspect_symbol(const char *name, uintptr_t addr, void *ctx)
     suspect *s = ctx;
     if (allocator_like(name))
         s->allocator_names++;
+    /* a runtime allocator libchurn traces is no more a culprit than malloc */
     for (size_t i = 0; !s->runtime && i < CHURN_N_RUNTIME_HEAPS; i++)
-        if (!strcmp(name, churn_runtime_heaps[i].symbol))
+        if (!strcmp(name, churn_runtime_heaps[i].symbol) &&
+            !(atomic_load_explicit(&runtimes_traced, memory_order_relaxed) >> i & 1))
             s->runtime = (int)i + 1;
     for (size_t i = 0; !s->engine && i < CHURN_N_ENGINES; i++)
         if (!strncmp(name, churn_engines[i].gc_prefix, strlen(churn_engines[i].gc_prefix)))
@@ -495,15 +504,15 @@ static void warn(uint64_t untraced, uint64_t heap_growth, uint64_t now)
                   "%s)", c.path, churn_engines[engine - 1].name,
                   c.stripped ? "messages are in its bytes: it is stripped"
                              : "functions are in its symbols");
-    else if (c.found && c.runtime)
+    else if (c.found && c.runtime) {
         /* PHP's and CPython's objects live in chunks and arenas of their own, and each has a
-           switch to malloc instead */
-        churn_log("likely culprit: %s, %s (%s, on memory it maps): %s in the environment "
-                  "sends %s to malloc, traced", c.path, churn_runtime_heaps[c.runtime - 1].name,
-                  churn_runtime_heaps[c.runtime - 1].symbol,
-                  churn_runtime_heaps[c.runtime - 1].setting,
-                  churn_runtime_heaps[c.runtime - 1].objects);
-    else if (c.found && c.stripped)
+           switch to malloc instead; CPython's is traced where libchurn could hook it */
+        const churn_runtime_heap *r = &churn_runtime_heaps[c.runtime - 1];
+        churn_log("likely culprit: %s, %s (%s, on memory it maps)%s%s%s: %s in the environment "
+                  "sends %s to malloc, traced",
+                  c.path, r->name, r->symbol, r->traced ? ", not traced in this process (" : "",
+                  r->traced ? r->traced : "", r->traced ? ")" : "", r->setting, r->objects);
+    } else if (c.found && c.stripped)
         churn_log("likely culprit: the executable %s, which calls mmap and is stripped (no "
                   ".symtab)%s%s%s: libchurn cannot see an allocator linked into it", c.path,
                   hidden ? ", carrying " : "", hname,

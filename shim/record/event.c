@@ -233,6 +233,7 @@ void churn_record_map(int kind, void *addr, size_t len, uint64_t a, void *b)
     ev.epoch = epoch_now();
     ev.seq = 0;
     /* An internal call may come from inside the allocator holding its locks, and the writer
-       may need those locks for the allocator's counters: never wait for room there. */
-    churn_thread_push(t, ev, !(kind & CHURN_MAP_INTERNAL));
+       may need those locks for the allocator's counters: never wait for room there, unless
+       the way in says the allocator holds none. */
+    churn_thread_push(t, ev, !(kind & CHURN_MAP_INTERNAL) || churn_internal_may_wait);
 }

@@ -414,7 +414,7 @@ static uint32_t rule_in_module(const module *m, uintptr_t ip, uintptr_t *fde_lo,
                                uintptr_t *fde_hi)
 {
     if (!m)
-        return RULE_FRAME_POINTER;
+        return churn_cfi_generated_rule(ip);
     if (!m->table)
         return KIND_SLOW;
     uint32_t lo = 0, hi = m->count;
@@ -467,6 +467,7 @@ typedef struct {
     int first;
     int unloaded;   /* the loader unloaded something since the list was built */
     uintptr_t fde_lo, fde_hi; /* the code its FDE describes, 0 and 0 when none */
+    int decided;    /* the rule is ip's module's, or there is none */
 } fill_ctx;
 
 static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -477,6 +478,7 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
         int counted = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
         if (counted && info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs) {
             f->rule = rule_in_module(find_module(f->ip), f->ip, &f->fde_lo, &f->fde_hi);
+            f->decided = 1;
             return 1;
         }
         f->unloaded = seen_subs != ~0ull && (!counted || info->dlpi_subs != seen_subs);
@@ -485,22 +487,25 @@ static int fill_module(struct dl_phdr_info *info, size_t size, void *arg)
         nmodules = 0;
     }
     const module *m = add_module(info);
-    if (m && f->ip >= m->lo && f->ip < m->hi)
+    if (m && f->ip >= m->lo && f->ip < m->hi) {
         f->rule = rule_in_module(m, f->ip, &f->fde_lo, &f->fde_hi);
+        f->decided = 1;
+    }
     return 0;
 }
 
 uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded)
 {
-    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0};
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0, 0};
     dl_iterate_phdr(fill_module, &f);
     *unloaded = f.unloaded;
-    return f.rule;
+    /* the list was built again, and no module holds ip: generated code */
+    return f.decided ? f.rule : churn_cfi_generated_rule(ip);
 }
 
 int churn_cfi_read_extent(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, int *unloaded)
 {
-    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0};
+    fill_ctx f = {ip, KIND_SLOW, 1, 0, 0, 0, 0};
     dl_iterate_phdr(fill_module, &f);
     *unloaded = f.unloaded;
     *lo = f.fde_lo;

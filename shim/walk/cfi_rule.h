@@ -22,4 +22,7 @@ uint32_t churn_cfi_read_rule(uintptr_t ip, int *unloaded);
 /* The same search for the FDE holding ip: the code it describes in [*lo, *hi), or -1. */
 int churn_cfi_read_extent(uintptr_t ip, uintptr_t *lo, uintptr_t *hi, int *unloaded);
 
+/* The rule for code at ip that no loaded object holds: code a runtime generated (jitrule.c). */
+uint32_t churn_cfi_generated_rule(uintptr_t ip);
+
 #endif

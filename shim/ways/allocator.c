@@ -47,7 +47,7 @@ static void set_names(const char *const *names, size_t n)
 
 /* Counters of other sources after the allocator's own: libchurn's blind-spot detector
    (blind.c), the allocators traced beside the one behind malloc (way_named.c). */
-#define MAX_EXTRA 2
+#define MAX_EXTRA 3
 static struct {
     size_t first;
     void (*fill)(uint64_t *values, int fresh);

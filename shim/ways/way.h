@@ -15,7 +15,9 @@
  *
  * Besides the one way chosen, way_named.c patches the allocators a program calls by their own
  * names (mimalloc's mi_*, jemalloc's *allocx and prefixed names, gperftools' tc_*, Rust's
- * __rust_alloc shims), in the executable and in every library, at start-up and at dlopen.
+ * __rust_alloc shims), in the executable and in every library, at start-up and at dlopen;
+ * way_pymalloc.c hooks CPython's pymalloc, which way_named.c's search finds, through the
+ * interpreter's own PyMem_SetAllocator.
  *
  * A port to another system adds ways, not rewrites: docs/ports.md sketches macOS.
  */
@@ -48,6 +50,18 @@ void churn_named_install(void);
    counters (mimalloc's mi_process_info, a prefixed jemalloc's mallctl).  After
    churn_allocator_detect. */
 void churn_named_describe(const char *way);
+
+/* way_pymalloc.c: CPython's pymalloc, found among an object's names by way_named.c (CPython
+   3.8 and later: PyConfig_InitPythonConfig) and hooked through the interpreter's own
+   PyMem_SetAllocator and PyObject_SetArenaAllocator. */
+typedef struct churn_pymalloc_entries {
+    uintptr_t get, set, get_arenas, set_arenas, object_malloc, config;
+} churn_pymalloc_entries;
+/* Hooks it at start-up (late 0); later (dlopen), says in one line that it is not traced. */
+void churn_pymalloc_found(const churn_pymalloc_entries *e, const char *where, int late);
+/* Appends "; CPython's pymalloc in X via PyMem_SetAllocator" to ways[len..size) and adds its
+   counter when it is hooked; returns the new length. */
+size_t churn_pymalloc_describe(char *ways, size_t len, size_t size);
 
 /* way_patch.c's install for any allocator: every function of the malloc family and every
    C++ operator that lookup finds is patched to libchurn's replacements, and churn_next is

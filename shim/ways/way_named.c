@@ -16,9 +16,11 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include "walk/elfsyms.h"
 #include "ways/patch.h"
@@ -370,6 +372,7 @@ typedef struct found {
     uintptr_t addr[NFAMILIES][MAX_DEFS];
     uintptr_t usable[NFAMILIES], books[NFAMILIES], visit[NFAMILIES], refuse[NFAMILIES];
     int rust_custom; /* a #[global_allocator]: __rg_alloc is defined */
+    churn_pymalloc_entries py;
 } found;
 
 static void take(found *f, int fam, const char *rest, uintptr_t addr)
@@ -389,6 +392,25 @@ static void take(found *f, int fam, const char *rest, uintptr_t addr)
         f->visit[fam] = addr;
     if (F->refuse && !strcmp(rest, F->refuse))
         f->refuse[fam] = addr;
+}
+
+/* CPython's allocator API (way_pymalloc.c), and PyConfig_InitPythonConfig for 3.8 or later */
+static void python_name(churn_pymalloc_entries *py, const char *name, uintptr_t addr)
+{
+    static const struct {
+        const char *name;
+        size_t at;
+    } names[] = {
+        {"PyMem_GetAllocator", offsetof(churn_pymalloc_entries, get)},
+        {"PyMem_SetAllocator", offsetof(churn_pymalloc_entries, set)},
+        {"PyObject_GetArenaAllocator", offsetof(churn_pymalloc_entries, get_arenas)},
+        {"PyObject_SetArenaAllocator", offsetof(churn_pymalloc_entries, set_arenas)},
+        {"PyObject_Malloc", offsetof(churn_pymalloc_entries, object_malloc)},
+        {"PyConfig_InitPythonConfig", offsetof(churn_pymalloc_entries, config)},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(name, names[i].name))
+            *(uintptr_t *)((char *)py + names[i].at) = addr;
 }
 
 static void on_symbol(const char *name, uintptr_t addr, void *ctx)
@@ -423,6 +445,9 @@ static void on_symbol(const char *name, uintptr_t addr, void *ctx)
         break;
     case 'd':
         take(f, F_JEX, name, addr);
+        break;
+    case 'P':
+        python_name(&f->py, name, addr);
         break;
     case '_':
         if (!strncmp(name, "_rjem_", 6)) {
@@ -522,7 +547,7 @@ static void patch_group(const found *f, int fam, const char *module)
 
 static uintptr_t self_bias = UINTPTR_MAX; /* libchurn's load address, skipped */
 
-static void scan_object(const char *path, uintptr_t bias, int exe)
+static void scan_object(const char *path, uintptr_t bias, int exe, int late)
 {
     static found f;
     memset(&f, 0, sizeof f);
@@ -530,6 +555,18 @@ static void scan_object(const char *path, uintptr_t bias, int exe)
     const char *module = exe ? "the executable" : path;
     for (int fam = 0; fam < NFAMILIES; fam++)
         patch_group(&f, fam, module);
+    const churn_pymalloc_entries *py = &f.py;
+    if (py->get && py->set && py->get_arenas && py->set_arenas && py->object_malloc &&
+        py->config) {
+        char where[256];
+        if (exe) {
+            ssize_t n = readlink("/proc/self/exe", where, sizeof where - 1);
+            where[n > 0 ? n : 0] = 0;
+        } else {
+            snprintf(where, sizeof where, "%s", path);
+        }
+        churn_pymalloc_found(py, where, late);
+    }
 }
 
 static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -549,7 +586,7 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
             return 0; /* libchurn itself */
         }
     }
-    scan_object(path, info->dlpi_addr, exe);
+    scan_object(path, info->dlpi_addr, exe, 0);
     return 0;
 }
 
@@ -594,7 +631,7 @@ static void loader_changed(void)
             continue;
         see(l);
         if (l->l_name && *l->l_name && l->l_addr != self_bias && !strstr(l->l_name, "linux-vdso"))
-            scan_object(l->l_name, l->l_addr, 0);
+            scan_object(l->l_name, l->l_addr, 0, 1);
     }
     churn_in_shim = saved;
 }
@@ -791,6 +828,7 @@ void churn_named_describe(const char *way)
             }
         }
     }
+    len = churn_pymalloc_describe(ways, len, sizeof ways);
     if (len > plain)
         churn_allocator_set_ways(ways);
     if (nnames && !churn_allocator_add_counters(names, nnames, books))

@@ -44,7 +44,7 @@ absolute instruction pointers innermost first:
   ["free", kind, addr, size, slack, stack, age]        FREE_SHORT when the segment allocated it
   ["free_full", kind, addr, size, slack, stack, age]   always the self-describing FREE
   ["free_unknown", addr]
-  ["map", kind, addr, length, a, b, stack, internal]
+  ["map", kind, addr, length, a, b, stack, internal]   kind 5: an arena (version 6)
   ["epoch_end", {"epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
                  "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes",
                  "classes": [[cls, allocs, frees, alloc_bytes, free_bytes]],
