@@ -16,6 +16,8 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     a->stack_sample = 1;
     a->events = (info->flags & CHURN_FILE_EVENTS) != 0;
     a->warn = warn;
+    a->warned_before = warn->count;
+    a->uncounted_before = warn->suppressed;
     a->sym = sym;
     a->first_epoch = a->last_epoch = first_epoch;
     churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
@@ -26,6 +28,22 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
         churn_functions_attach(&a->functions, &a->growth, &a->stacks, sym);
     a->types = churn_cxx_types_new(sym, &a->stacks);
     churn_peak_init(&a->peak, window.has_first, window.first, window.has_last, window.last);
+}
+
+void churn_analysis_fit(churn_analysis *a, uint64_t first, uint64_t last)
+{
+    a->has_fit = 1;
+    a->steady.first = first;
+    a->steady.last = last;
+    /* samples past the window must stay out of the fits as they are taken */
+    churn_growth *tables[] = {&a->growth, &a->functions.growth};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        tables[i]->window_first = first;
+        tables[i]->window_last = last;
+    }
+    a->epochs.has_fit = 1;
+    a->epochs.fit_first = first;
+    a->epochs.fit_last = last;
 }
 
 void churn_analysis_free(churn_analysis *a)
@@ -598,9 +616,19 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     /* The epoch that the process's exit (or the detach) ended is the tail after the last
        unit of work, not one more unit: growth per epoch is fitted without it unless the
        window names it. */
-    if ((a->has_exit || a->detached) && !a->window.has_last && last == a->last_epoch && last > a->first_epoch + 1)
+    int tail = (a->has_exit || a->detached) && !a->window.has_last && last == a->last_epoch &&
+               last > a->first_epoch + 1;
+    if (tail)
         last--;
+    a->steady.has_exit_epoch = tail;
+    a->steady.exit_epoch = last + 1;
+    if (a->has_fit && a->steady.last < last)
+        last = a->steady.last;
     a->growth.window_last = last;
+    if (!a->has_fit) {
+        a->steady.first = a->growth.window_first;
+        a->steady.last = last;
+    }
     if (a->events && a->clock_started)
         close_clock_epoch(a);
     churn_epochs_sort(&a->epochs); /* no row is added from here on */

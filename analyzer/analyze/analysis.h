@@ -28,10 +28,12 @@
 #include "read/stacks.h"
 #include "symbols/symbolize.h"
 #include "base/warnings.h"
+#include "analyze/window.h"
 
 typedef struct churn_window {
     int has_first, has_last;
     uint64_t first, last; /* inclusive */
+    int named;            /* an option names it (--epochs :, every epoch, too) */
 } churn_window;
 
 typedef struct churn_totals {
@@ -50,10 +52,16 @@ typedef struct churn_class_stats {
 typedef struct churn_analysis {
     const churn_trace_info *info;
     churn_window window;
+    /* The epochs slopes and rankings are fitted over (window.h): the steady window, or the
+       one the options name; steady.first/last hold it once the analysis is finished. */
+    churn_steady steady;
+    int has_fit;        /* fit over steady.first..steady.last, set before the pass */
     churn_window freed; /* --freed: frees inside it are ranked by callsite and function */
     int has_freed;
     int events; /* the trace has allocation events, not only epoch summaries */
     churn_warnings *warn;
+    size_t warned_before, uncounted_before; /* warn's lines and counted past its cap at init:
+                                               a pass made again drops its own */
     churn_symbolizer *sym;
 
     churn_stack_defs stacks;
@@ -128,6 +136,10 @@ double churn_analysis_checkpoint_s(const churn_analysis *a);
 /* A sampled trace: one line that says its figures are estimates and how close, in buf;
    returns 1 (0 for a trace that is not sampled). */
 int churn_analysis_estimate_note(const churn_analysis *a, char *buf, size_t len);
+
+/* Fits growth and trends over epochs first..last only (the steady window found by an
+   earlier pass): call after churn_analysis_init, before the pass. */
+void churn_analysis_fit(churn_analysis *a, uint64_t first, uint64_t last);
 
 /* Call before decoding each used segment, in sequence order. */
 void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s);

@@ -712,7 +712,8 @@ static void warnings(FILE *out, const churn_warnings *w)
 void churn_export_html(FILE *out, const churn_export_window *w, const churn_report_options *o)
 {
     churn_analysis *a = w->a;
-    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends t =
+        churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     churn_report_types(a);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>libchurn: ",
           out);

@@ -98,6 +98,31 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
         fputs(", \"checkpoint\": null}", out);
 }
 
+static void range(FILE *out, const char *key, int has, uint64_t first, uint64_t last)
+{
+    fprintf(out, ", \"%s\": ", key);
+    if (has)
+        fprintf(out, "[%llu, %llu]", (unsigned long long)first, (unsigned long long)last);
+    else
+        fputs("null", out);
+}
+
+/* The epochs slopes and rankings are fitted over (window.h). */
+static void steady_window(FILE *out, const churn_analysis *a)
+{
+    static const char *const how[] = {"found", "--epochs", "--all-epochs"};
+    const churn_steady *s = &a->steady;
+    fprintf(out, "\"steady_window\": {\"how\": \"%s\", \"first\": %llu, \"last\": %llu",
+            how[s->how], (unsigned long long)s->first, (unsigned long long)s->last);
+    range(out, "start_up", s->has_start_up, s->start_up_first, s->start_up_last);
+    range(out, "teardown", s->has_teardown, s->teardown_first, s->teardown_last);
+    fputs(", \"exit_epoch\": ", out);
+    if (s->has_exit_epoch)
+        fprintf(out, "%llu}", (unsigned long long)s->exit_epoch);
+    else
+        fputs("null}", out);
+}
+
 static void totals(FILE *out, const churn_analysis *a)
 {
     const churn_totals *t = &a->totals;
@@ -665,7 +690,8 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
 
 static void trends(FILE *out, const churn_analysis *a)
 {
-    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends t =
+        churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     const struct {
         const char *key;
         double v;
@@ -741,6 +767,8 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     churn_report_types(a);
     fputs("{", out);
     metadata(out, a, o);
+    fputs(",\n", out);
+    steady_window(out, a);
     fputs(",\n", out);
     totals(out, a);
     fputs(",\n", out);

@@ -351,6 +351,45 @@ void churn_report_collect_warnings(churn_analysis *a)
     debug_packages(a);
 }
 
+/* The epochs slopes and rankings are fitted over, and how to change them, in one line. */
+void churn_report_steady_line(FILE *out, const churn_analysis *a)
+{
+    const churn_steady *s = &a->steady;
+    char left[160] = "", exit_epoch[48] = "";
+    if (s->has_exit_epoch)
+        snprintf(exit_epoch, sizeof exit_epoch, "the exit's epoch %llu",
+                 (unsigned long long)s->exit_epoch);
+    fprintf(out, "Steady window: epochs %llu..%llu ", (unsigned long long)s->first,
+            (unsigned long long)s->last);
+    if (s->how == CHURN_STEADY_ALL) {
+        fprintf(out, "(every epoch%s: --all-epochs)",
+                s->has_exit_epoch ? " but the exit's" : "");
+        return;
+    }
+    if (s->how == CHURN_STEADY_EPOCHS) {
+        fputs("(--epochs)", out);
+        return;
+    }
+    size_t n = 0;
+    if (s->has_start_up)
+        n += (size_t)snprintf(left + n, sizeof left - n, "start-up %llu..%llu",
+                              (unsigned long long)s->start_up_first,
+                              (unsigned long long)s->start_up_last);
+    if (s->has_teardown && n < sizeof left)
+        n += (size_t)snprintf(left + n, sizeof left - n, "%steardown %llu..%llu", n ? ", " : "",
+                              (unsigned long long)s->teardown_first,
+                              (unsigned long long)s->teardown_last);
+    if (s->has_exit_epoch && n < sizeof left)
+        snprintf(left + n, sizeof left - n, "%s%s", n ? " and " : "", exit_epoch);
+    if (churn_steady_trims(s))
+        fprintf(out, "(%s left out, found from live bytes and RSS)", left);
+    else if (*exit_epoch)
+        fprintf(out, "(no start-up or teardown found; %s left out)", exit_epoch);
+    else
+        fputs("(no start-up or teardown found)", out);
+    fputs("; --epochs A:B sets another, --all-epochs takes every epoch", out);
+}
+
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len)
 {
     static const char *const prefix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};

@@ -57,6 +57,10 @@ const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t le
    1024 up, whole below it. */
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len);
 
+/* "Steady window: epochs A..B (...)": the epochs slopes and rankings are fitted over, what was
+   left out, and the options that change it; one line, without its newline. */
+void churn_report_steady_line(FILE *out, const churn_analysis *a);
+
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 

@@ -646,9 +646,11 @@ static const char *plus(double v)
 
 static void trends(FILE *out, const churn_analysis *a)
 {
-    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends t =
+        churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     char b[32];
-    fputs("\nTrends (least-squares change per epoch):\n", out);
+    fprintf(out, "\nTrends (least-squares change per epoch, over epochs %llu..%llu):\n",
+            (unsigned long long)a->steady.first, (unsigned long long)a->steady.last);
     fprintf(out, "  live bytes:             %s%sB per epoch (r2 %.2f)\n",
             plus(t.live_bytes_per_epoch), human(t.live_bytes_per_epoch, b, sizeof b),
             t.live_bytes_r2);
@@ -684,6 +686,9 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
 {
     churn_report_types(a);
     header(out, a, o);
+    fputc('\n', out);
+    churn_report_steady_line(out, a);
+    fputc('\n', out);
     totals(out, a);
     epochs(out, a);
     functions(out, a, o);
