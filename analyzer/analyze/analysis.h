@@ -102,6 +102,12 @@ typedef struct churn_analysis {
     size_t n_classes;
     churn_fragmentation frag;            /* filled by churn_fragment_build after finish */
     churn_regions regions;               /* the program's own mappings, from MAP events */
+    /* The same by the stack of the call that mapped them, as callsites whose live bytes are
+       mapped bytes (their fits: the mappings' growth per epoch), and merged by function as
+       allocations are (NULL symbolizer: not merged).  map_epoch: the MAP event's. */
+    churn_growth mappings;
+    churn_functions map_functions;
+    uint64_t map_epoch;
     int has_exit;
     int detached;            /* the trace ends at a churn detach: the process went on */
     uint64_t exit_how, exit_detail;

@@ -99,6 +99,13 @@ static inline const churn_function *churn_functions_of(const churn_functions *f,
     return &f->fns[row->stack - 1];
 }
 
+/* The first `max` named functions outward of fn's own frame in a stack of its (outside the C
+   library, each once in a row); returns how many. */
+size_t churn_functions_callers(churn_functions *f, const churn_function *fn, uint64_t stack,
+                               const char **names, size_t max);
+/* Whether a frame of the stack is the function `name` (its symbol's name). */
+int churn_functions_stack_calls(churn_functions *f, uint64_t stack, const char *name);
+
 /* Function rows worth showing (activity in the window or live objects), by growth like the
    callsites; at most top (0 = all).  The caller frees the array. */
 churn_callsite **churn_functions_sorted(const churn_functions *f, size_t top, size_t *n);

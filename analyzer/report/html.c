@@ -9,6 +9,7 @@
 #include "symbols/frames.h"
 #include "analyze/trends.h"
 #include "base/util.h"
+#include "report/verdict.h"
 
 #define CHART_W 380
 #define CHART_H 150
@@ -72,7 +73,10 @@ static const char style[] =
     "overflow-wrap:anywhere;word-break:break-word}\n"
     "details summary{cursor:pointer;color:#0645ad}\n"
     "svg.flame{width:100%;height:auto;border:1px solid #ddd;border-radius:6px;background:#fff}\n"
-    ".warn li{color:#8a4b00}\n";
+    ".warn li{color:#8a4b00}\n"
+    ".verdict{background:#fff;border:1px solid #c9c9c0;border-left:4px solid #0645ad;"
+    "border-radius:6px;padding:6px 14px;margin-top:12px}.verdict p{margin:6px 0}\n"
+    ".window{color:#555;font-size:13px}\n";
 
 /* A row is one epoch or a bucket of them (epochs.h): value is the epoch's, or the bucket's
    at its end (live, RSS) or its mean (wall); lo and hi its epochs' extremes. */
@@ -379,6 +383,33 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     char how[64];
     fprintf(out, ", %zu segment(s) used, %llu overwritten by the ring, %s, %s</div>\n", a->segments_used,
             churn_report_segments_dropped(a), window, churn_report_exit_text(a, how, sizeof how));
+}
+
+/* The verdict first (verdict.h), then the window it is over and how to change it. */
+static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    churn_verdict v;
+    churn_verdict_make(a, o, &v);
+    fputs("<div class=\"verdict\"><h2>Verdict</h2>\n", out);
+    for (size_t i = 0; i < v.nsentences; i++) {
+        fputs("<p>", out);
+        text(out, v.sentences[i]);
+        fputs("</p>\n", out);
+    }
+    churn_verdict_free(&v);
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) {
+        fputs("churn-analyze: out of memory\n", stderr);
+        exit(1);
+    }
+    churn_report_steady_line(f, a);
+    fclose(f);
+    fputs("<p class=\"window\">", out);
+    text(out, line);
+    fputs("</p></div>\n", out);
+    free(line);
 }
 
 static void card(FILE *out, const char *value, const char *label)
@@ -720,6 +751,7 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     text(out, o->trace_path);
     fprintf(out, "</title>\n<style>\n%s</style></head><body>\n", style);
     header(out, a, o);
+    verdict(out, a, o);
     summary(out, a, &t);
     static const series charts[] = {
         {"Live bytes at the end of each epoch", "B", live_bytes, live_lo, live_hi, 0},

@@ -206,80 +206,97 @@ static int counter_named(const churn_analysis *a, const char *name)
     return -1;
 }
 
-int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
+/* A counter's value in a row, 0 when the row does not have it. */
+static uint64_t counter_value(int counter, const churn_epoch_row *r, const uint64_t *v)
 {
-    int bytes = counter_named(a, "libchurn.untraced_bytes");
+    return counter >= 0 && (size_t)counter < r->n_counters ? v[counter] : 0;
+}
+
+int churn_report_untraced_of(const churn_analysis *a, churn_untraced *u)
+{
     int warned = counter_named(a, "libchurn.untraced_warned");
+    int bytes = counter_named(a, "libchurn.untraced_bytes");
     int module = counter_named(a, "libchurn.untraced_module");
     int engine = counter_named(a, "libchurn.untraced_engine");
     int allocator = counter_named(a, "libchurn.untraced_allocator");
     int runtime = counter_named(a, "libchurn.untraced_runtime");
     int file = counter_named(a, "libchurn.untraced_file");
-    uint64_t most = 0, culprit = 0, js = 0, hidden = 0, own = 0, cow = 0;
+    uint64_t culprit = 0;
     int said = 0;
-    for (size_t i = 0; i < a->epochs.count; i++) {
+    memset(u, 0, sizeof *u);
+    for (size_t i = 0; warned >= 0 && i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
         const uint64_t *v = churn_epochs_counters(&a->epochs, r);
-        if (!r->has_summary || warned < 0 || (size_t)warned >= r->n_counters || !v[warned])
+        if (!r->has_summary || !counter_value(warned, r, v))
             continue;
         said = 1;
-        if (bytes >= 0 && (size_t)bytes < r->n_counters && v[bytes] > most)
-            most = v[bytes];
-        if (module >= 0 && (size_t)module < r->n_counters && v[module])
-            culprit = v[module];
-        if (engine >= 0 && (size_t)engine < r->n_counters && v[engine] &&
-            v[engine] <= CHURN_N_ENGINES)
-            js = v[engine];
-        if (allocator >= 0 && (size_t)allocator < r->n_counters && v[allocator] &&
-            v[allocator] <= CHURN_N_HIDDEN_ALLOCATORS)
-            hidden = v[allocator];
-        if (runtime >= 0 && (size_t)runtime < r->n_counters && v[runtime] &&
-            v[runtime] <= CHURN_N_RUNTIME_HEAPS)
-            own = v[runtime];
-        if (file >= 0 && (size_t)file < r->n_counters && v[file])
-            cow = 1;
+        if (counter_value(bytes, r, v) > u->bytes)
+            u->bytes = counter_value(bytes, r, v);
+        if (counter_value(module, r, v))
+            culprit = counter_value(module, r, v);
+        if (counter_value(engine, r, v) && counter_value(engine, r, v) <= CHURN_N_ENGINES)
+            u->engine = (int)counter_value(engine, r, v);
+        uint64_t hidden = counter_value(allocator, r, v);
+        if (hidden && hidden <= CHURN_N_HIDDEN_ALLOCATORS)
+            u->allocator = (int)hidden;
+        uint64_t own = counter_value(runtime, r, v);
+        if (own && own <= CHURN_N_RUNTIME_HEAPS)
+            u->runtime = (int)own;
+        if (counter_value(file, r, v))
+            u->file = 1;
     }
-    if (!said)
-        return 0;
-    const char *where = NULL;
     for (size_t i = 0; culprit && i < a->modules.count; i++)
         if (a->modules.items[i].id == culprit - 1)
-            where = a->modules.items[i].name;
-    if (cow)
+            u->module = a->modules.items[i].name;
+    return said;
+}
+
+int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
+{
+    churn_untraced u;
+    if (!churn_report_untraced_of(a, &u))
+        return 0;
+    double most = (double)u.bytes / 1048576.0;
+    const char *where = u.module;
+    if (u.file)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): most of it "
                  "is copy-on-write pages of a file the program mapped privately and wrote "
                  "(libchurn's stderr names it), the file's data changed in memory, which no "
-                 "allocator holds", (double)most / 1048576.0);
-    else if (js)
-        snprintf(buf, len,
-                 "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
-                 "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
-                 "traced: objects on %s",
-                 (double)most / 1048576.0, churn_engines[js - 1].name, where ? ", in " : "",
-                 where ? where : "", churn_engines[js - 1].heap);
-    else if (own)
+                 "allocator holds",
+                 most);
+    else if (u.engine)
+        snprintf(
+            buf, len,
+            "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
+            "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
+            "traced: objects on %s",
+            most, churn_engines[u.engine - 1].name, where ? ", in " : "", where ? where : "",
+            churn_engines[u.engine - 1].heap);
+    else if (u.runtime)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): %s keeps "
                  "%s on memory of its own%s%s; %s in the environment sends them to malloc, "
                  "traced; every figure here misses them",
-                 (double)most / 1048576.0, churn_runtime_heaps[own - 1].name,
-                 churn_runtime_heaps[own - 1].objects, where ? ", in " : "", where ? where : "",
-                 churn_runtime_heaps[own - 1].setting);
-    else if (hidden)
-        snprintf(buf, len,
-                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
-                 "holds memory through an allocator libchurn cannot trace, likely in %s, which "
-                 "carries %s without the names libchurn finds it by; every figure here misses "
-                 "it (libchurn's stderr names the mappings that grew)",
-                 (double)most / 1048576.0, where ? where : "the module the shim blamed",
-                 churn_hidden_allocators[hidden - 1].name);
+                 most, churn_runtime_heaps[u.runtime - 1].name,
+                 churn_runtime_heaps[u.runtime - 1].objects, where ? ", in " : "",
+                 where ? where : "", churn_runtime_heaps[u.runtime - 1].setting);
+    else if (u.allocator)
+        snprintf(
+            buf, len,
+            "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+            "holds memory through an allocator libchurn cannot trace, likely in %s, which "
+            "carries %s without the names libchurn finds it by; every figure here misses "
+            "it (libchurn's stderr names the mappings that grew)",
+            most, where ? where : "the module the shim blamed",
+            churn_hidden_allocators[u.allocator - 1].name);
     else
-        snprintf(buf, len,
-                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
-                 "holds memory through an allocator libchurn does not know%s%s; every figure "
-                 "here misses it (libchurn's stderr names the mappings that grew)",
-                 (double)most / 1048576.0, where ? ", likely in " : "", where ? where : "");
+        snprintf(
+            buf, len,
+            "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+            "holds memory through an allocator libchurn does not know%s%s; every figure "
+            "here misses it (libchurn's stderr names the mappings that grew)",
+            most, where ? ", likely in " : "", where ? where : "");
     return 1;
 }
 

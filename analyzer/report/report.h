@@ -94,8 +94,18 @@ double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k);
 
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);
-/* When the shim's blind-spot detector warned (its counters, shim/record/blind.c): the warning's
-   text, which says "not traced", in buf; returns 1. */
+/* What the shim's blind-spot detector said (its counters, shim/record/blind.c). */
+typedef struct churn_untraced {
+    uint64_t bytes;     /* its largest estimate of the growth nothing traced explains */
+    const char *module; /* the likely culprit's module, or NULL (never libchurn's own) */
+    int engine;         /* a collected runtime's own heap: churn_engines index + 1, or 0 */
+    int allocator;      /* churn_hidden_allocators index + 1, or 0 */
+    int runtime;        /* churn_runtime_heaps index + 1, or 0 */
+    int file;           /* the growth is a written file mapping's copy-on-write pages */
+} churn_untraced;
+/* Fills u and returns 1 when the detector warned, else 0. */
+int churn_report_untraced_of(const churn_analysis *a, churn_untraced *u);
+/* When it warned: the warning's text, which says "not traced", in buf; returns 1. */
 int churn_report_untraced(const churn_analysis *a, char *buf, size_t len);
 
 #endif

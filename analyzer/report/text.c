@@ -6,6 +6,7 @@
 #include "report/report.h"
 #include "analyze/trends.h"
 #include "base/util.h"
+#include "report/verdict.h"
 
 /* The text report: what grew, in a form that fits a terminal. */
 
@@ -72,6 +73,16 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
                     (unsigned long long)a->first_epoch, (unsigned long long)a->last_epoch);
         fputc('\n', out);
     }
+}
+
+static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    churn_verdict v;
+    churn_verdict_make(a, o, &v);
+    fputs("\nVerdict:\n", out);
+    for (size_t i = 0; i < v.nsentences; i++)
+        fprintf(out, "  %s\n", v.sentences[i]);
+    churn_verdict_free(&v);
 }
 
 static void totals(FILE *out, churn_analysis *a)
@@ -686,7 +697,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
 {
     churn_report_types(a);
     header(out, a, o);
-    fputc('\n', out);
+    verdict(out, a, o);
     churn_report_steady_line(out, a);
     fputc('\n', out);
     totals(out, a);
