@@ -631,6 +631,21 @@ static void take_live_pass(churn_analysis *a, const churn_live_pass *p)
     a->carried_bytes = churn_wrap_sub(a->carried_bytes, p->unmatched_bytes);
 }
 
+/* The signal that asked the program to stop, caught before it exited: the shim's counter
+   libchurn.stop_signal at the newest summary (the exit's, which reads it last). */
+static uint64_t stop_signal(const churn_analysis *a)
+{
+    size_t k = 0;
+    while (k < a->n_counter_names && strcmp(a->counter_names[k], "libchurn.stop_signal"))
+        k++;
+    for (size_t i = a->epochs.count; k < a->n_counter_names && i-- > 0;) {
+        const churn_epoch_row *r = &a->epochs.rows[i]; /* sorted: the newest last */
+        if (r->has_summary && k < r->n_counters)
+            return churn_epochs_counters(&a->epochs, r)[k];
+    }
+    return 0;
+}
+
 void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
 {
     uint64_t last = a->last_epoch;
@@ -667,11 +682,12 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
         finish_summaries_only(a);
     }
     churn_epochs_finish(&a->epochs, last); /* no row changes from here on */
+    a->stop_signal = stop_signal(a);
     churn_growth_finish(&a->growth);
-    churn_functions_finish(&a->functions, &a->growth, a->has_exit);
+    churn_functions_finish(&a->functions, &a->growth, churn_analysis_ending(a));
     a->mappings.window_last = last;
     churn_growth_finish(&a->mappings);
-    churn_functions_finish(&a->map_functions, &a->mappings, a->has_exit);
+    churn_functions_finish(&a->map_functions, &a->mappings, churn_analysis_ending(a));
     churn_crosscheck(a);
 }
 

@@ -110,6 +110,8 @@ typedef struct churn_analysis {
     uint64_t map_epoch;
     int has_exit;
     int detached;            /* the trace ends at a churn detach: the process went on */
+    uint64_t stop_signal;    /* a signal that asks to stop (TERM, INT, QUIT) the program caught
+                                before it exited (counter libchurn.stop_signal), or 0 */
     uint64_t exit_how, exit_detail;
 
     /* oddities, reported as warnings at the end */
@@ -163,6 +165,16 @@ typedef struct churn_peak_row {
     uint64_t stack;
     int64_t count, bytes;
 } churn_peak_row;
+
+/* How the trace ended (growth.h), for what its live objects are called. */
+static inline enum churn_ending churn_analysis_ending(const churn_analysis *a)
+{
+    if (!a->has_exit)
+        return CHURN_ENDED_NOT;
+    if (a->exit_how == CHURN_EXIT_SIGNAL || a->stop_signal)
+        return CHURN_ENDED_BY_SIGNAL;
+    return CHURN_ENDED_ITSELF;
+}
 
 /* The peak is known: the trace has events (CHURN_EVENTS=0 keeps only epoch sums, whose
    live figures at epoch ends are not the high-water mark between them). */

@@ -285,7 +285,7 @@ int churn_functions_stack_calls(churn_functions *f, uint64_t stack, const char *
     return 0;
 }
 
-void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended)
+void churn_functions_finish(churn_functions *f, const churn_growth *g, enum churn_ending ended)
 {
     /* each unnamed function's callsite that grew most, else allocated most */
     struct pick {
@@ -360,7 +360,7 @@ size_t churn_functions_classes(const churn_function *fn, int retained,
 }
 
 churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
-                                         int ended)
+                                         enum churn_ending ended)
 {
     churn_retained r = churn_growth_retention(&f->growth, row, ended);
     const churn_function *fn = churn_functions_of(f, row);

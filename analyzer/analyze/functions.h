@@ -67,7 +67,7 @@ void churn_functions_free(churn_functions *f);
 /* Adds the callsites' counts, stack numbers and retention classes (ended: the trace has the
    process's exit, as churn_growth_retention) to their functions; call once, after
    churn_growth_finish. */
-void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended);
+void churn_functions_finish(churn_functions *f, const churn_growth *g, enum churn_ending ended);
 
 /* A function row's retention: the class of its callsites whose summed growth (bytes per
    epoch, the positive sums) is the largest; without growth, the class that retained the
@@ -75,7 +75,7 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended
    reclaimed, steady.  count and bytes (what was live before the teardown) and the bulk free
    are those of the function's summed series, all its callsites'. */
 churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
-                                         int ended);
+                                         enum churn_ending ended);
 
 /* The classes present in a function row (retained: only those that retained objects), the
    row's own first, then by growth, retained bytes: writes up to CHURN_RETENTION_KINDS into

@@ -84,7 +84,7 @@ static keyed *rows_of(churn_analysis *a, churn_suppressions *sup, size_t *n)
     churn_report_options all = {NULL, 0, sup};
     churn_callsite **rows = churn_report_functions(a, &all, n);
     keyed *k = churn_xcalloc(*n ? *n : 1, sizeof *k);
-    int ended = a->has_exit;
+    enum churn_ending ended = churn_analysis_ending(a);
     for (size_t i = 0; i < *n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);

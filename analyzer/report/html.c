@@ -534,7 +534,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
                 (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks);
         churn_retained r = churn_report_retention(a, &a->functions.growth, s);
-        fprintf(out, "<td>%s", churn_retention_name(r.kind));
+        fprintf(out, "<td>%s", churn_report_retention_words(r.kind));
         if (r.kind == CHURN_RETENTION_KEPT)
             fprintf(out, "<br>%lld (%s) before the teardown", (long long)r.count,
                     human((double)r.bytes, "B", b3, sizeof b3));
@@ -545,8 +545,9 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         size_t nc = churn_functions_classes(fn, 1, order);
         for (size_t k = 0; nc > 1 && k < nc; k++) {
             const struct churn_function_class *c = &fn->classes[order[k]];
-            fprintf(out, "<br>%s %lld (%s) in %zu stack%s", churn_retention_name(order[k]),
-                    (long long)c->count, human((double)c->bytes, "B", b3, sizeof b3), c->stacks,
+            fprintf(out, "<br>%s %lld (%s) in %zu stack%s",
+                    churn_report_retention_words(order[k]), (long long)c->count,
+                    human((double)c->bytes, "B", b3, sizeof b3), c->stacks,
                     c->stacks == 1 ? "" : "s");
         }
         fputs("</td><td class=\"stack\">", out);

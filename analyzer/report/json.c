@@ -90,7 +90,11 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
     fprintf(out, "}, \"attached\": %s", a->info->flags & CHURN_FILE_ATTACHED ? "true" : "false");
     fputs(", \"exit\": {\"how\": ", out);
     json_string(out, churn_report_exit_how(a));
-    fprintf(out, ", \"detail\": %llu}", (unsigned long long)a->exit_detail);
+    fprintf(out, ", \"detail\": %llu}, \"stop_signal\": ", (unsigned long long)a->exit_detail);
+    if (a->stop_signal) /* caught, before the exit: what is live is live at end */
+        fprintf(out, "%llu", (unsigned long long)a->stop_signal);
+    else
+        fputs("null", out);
     /* The trace ends at a checkpoint of its open segment: everything up to then is in it. */
     if (in->ends_open)
         fprintf(out, ", \"checkpoint\": {\"s\": %.6f, \"monotonic_ns\": %llu}}",

@@ -1,6 +1,7 @@
 #include "report/report.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -122,6 +123,11 @@ const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t le
         snprintf(buf, len, "%s %llu",
                  a->exit_how == CHURN_EXIT_NORMAL ? "exit" : churn_report_exit_how(a),
                  (unsigned long long)a->exit_detail);
+    /* it was asked to stop: what it held then is live at end, not leaked */
+    const char *name = a->stop_signal < NSIG ? sigabbrev_np((int)a->stop_signal) : NULL;
+    if (a->stop_signal && a->exit_how != CHURN_EXIT_SIGNAL && strlen(buf) + 32 < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), " after it caught SIG%s",
+                 name ? name : "?");
     return buf;
 }
 
@@ -134,8 +140,13 @@ churn_retained churn_report_retention(const churn_analysis *a, const churn_growt
                                       const churn_callsite *s)
 {
     if (g == &a->functions.growth)
-        return churn_functions_retention(&a->functions, s, a->has_exit);
-    return churn_growth_retention(g, s, a->has_exit);
+        return churn_functions_retention(&a->functions, s, churn_analysis_ending(a));
+    return churn_growth_retention(g, s, churn_analysis_ending(a));
+}
+
+const char *churn_report_retention_words(enum churn_retention kind)
+{
+    return kind == CHURN_RETENTION_LIVE ? "live at end" : churn_retention_name(kind);
 }
 
 const char *churn_report_type(churn_analysis *a, const churn_callsite *s)

@@ -69,6 +69,11 @@ unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
                                       const churn_callsite *s);
 
+/* A retention class as the text report and the page say it: the JSON's name, but "live at
+   end" for objects live where the trace ended without the program ending them of its own
+   accord (growth.h). */
+const char *churn_report_retention_words(enum churn_retention kind);
+
 /* The C++ type a callsite constructs, or NULL (cxxtype.h). */
 const char *churn_report_type(churn_analysis *a, const churn_callsite *s);
 /* Fills the functions' types and pinned bytes once; every report calls it before it prints

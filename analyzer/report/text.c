@@ -299,7 +299,7 @@ static void retention_text(FILE *out, const churn_analysis *a, const churn_growt
 {
     churn_retained r = churn_report_retention(a, g, s);
     char b[32];
-    fputs(churn_retention_name(r.kind), out);
+    fputs(churn_report_retention_words(r.kind), out);
     if (r.kind == CHURN_RETENTION_KEPT)
         fprintf(out, ": %lld objects (%sB) live before the teardown freed them",
                 (long long)r.count, human((double)r.bytes, b, sizeof b));
@@ -336,12 +336,12 @@ static void function_retention_text(FILE *out, const churn_analysis *a, const ch
         return;
     }
     churn_retained r = churn_report_retention(a, &a->functions.growth, s);
-    fputs(churn_retention_name(r.kind), out);
+    fputs(churn_report_retention_words(r.kind), out);
     for (size_t i = 0; i < n; i++) {
         const struct churn_function_class *c = &fn->classes[order[i]];
         char b[32];
         fprintf(out, "%s%s %lld objects (%sB) in %zu stack%s", i ? "; " : " (",
-                churn_retention_name(order[i]), (long long)c->count,
+                churn_report_retention_words(order[i]), (long long)c->count,
                 human((double)c->bytes, b, sizeof b), c->stacks, c->stacks == 1 ? "" : "s");
     }
     fputs(")", out);

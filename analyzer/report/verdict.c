@@ -95,7 +95,7 @@ static void describe(churn_verdict_function *d, churn_analysis *a, churn_functio
     d->share = total > 0 ? value / total : 0;
     d->retained = f == &a->functions
                       ? churn_report_retention(a, &f->growth, row)
-                      : churn_growth_retention(&f->growth, row, a->has_exit);
+                      : churn_growth_retention(&f->growth, row, churn_analysis_ending(a));
     d->stack = top_stack(g, &f->growth, row, levels);
     /* A function many stacks reach (an allocation helper of the program's own): the named
        callers of the stack that grew most say which of them grows. */
