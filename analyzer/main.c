@@ -109,6 +109,7 @@ static int parse_window(const char *arg, churn_window *w)
     if (parse_bound(arg, (size_t)(colon - arg), &w->has_first, &w->first) != 0 ||
         parse_bound(colon + 1, strlen(colon + 1), &w->has_last, &w->last) != 0)
         return -1;
+    w->named = 1;
     return w->has_first && w->has_last && w->first > w->last ? -1 : 0;
 }
 
@@ -303,9 +304,21 @@ static int run_open(run *r, const char *path, options *o, churn_proc_figures *fi
 static void run_window(run *r, options *o, const char *who)
 {
     churn_progress_pass(o->progress, "%sreading segments", who);
-    churn_analyze_window(r->t, o->window, &r->model, r->model_from_option, &r->warnings, r->sym,
+    churn_analyze_steady(r->t, o->window, &r->model, r->model_from_option, &r->warnings, r->sym,
                          o->progress, &r->a, r->exporting ? &r->ew : NULL,
                          o->has_freed ? &o->freed : NULL, o->all_epochs);
+    if (!r->exporting || o->form == FORM_HTML)
+        pinning_at_peak(r->t, o->window, &r->model, r->model_from_option, r->sym, o->progress,
+                        who, &r->a);
+}
+
+/* The report's window again, fitted over fit (--diff: the window both runs share). */
+static void run_refit(run *r, options *o, const char *who, const churn_steady *fit)
+{
+    churn_progress_pass(o->progress, "%sreading segments", who);
+    churn_analyze_refit(r->t, o->window, fit, &r->model, r->model_from_option, r->sym,
+                        o->progress, &r->a, r->exporting ? &r->ew : NULL,
+                        o->has_freed ? &o->freed : NULL, o->all_epochs);
     if (!r->exporting || o->form == FORM_HTML)
         pinning_at_peak(r->t, o->window, &r->model, r->model_from_option, r->sym, o->progress,
                         who, &r->a);
@@ -397,6 +410,11 @@ static int analyze_diff(const char *old_path, const char *new_path, options *o)
     if (out) {
         run_window(&old, o, "old run: ");
         run_window(&new, o, "new run: ");
+        churn_steady common; /* one window: what the change did not touch compares equal */
+        if (churn_steady_common(&old.a.steady, &new.a.steady, &common)) {
+            run_refit(&old, o, "old run: ", &common);
+            run_refit(&new, o, "new run: ", &common);
+        }
         churn_progress_done(o->progress);
         if (o->form == FORM_FOLDED) {
             flame(out, o, &new.ew, &old.ew);

@@ -26,9 +26,11 @@ static const churn_usage_option churn_analyze_options[] = {
     {"--svg[=METRIC]", "an interactive flame graph, one self-contained SVG file"},
     {"--html", "a self-contained review page: summary, charts, flame graphs"},
     {"--pprof", "a gzipped pprof profile (allocations, bytes, live bytes)"},
-    {"--epochs A:B", "only epochs A..B inclusive; either end may be left empty"},
-    {"--all-epochs", "one row per epoch in the epochs table, however many (more than\n"
-                     "4096 epochs are otherwise merged into buckets: docs/analyzer.md)"},
+    {"--epochs A:B", "only epochs A..B inclusive, slopes and rankings too (instead of\n"
+                     "the steady window); either end may be left empty"},
+    {"--all-epochs", "every epoch: slopes and rankings over the whole run, and one row\n"
+                     "per epoch in the epochs table, however many (more than 4096\n"
+                     "epochs are otherwise merged into buckets: docs/analyzer.md)"},
     {"--base A:B", "with --folded or --svg: compare with window A:B (differential)"},
     {"--freed A:B", "rank functions and callsites by what was freed in epochs A..B\n"
                     "(a collection, a flush), with the epochs it was allocated in"},

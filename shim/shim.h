@@ -22,11 +22,14 @@
  * writer's per-segment tables and record encoder (segstate.h: segstate.c; encode.h:
  * encode.c), and the seccomp filter run on libchurn's own calls (seccomp_filter.h, shared with
  * cli/attach.c).  exec.c (the exec wrappers) has one declaration under writer.c; fatal.c (the
- * handlers of the signals that end the process) and seccomp.c theirs under exit.c.
+ * handlers of the signals that end the process) and seccomp.c theirs under exit.c; stop.c (the
+ * program's handlers of the signals that ask it to stop, behind one of ours) its own under
+ * them.
  */
 #ifndef CHURN_SHIM_H
 #define CHURN_SHIM_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -254,6 +257,20 @@ void churn_fatal_uninstall(void); /* the defaults back where ours stand in (trac
    sock_fprog): tracing ends first where the filter stops a call libchurn makes. */
 void churn_seccomp_before(unsigned op, const void *uprog);
 
+/* stop.c: a handler of the program's for a signal that asks it to stop (TERM, INT, QUIT) goes
+   in behind one of ours that notes the signal.  churn_stop_wants: sig is such a signal and
+   act installs a handler; churn_stop_install installs ours in front of it with `set` (the
+   real sigaction), returning its result; churn_stop_shown: `installed` is ours, and *act the
+   program's action to show in its place; churn_stop_previous: a handler read back, as the
+   program knows it; churn_stop_caught: the last such signal caught (0: none). */
+int churn_stop_wants(int sig, const struct sigaction *act);
+int churn_stop_install(int sig, const struct sigaction *act,
+                       int (*set)(int, const struct sigaction *, struct sigaction *));
+int churn_stop_shown(int sig, const struct sigaction *installed, struct sigaction *act);
+sighandler_t churn_stop_previous(int sig, sighandler_t previous);
+uint64_t churn_stop_caught(void);
+void churn_stop_reset(void);
+
 /* ---- attach.c: churn attach, a shim loaded into a running process ---- */
 /* 1 when the process did not preload libchurn: `churn attach` loaded it with dlopen, and
    nothing traces until churn_attach_start. */
@@ -271,9 +288,9 @@ int churn_epoch_at_install(const char *list);
 
 /* ---- epoch.c ---- */
 extern _Atomic uint64_t churn_epoch_now;
-/* tcmalloc's 13, the blind-spot detector's 7 and libchurn's own memory, a named allocator's
-   books, pymalloc's arenas */
-#define CHURN_MAX_COUNTERS 26
+/* tcmalloc's 13, libchurn's 9 (the blind-spot detector's 7, its own memory, the stop signal),
+   a named allocator's 4, pymalloc's arenas' 2: 28 at most, and room */
+#define CHURN_MAX_COUNTERS 30
 typedef struct churn_tick {
     _Atomic uint64_t seq;   /* epoch + 1 once published */
     uint64_t end_ns, cpu_ns, rss;

@@ -123,11 +123,22 @@ def growth_with(report, function):
             if any(function in frame for frame in g.get("stack", []))]
 
 
+def window_rows(report):
+    """The epochs rows of the report's steady window (the epochs its fits are over), which must
+    be as many as the trends' rank correlation is over."""
+    w = field(report, "steady_window")
+    rows = [e for e in field(report, "epochs") if w["first"] <= e["epoch"] <= w["last"]]
+    expect("epochs rows of the steady window %d..%d" % (w["first"], w["last"]), len(rows),
+           field(report, "trends", "duration_vs_live_rank_rows"))
+    return rows
+
+
 def rank_correlation(report, key):
     """Spearman's rank correlation of the epochs' KEY (wall_ns, cpu_ns) with their live bytes,
-    over the rows the analyzer's trends use (trends.duration_vs_live_rank_rows), ties sharing
-    their average rank: computed here, independently of the analyzer."""
-    rows = field(report, "epochs")[:field(report, "trends", "duration_vs_live_rank_rows")]
+    over the rows the analyzer's trends use (those of its steady window: as many as
+    trends.duration_vs_live_rank_rows), ties sharing their average rank: computed here,
+    independently of the analyzer."""
+    rows = window_rows(report)
 
     def ranks(values):
         order = sorted(range(len(values)), key=lambda i: values[i])

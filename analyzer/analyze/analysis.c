@@ -7,6 +7,14 @@
 #include "analyze/crosscheck.h"
 #include "base/util.h"
 
+/* churn_regions' gone: bytes a call of `stack` had mapped are unmapped. */
+static void unmapped(void *ctx, uint64_t stack, uint64_t bytes)
+{
+    churn_analysis *a = ctx;
+    churn_growth_change(&a->mappings, churn_growth_site(&a->mappings, stack), a->map_epoch, 1,
+                        0, bytes);
+}
+
 void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_window window,
                          uint64_t first_epoch, churn_warnings *warn, churn_symbolizer *sym)
 {
@@ -16,16 +24,40 @@ void churn_analysis_init(churn_analysis *a, const churn_trace_info *info, churn_
     a->stack_sample = 1;
     a->events = (info->flags & CHURN_FILE_EVENTS) != 0;
     a->warn = warn;
+    a->warned_before = warn->count;
+    a->uncounted_before = warn->suppressed;
     a->sym = sym;
     a->first_epoch = a->last_epoch = first_epoch;
     churn_growth_init(&a->growth, window.has_first ? window.first : first_epoch,
                       window.has_last ? window.last : UINT64_MAX);
+    churn_growth_init(&a->mappings, a->growth.window_first, a->growth.window_last);
+    a->regions.gone = unmapped;
+    a->regions.ctx = a;
     /* Without a symbolizer (a tree's figures, nothing printed by callsite), callsites are
        not merged into functions, and no module's debug info is read. */
-    if (sym)
+    if (sym) {
         churn_functions_attach(&a->functions, &a->growth, &a->stacks, sym);
+        churn_functions_attach(&a->map_functions, &a->mappings, &a->stacks, sym);
+    }
     a->types = churn_cxx_types_new(sym, &a->stacks);
     churn_peak_init(&a->peak, window.has_first, window.first, window.has_last, window.last);
+}
+
+void churn_analysis_fit(churn_analysis *a, uint64_t first, uint64_t last)
+{
+    a->has_fit = 1;
+    a->steady.first = first;
+    a->steady.last = last;
+    /* samples past the window must stay out of the fits as they are taken */
+    churn_growth *tables[] = {&a->growth, &a->functions.growth, &a->mappings,
+                              &a->map_functions.growth};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        tables[i]->window_first = first;
+        tables[i]->window_last = last;
+    }
+    a->epochs.has_fit = 1;
+    a->epochs.fit_first = first;
+    a->epochs.fit_last = last;
 }
 
 void churn_analysis_free(churn_analysis *a)
@@ -34,6 +66,8 @@ void churn_analysis_free(churn_analysis *a)
     churn_module_map_free(&a->modules);
     churn_growth_free(&a->growth);
     churn_functions_free(&a->functions);
+    churn_growth_free(&a->mappings);
+    churn_functions_free(&a->map_functions);
     churn_cxx_types_free(a->types);
     churn_epochs_free(&a->epochs);
     churn_peak_free(&a->peak);
@@ -229,20 +263,27 @@ static void on_free(churn_analysis *a, const churn_record *r)
 /* Mappings are state, followed through every epoch: a window starts with what was mapped. */
 static void track_map(churn_analysis *a, const churn_record *r)
 {
-    const uint64_t addr = r->u.map.addr, len = r->u.map.length;
+    const uint64_t addr = r->u.map.addr, len = r->u.map.length, stack = r->u.map.stack;
+    a->map_epoch = r->epoch;
     switch (r->kind) {
     case CHURN_MAP_MMAP:
-        if (r->u.map.internal) /* the allocator's own: its heap */
+        if (r->u.map.internal) { /* the allocator's own: its heap */
             churn_regions_unmap(&a->regions, addr, len);
-        else
-            churn_regions_map(&a->regions, addr, len);
+        } else {
+            churn_regions_map(&a->regions, addr, len, stack);
+            churn_growth_change(&a->mappings, churn_growth_site(&a->mappings, stack), r->epoch,
+                                0, 0, len);
+        }
         break;
     case CHURN_MAP_MUNMAP:
         churn_regions_unmap(&a->regions, addr, len);
         break;
     case CHURN_MAP_MREMAP: /* a = new length, b = new address */
-        if (churn_regions_unmap(&a->regions, addr, len))
-            churn_regions_map(&a->regions, r->u.map.b, r->u.map.a);
+        if (churn_regions_unmap(&a->regions, addr, len)) {
+            churn_regions_map(&a->regions, r->u.map.b, r->u.map.a, stack);
+            churn_growth_change(&a->mappings, churn_growth_site(&a->mappings, stack), r->epoch,
+                                0, 0, r->u.map.a);
+        }
         break;
     }
 }
@@ -590,6 +631,21 @@ static void take_live_pass(churn_analysis *a, const churn_live_pass *p)
     a->carried_bytes = churn_wrap_sub(a->carried_bytes, p->unmatched_bytes);
 }
 
+/* The signal that asked the program to stop, caught before it exited: the shim's counter
+   libchurn.stop_signal at the newest summary (the exit's, which reads it last). */
+static uint64_t stop_signal(const churn_analysis *a)
+{
+    size_t k = 0;
+    while (k < a->n_counter_names && strcmp(a->counter_names[k], "libchurn.stop_signal"))
+        k++;
+    for (size_t i = a->epochs.count; k < a->n_counter_names && i-- > 0;) {
+        const churn_epoch_row *r = &a->epochs.rows[i]; /* sorted: the newest last */
+        if (r->has_summary && k < r->n_counters)
+            return churn_epochs_counters(&a->epochs, r)[k];
+    }
+    return 0;
+}
+
 void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
 {
     uint64_t last = a->last_epoch;
@@ -598,9 +654,19 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
     /* The epoch that the process's exit (or the detach) ended is the tail after the last
        unit of work, not one more unit: growth per epoch is fitted without it unless the
        window names it. */
-    if ((a->has_exit || a->detached) && !a->window.has_last && last == a->last_epoch && last > a->first_epoch + 1)
+    int tail = (a->has_exit || a->detached) && !a->window.has_last && last == a->last_epoch &&
+               last > a->first_epoch + 1;
+    if (tail)
         last--;
+    a->steady.has_exit_epoch = tail;
+    a->steady.exit_epoch = last + 1;
+    if (a->has_fit && a->steady.last < last)
+        last = a->steady.last;
     a->growth.window_last = last;
+    if (!a->has_fit) {
+        a->steady.first = a->growth.window_first;
+        a->steady.last = last;
+    }
     if (a->events && a->clock_started)
         close_clock_epoch(a);
     churn_epochs_sort(&a->epochs); /* no row is added from here on */
@@ -616,8 +682,12 @@ void churn_analysis_finish(churn_analysis *a, const churn_live_pass *p)
         finish_summaries_only(a);
     }
     churn_epochs_finish(&a->epochs, last); /* no row changes from here on */
+    a->stop_signal = stop_signal(a);
     churn_growth_finish(&a->growth);
-    churn_functions_finish(&a->functions, &a->growth, a->has_exit);
+    churn_functions_finish(&a->functions, &a->growth, churn_analysis_ending(a));
+    a->mappings.window_last = last;
+    churn_growth_finish(&a->mappings);
+    churn_functions_finish(&a->map_functions, &a->mappings, churn_analysis_ending(a));
     churn_crosscheck(a);
 }
 

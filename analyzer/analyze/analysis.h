@@ -28,10 +28,12 @@
 #include "read/stacks.h"
 #include "symbols/symbolize.h"
 #include "base/warnings.h"
+#include "analyze/window.h"
 
 typedef struct churn_window {
     int has_first, has_last;
     uint64_t first, last; /* inclusive */
+    int named;            /* an option names it (--epochs :, every epoch, too) */
 } churn_window;
 
 typedef struct churn_totals {
@@ -50,10 +52,16 @@ typedef struct churn_class_stats {
 typedef struct churn_analysis {
     const churn_trace_info *info;
     churn_window window;
+    /* The epochs slopes and rankings are fitted over (window.h): the steady window, or the
+       one the options name; steady.first/last hold it once the analysis is finished. */
+    churn_steady steady;
+    int has_fit;        /* fit over steady.first..steady.last, set before the pass */
     churn_window freed; /* --freed: frees inside it are ranked by callsite and function */
     int has_freed;
     int events; /* the trace has allocation events, not only epoch summaries */
     churn_warnings *warn;
+    size_t warned_before, uncounted_before; /* warn's lines and counted past its cap at init:
+                                               a pass made again drops its own */
     churn_symbolizer *sym;
 
     churn_stack_defs stacks;
@@ -94,8 +102,16 @@ typedef struct churn_analysis {
     size_t n_classes;
     churn_fragmentation frag;            /* filled by churn_fragment_build after finish */
     churn_regions regions;               /* the program's own mappings, from MAP events */
+    /* The same by the stack of the call that mapped them, as callsites whose live bytes are
+       mapped bytes (their fits: the mappings' growth per epoch), and merged by function as
+       allocations are (NULL symbolizer: not merged).  map_epoch: the MAP event's. */
+    churn_growth mappings;
+    churn_functions map_functions;
+    uint64_t map_epoch;
     int has_exit;
     int detached;            /* the trace ends at a churn detach: the process went on */
+    uint64_t stop_signal;    /* a signal that asks to stop (TERM, INT, QUIT) the program caught
+                                before it exited (counter libchurn.stop_signal), or 0 */
     uint64_t exit_how, exit_detail;
 
     /* oddities, reported as warnings at the end */
@@ -129,6 +145,10 @@ double churn_analysis_checkpoint_s(const churn_analysis *a);
    returns 1 (0 for a trace that is not sampled). */
 int churn_analysis_estimate_note(const churn_analysis *a, char *buf, size_t len);
 
+/* Fits growth and trends over epochs first..last only (the steady window found by an
+   earlier pass): call after churn_analysis_init, before the pass. */
+void churn_analysis_fit(churn_analysis *a, uint64_t first, uint64_t last);
+
 /* Call before decoding each used segment, in sequence order. */
 void churn_analysis_segment(churn_analysis *a, const churn_segment_info *s);
 
@@ -145,6 +165,16 @@ typedef struct churn_peak_row {
     uint64_t stack;
     int64_t count, bytes;
 } churn_peak_row;
+
+/* How the trace ended (growth.h), for what its live objects are called. */
+static inline enum churn_ending churn_analysis_ending(const churn_analysis *a)
+{
+    if (!a->has_exit)
+        return CHURN_ENDED_NOT;
+    if (a->exit_how == CHURN_EXIT_SIGNAL || a->stop_signal)
+        return CHURN_ENDED_BY_SIGNAL;
+    return CHURN_ENDED_ITSELF;
+}
 
 /* The peak is known: the trace has events (CHURN_EVENTS=0 keeps only epoch sums, whose
    live figures at epoch ends are not the high-water mark between them). */

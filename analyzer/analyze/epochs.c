@@ -88,9 +88,10 @@ static void seal(churn_epochs *t, churn_epoch_row *r, int first)
         return;
     r->sealed = 1;
     churn_epoch_fits *f = &t->fits;
-    if (r->has_live)
+    int in_fit = !t->has_fit || (r->epoch >= t->fit_first && r->epoch <= t->fit_last);
+    if (r->has_live && in_fit)
         churn_fit_add_constant(&f->live, r->epoch, r->epoch, (double)r->live_bytes);
-    if (r->has_summary) {
+    if (r->has_summary && in_fit) {
         churn_fit_add_constant(&f->rss, r->epoch, r->epoch, (double)r->rss_bytes);
         churn_fit_add_constant(&f->wall, r->epoch, r->epoch, (double)r->wall_ns);
         if (r->has_live)

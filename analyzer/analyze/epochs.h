@@ -84,7 +84,11 @@ typedef struct churn_epochs {
     /* epochs with a summary, as runs [a, b]: a second summary of one is a duplicate */
     uint64_t (*summaries)[2];
     size_t nsummaries, summaries_cap;
-    churn_epoch_fits fits; /* of the sealed rows' epochs */
+    churn_epoch_fits fits; /* of the sealed rows' epochs inside the fit window */
+    /* The fit window (window.h), when it is known before the pass: rows outside it stay
+       out of the fits.  Without it, every sealed row is in them. */
+    int has_fit;
+    uint64_t fit_first, fit_last;
     /* Exact copies of rows that merged: the window's first epoch and the one of most RSS,
        which the fragmentation rows name (n_counters counters each in kept_counters). */
     churn_epoch_row kept[2];

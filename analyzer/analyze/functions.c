@@ -235,28 +235,57 @@ void churn_functions_free(churn_functions *f)
     memset(f, 0, sizeof *f);
 }
 
-/* The first named frame outward of fn's own in the stack (outside the C library), or NULL. */
-static const char *named_caller(churn_functions *f, const churn_function *fn, uint64_t stack)
+/* Whether frame fr is fn's own: by name and module, or unnamed by its start. */
+static int is_own_frame(const churn_function *fn, const churn_frame *fr)
+{
+    if (fn->name)
+        return fr->function && !strcmp(fr->function, fn->name) &&
+               same_module(fr->module, fn->module);
+    return !fr->function && fr->module && fr->entry == fn->offset &&
+           same_module(fr->module, fn->module);
+}
+
+size_t churn_functions_callers(churn_functions *f, const churn_function *fn, uint64_t stack,
+                               const char **names, size_t max)
+{
+    size_t depth, n = 0;
+    const uint64_t *ips = churn_stack_defs_get(f->stacks, stack, &depth);
+    uint64_t generation = churn_stack_defs_generation(f->stacks, stack);
+    churn_frame frames[INLINE_MAX];
+    int past = 0;
+    for (size_t i = 0; ips && i < depth && n < max; i++) {
+        size_t k = churn_symbolizer_resolve(f->sym, ips[i], 1, generation, frames, INLINE_MAX);
+        for (size_t j = 0; j < k && n < max; j++) {
+            const char *name = frames[j].function;
+            if (!past) {
+                past = is_own_frame(fn, &frames[j]);
+                continue;
+            }
+            if (!name || in_libc(frames[j].module) || (fn->name && !strcmp(name, fn->name)) ||
+                (n && !strcmp(name, names[n - 1])))
+                continue;
+            names[n++] = name;
+        }
+    }
+    return n;
+}
+
+int churn_functions_stack_calls(churn_functions *f, uint64_t stack, const char *name)
 {
     size_t depth;
     const uint64_t *ips = churn_stack_defs_get(f->stacks, stack, &depth);
     uint64_t generation = churn_stack_defs_generation(f->stacks, stack);
     churn_frame frames[INLINE_MAX];
-    int past = 0;
     for (size_t i = 0; ips && i < depth; i++) {
-        size_t n = churn_symbolizer_resolve(f->sym, ips[i], 1, generation, frames, INLINE_MAX);
-        for (size_t j = 0; j < n; j++) {
-            if (past && frames[j].function && !in_libc(frames[j].module))
-                return frames[j].function;
-            if (!frames[j].function && frames[j].module && frames[j].entry == fn->offset &&
-                same_module(frames[j].module, fn->module))
-                past = 1;
-        }
+        size_t k = churn_symbolizer_resolve(f->sym, ips[i], 1, generation, frames, INLINE_MAX);
+        for (size_t j = 0; j < k; j++)
+            if (frames[j].function && !strcmp(frames[j].function, name))
+                return 1;
     }
-    return NULL;
+    return 0;
 }
 
-void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended)
+void churn_functions_finish(churn_functions *f, const churn_growth *g, enum churn_ending ended)
 {
     /* each unnamed function's callsite that grew most, else allocated most */
     struct pick {
@@ -288,9 +317,11 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended
             (!b->stack || p.grew > b->grew || (p.grew == b->grew && p.by > b->by)))
             *b = p;
     }
-    for (size_t i = 0; i < f->count; i++)
-        if (best[i].stack)
-            f->fns[i].caller = named_caller(f, &f->fns[i], best[i].stack);
+    for (size_t i = 0; i < f->count; i++) {
+        const char *caller = NULL;
+        if (best[i].stack && churn_functions_callers(f, &f->fns[i], best[i].stack, &caller, 1))
+            f->fns[i].caller = caller;
+    }
     free(best);
 }
 
@@ -329,7 +360,7 @@ size_t churn_functions_classes(const churn_function *fn, int retained,
 }
 
 churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
-                                         int ended)
+                                         enum churn_ending ended)
 {
     churn_retained r = churn_growth_retention(&f->growth, row, ended);
     const churn_function *fn = churn_functions_of(f, row);

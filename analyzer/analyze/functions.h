@@ -67,7 +67,7 @@ void churn_functions_free(churn_functions *f);
 /* Adds the callsites' counts, stack numbers and retention classes (ended: the trace has the
    process's exit, as churn_growth_retention) to their functions; call once, after
    churn_growth_finish. */
-void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended);
+void churn_functions_finish(churn_functions *f, const churn_growth *g, enum churn_ending ended);
 
 /* A function row's retention: the class of its callsites whose summed growth (bytes per
    epoch, the positive sums) is the largest; without growth, the class that retained the
@@ -75,7 +75,7 @@ void churn_functions_finish(churn_functions *f, const churn_growth *g, int ended
    reclaimed, steady.  count and bytes (what was live before the teardown) and the bulk free
    are those of the function's summed series, all its callsites'. */
 churn_retained churn_functions_retention(const churn_functions *f, const churn_callsite *row,
-                                         int ended);
+                                         enum churn_ending ended);
 
 /* The classes present in a function row (retained: only those that retained objects), the
    row's own first, then by growth, retained bytes: writes up to CHURN_RETENTION_KINDS into
@@ -98,6 +98,13 @@ static inline const churn_function *churn_functions_of(const churn_functions *f,
 {
     return &f->fns[row->stack - 1];
 }
+
+/* The first `max` named functions outward of fn's own frame in a stack of its (outside the C
+   library, each once in a row); returns how many. */
+size_t churn_functions_callers(churn_functions *f, const churn_function *fn, uint64_t stack,
+                               const char **names, size_t max);
+/* Whether a frame of the stack is the function `name` (its symbol's name). */
+int churn_functions_stack_calls(churn_functions *f, uint64_t stack, const char *name);
 
 /* Function rows worth showing (activity in the window or live objects), by growth like the
    callsites; at most top (0 = all).  The caller frees the array. */

@@ -150,7 +150,8 @@ void churn_growth_finish(churn_growth *g)
                                                                     : g->window_last + 1);
 }
 
-churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s, int ended)
+churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s,
+                                      enum churn_ending ended)
 {
     churn_retained r = {CHURN_RETENTION_STEADY, s->live_count, s->live_bytes, 0, 0};
     int teardown = s->epoch_now > g->window_last; /* its newest change was in the teardown */
@@ -191,7 +192,7 @@ churn_retained churn_growth_retention(const churn_growth *g, const churn_callsit
     }
     int inherited = g->carried_inherited && !s->allocs;
     if (s->live_count > 0 && !inherited)
-        r.kind = ended ? CHURN_RETENTION_LEAKED : CHURN_RETENTION_LIVE;
+        r.kind = ended == CHURN_ENDED_ITSELF ? CHURN_RETENTION_LEAKED : CHURN_RETENTION_LIVE;
     else if (ended && teardown && accumulated)
         r.kind = CHURN_RETENTION_KEPT;
     else if (r.reclaimed_count)

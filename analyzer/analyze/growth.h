@@ -128,8 +128,13 @@ void churn_growth_set(churn_growth *g, churn_callsite *s, uint64_t epoch, int64_
    reached. */
 void churn_growth_finish(churn_growth *g);
 
+/* How the trace ended, for what its live objects are called: no exit record (cut short, still
+   running, detached), the process ended of its own accord (exit or a return from main,
+   _exit, quick_exit, its last thread, exec), or it ended after a signal, caught or not. */
+enum churn_ending { CHURN_ENDED_NOT, CHURN_ENDED_ITSELF, CHURN_ENDED_BY_SIGNAL };
+
 /* What happened to a callsite's objects, from its live series (docs/analyzer.md):
-   LEAKED        still live at the end of a trace that recorded the process's exit, and
+   LEAKED        still live at the end of a trace whose process ended of its own accord, and
                  allocated in it (a callsite that allocated nothing in a trace that starts
                  with inherited objects, carried_inherited, is STEADY: a forked worker's
                  copies of its parent's objects are not the worker's leak);
@@ -140,8 +145,8 @@ void churn_growth_finish(churn_growth *g);
    RECLAIMED     half or more of what had accumulated (two objects at least) freed within one
                  epoch before the teardown: a collection, a flush (also given, with its epoch,
                  for a callsite that is then leaked or kept);
-   LIVE          still live where a trace without an exit record ends (cut short: whether
-                 the program would have freed them cannot be told);
+   LIVE          still live where the trace ends otherwise (cut short, detached, or after a
+                 signal): whether the program would have freed them cannot be told;
    STEADY        none of these: freed as it goes, no accumulation that lasts. */
 enum churn_retention { CHURN_RETENTION_STEADY, CHURN_RETENTION_LEAKED, CHURN_RETENTION_KEPT,
                        CHURN_RETENTION_RECLAIMED, CHURN_RETENTION_LIVE };
@@ -153,9 +158,10 @@ typedef struct churn_retained {
                                   reclaimed_count 0 when there was none */
     int64_t reclaimed_count;
 } churn_retained;
-/* ended: the trace has the process's exit; the growth fit ends at g->window_last, and
-   epochs after it are the teardown.  Call after churn_growth_finish. */
-churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s, int ended);
+/* ended: how the trace ended; the growth fit ends at g->window_last, and epochs after it are
+   the teardown.  Call after churn_growth_finish. */
+churn_retained churn_growth_retention(const churn_growth *g, const churn_callsite *s,
+                                      enum churn_ending ended);
 const char *churn_retention_name(enum churn_retention kind);
 
 /* Counts a free inside the --freed window, of objects allocated in alloc_epoch (old: before

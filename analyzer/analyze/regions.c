@@ -8,15 +8,23 @@
 
 struct churn_region {
     uint64_t start, end;
+    uint64_t stack;        /* of the call that mapped it */
     uint64_t priority;     /* a parent's is at least its children's */
     churn_region *left, *right;
 };
 
-static churn_region *node(churn_regions *r, uint64_t start, uint64_t end)
+static churn_region *node(churn_regions *r, uint64_t start, uint64_t end, uint64_t stack)
 {
     churn_region *n = churn_xmalloc(sizeof *n);
-    *n = (churn_region){start, end, churn_hash64(++r->draws), NULL, NULL};
+    *n = (churn_region){start, end, stack, churn_hash64(++r->draws), NULL, NULL};
     return n;
+}
+
+static void removed_from(churn_regions *r, const churn_region *t, uint64_t bytes, uint64_t *sum)
+{
+    *sum += bytes;
+    if (r->gone && bytes)
+        r->gone(r->ctx, t->stack, bytes);
 }
 
 /* Ranges starting below key go to *below, the others to *rest. */
@@ -55,7 +63,8 @@ static churn_region *insert(churn_region *t, churn_region *n)
 
 /* Frees the ranges of t, all starting inside [.., end): adds the bytes of each below end
    to *removed and returns the part of one past end, if any (at most one: they are disjoint). */
-static churn_region *take_all(churn_region *t, uint64_t end, uint64_t *removed)
+static churn_region *take_all(churn_regions *r, churn_region *t, uint64_t end,
+                              uint64_t *removed)
 {
     churn_region *tail = NULL;
     while (t) {
@@ -67,7 +76,7 @@ static churn_region *take_all(churn_region *t, uint64_t end, uint64_t *removed)
             continue;
         }
         churn_region *next = t->right;
-        *removed += (t->end < end ? t->end : end) - t->start;
+        removed_from(r, t, (t->end < end ? t->end : end) - t->start, removed);
         if (t->end > end) {
             t->start = end;
             t->right = NULL;
@@ -91,13 +100,13 @@ uint64_t churn_regions_unmap(churn_regions *r, uint64_t start, uint64_t len)
         last = last->right;
     churn_region *tail = NULL;
     if (last && last->end > start) {
-        removed += (last->end < end ? last->end : end) - start;
+        removed_from(r, last, (last->end < end ? last->end : end) - start, &removed);
         if (last->end > end)
-            tail = node(r, end, last->end);
+            tail = node(r, end, last->end, last->stack);
         last->end = start;
     }
     split(rest, end, &inside, &above);
-    churn_region *cut = take_all(inside, end, &removed);
+    churn_region *cut = take_all(r, inside, end, &removed);
     if (cut)
         above = insert(above, cut);
     if (tail)
@@ -107,23 +116,19 @@ uint64_t churn_regions_unmap(churn_regions *r, uint64_t start, uint64_t len)
     return removed;
 }
 
-void churn_regions_map(churn_regions *r, uint64_t start, uint64_t len)
+void churn_regions_map(churn_regions *r, uint64_t start, uint64_t len, uint64_t stack)
 {
     if (!len || start + len < start)
         return;
     churn_regions_unmap(r, start, len);
-    r->root = insert(r->root, node(r, start, start + len));
+    r->root = insert(r->root, node(r, start, start + len, stack));
     r->bytes += len;
-}
-
-static void free_all(churn_region *t)
-{
-    uint64_t bytes = 0;
-    take_all(t, UINT64_MAX, &bytes); /* every range ends at or below UINT64_MAX */
 }
 
 void churn_regions_free(churn_regions *r)
 {
-    free_all(r->root);
+    uint64_t bytes = 0;
+    r->gone = NULL;                           /* nothing is unmapped: the table goes */
+    take_all(r, r->root, UINT64_MAX, &bytes); /* every range ends at or below UINT64_MAX */
     memset(r, 0, sizeof *r);
 }

@@ -39,13 +39,14 @@ static void assign_ranks(pair_t *p, size_t n, int wall)
 /* Spearman's rank correlation: a few epochs stretched by the scheduler on a busy machine move
    Pearson's r a lot and this one hardly at all.  Over the rows: epochs while they are one
    per row, else the buckets' means (churn_trends.rank_rows says how many). */
-static double rank_correlation(const churn_epochs *epochs, uint64_t last_epoch, size_t *rows)
+static double rank_correlation(const churn_epochs *epochs, uint64_t first_epoch,
+                               uint64_t last_epoch, size_t *rows)
 {
     pair_t *p = churn_xmalloc((epochs->count ? epochs->count : 1) * sizeof *p);
     size_t n = 0;
     for (size_t i = 0; i < epochs->count; i++) {
         const churn_epoch_row *r = &epochs->rows[i];
-        if (r->epoch <= last_epoch && r->has_summary && r->has_live)
+        if (r->epoch >= first_epoch && r->epoch <= last_epoch && r->has_summary && r->has_live)
             p[n++] = (pair_t){(double)r->wall_ns / (double)r->n_summary,
                               r->live_sum / (double)r->n_live, 0, 0};
     }
@@ -61,7 +62,8 @@ static double rank_correlation(const churn_epochs *epochs, uint64_t last_epoch, 
     return churn_fit2_correlation(&f);
 }
 
-churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t last_epoch)
+churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t first_epoch,
+                                  uint64_t last_epoch)
 {
     const churn_epoch_fits *f = &epochs->fits;
     churn_trends t = {
@@ -71,6 +73,7 @@ churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t last_epoc
         churn_fit2_correlation(&f->wall_live),
         0, 0, !churn_epochs_exact(epochs),
     };
-    t.duration_vs_live_rank_correlation = rank_correlation(epochs, last_epoch, &t.rank_rows);
+    t.duration_vs_live_rank_correlation =
+        rank_correlation(epochs, first_epoch, last_epoch, &t.rank_rows);
     return t;
 }

@@ -20,8 +20,9 @@ typedef struct churn_trends {
     int rank_of_buckets; /* those rows are buckets of epochs (their means), not epochs */
 } churn_trends;
 
-/* Over the epochs up to last_epoch, the growth fits' window without the exit tail, which
-   churn_epochs_finish was given too. */
-churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t last_epoch);
+/* Over the epochs first_epoch..last_epoch, the growth fits' window (the steady window, or the
+   one the options name, without the exit's epoch), which the table's fits were given too. */
+churn_trends churn_trends_compute(const churn_epochs *epochs, uint64_t first_epoch,
+                                  uint64_t last_epoch);
 
 #endif

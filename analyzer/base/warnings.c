@@ -28,3 +28,10 @@ void churn_warnings_free(churn_warnings *w)
     free(w->lines);
     *w = (churn_warnings){0};
 }
+
+void churn_warnings_truncate(churn_warnings *w, size_t count, size_t suppressed)
+{
+    while (w->count > count)
+        free(w->lines[--w->count]);
+    w->suppressed = suppressed;
+}

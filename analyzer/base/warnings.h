@@ -19,5 +19,8 @@ typedef struct churn_warnings {
 
 void churn_warn(churn_warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void churn_warnings_free(churn_warnings *w);
+/* Drops the warnings given after the first `count` (and `suppressed` counted): those of a pass
+   whose figures are made again. */
+void churn_warnings_truncate(churn_warnings *w, size_t count, size_t suppressed);
 
 #endif

@@ -112,7 +112,8 @@ static int64_t growth(const churn_export_window *w, size_t i)
    retained" should show when the exit's drain frees everything at the end. */
 static int64_t retained(const churn_export_window *w, size_t i)
 {
-    churn_retained r = churn_growth_retention(&w->a->growth, site_of(w, i), w->a->has_exit);
+    churn_retained r =
+        churn_growth_retention(&w->a->growth, site_of(w, i), churn_analysis_ending(w->a));
     return r.bytes;
 }
 

@@ -111,7 +111,7 @@ static void compute(void *ctx, churn_analysis *a, FILE *out)
     v->sample_bytes = a->sample_bytes;
     v->stack_sample = a->stack_sample;
     split(a, v);
-    churn_trends tr = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends tr = churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     v->live_per_epoch = tr.live_bytes_per_epoch;
     v->live_r2 = tr.live_bytes_r2;
     v->rss_per_epoch = tr.rss_bytes_per_epoch;

@@ -16,7 +16,8 @@ const char *churn_diff_part_name(enum churn_diff_part p)
     return part_names[p];
 }
 
-/* Each part over the epochs that had a reading of it, as the text report's table shows them
+/* Each part over the epochs of the fit window (the steady window, or the one --epochs names)
+   that had a reading of it, as the text report's table shows them
    (report_text.c, frag_row): without a reading of the allocator's books, what it keeps free
    and what is outside it are not told apart, and neither is fitted. */
 static void parts_of(const churn_analysis *a, churn_diff_parts *p)
@@ -31,6 +32,8 @@ static void parts_of(const churn_analysis *a, churn_diff_parts *p)
         churn_frag_row_at(f, i, &r);
         if (r.epoch > a->growth.window_last)
             break;
+        if (r.epoch < a->growth.window_first) /* before the steady window: start-up */
+            continue;
         int rss = r.has_rss && !r.rss_stale && !r.not_resident;
         double v[CHURN_DIFF_PARTS] = {
             [CHURN_PART_RSS] = (double)r.rss_bytes,
@@ -81,7 +84,7 @@ static keyed *rows_of(churn_analysis *a, churn_suppressions *sup, size_t *n)
     churn_report_options all = {NULL, 0, sup};
     churn_callsite **rows = churn_report_functions(a, &all, n);
     keyed *k = churn_xcalloc(*n ? *n : 1, sizeof *k);
-    int ended = a->has_exit;
+    enum churn_ending ended = churn_analysis_ending(a);
     for (size_t i = 0; i < *n; i++) {
         const churn_callsite *s = rows[i];
         const churn_function *fn = churn_functions_of(&a->functions, s);

@@ -52,8 +52,7 @@ void churn_diff_text(FILE *out, const churn_diff *d, size_t top)
     fprintf(out, "churn-analyze %s: two runs side by side\n", CHURN_VERSION);
     run_line(out, "old", d->old_path, d->old);
     run_line(out, "new", d->new_path, d->new);
-    fputs("\nRSS growth per epoch, by part (least squares over each run's epochs, the "
-          "teardown left out):\n",
+    fputs("\nRSS growth per epoch, by part (least squares over each run's steady window):\n",
           out);
     fprintf(out, "  %-22s %10s %10s %10s\n", "", "old", "new", "change");
     for (int k = 0; k < CHURN_DIFF_PARTS; k++) {

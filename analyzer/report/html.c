@@ -9,6 +9,7 @@
 #include "symbols/frames.h"
 #include "analyze/trends.h"
 #include "base/util.h"
+#include "report/verdict.h"
 
 #define CHART_W 380
 #define CHART_H 150
@@ -72,7 +73,10 @@ static const char style[] =
     "overflow-wrap:anywhere;word-break:break-word}\n"
     "details summary{cursor:pointer;color:#0645ad}\n"
     "svg.flame{width:100%;height:auto;border:1px solid #ddd;border-radius:6px;background:#fff}\n"
-    ".warn li{color:#8a4b00}\n";
+    ".warn li{color:#8a4b00}\n"
+    ".verdict{background:#fff;border:1px solid #c9c9c0;border-left:4px solid #0645ad;"
+    "border-radius:6px;padding:6px 14px;margin-top:12px}.verdict p{margin:6px 0}\n"
+    ".window{color:#555;font-size:13px}\n";
 
 /* A row is one epoch or a bucket of them (epochs.h): value is the epoch's, or the bucket's
    at its end (live, RSS) or its mean (wall); lo and hi its epochs' extremes. */
@@ -381,6 +385,33 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
             churn_report_segments_dropped(a), window, churn_report_exit_text(a, how, sizeof how));
 }
 
+/* The verdict first (verdict.h), then the window it is over and how to change it. */
+static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    churn_verdict v;
+    churn_verdict_make(a, o, &v);
+    fputs("<div class=\"verdict\"><h2>Verdict</h2>\n", out);
+    for (size_t i = 0; i < v.nsentences; i++) {
+        fputs("<p>", out);
+        text(out, v.sentences[i]);
+        fputs("</p>\n", out);
+    }
+    churn_verdict_free(&v);
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) {
+        fputs("churn-analyze: out of memory\n", stderr);
+        exit(1);
+    }
+    churn_report_steady_line(f, a);
+    fclose(f);
+    fputs("<p class=\"window\">", out);
+    text(out, line);
+    fputs("</p></div>\n", out);
+    free(line);
+}
+
 static void card(FILE *out, const char *value, const char *label)
 {
     fputs("<div class=\"card\"><b>", out);
@@ -503,7 +534,7 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
                 (long long)s->live_count, human((double)s->live_bytes, "B", b2, sizeof b2),
                 (unsigned long long)fn->allocs, (unsigned long long)fn->frees, fn->stacks);
         churn_retained r = churn_report_retention(a, &a->functions.growth, s);
-        fprintf(out, "<td>%s", churn_retention_name(r.kind));
+        fprintf(out, "<td>%s", churn_report_retention_words(r.kind));
         if (r.kind == CHURN_RETENTION_KEPT)
             fprintf(out, "<br>%lld (%s) before the teardown", (long long)r.count,
                     human((double)r.bytes, "B", b3, sizeof b3));
@@ -514,8 +545,9 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         size_t nc = churn_functions_classes(fn, 1, order);
         for (size_t k = 0; nc > 1 && k < nc; k++) {
             const struct churn_function_class *c = &fn->classes[order[k]];
-            fprintf(out, "<br>%s %lld (%s) in %zu stack%s", churn_retention_name(order[k]),
-                    (long long)c->count, human((double)c->bytes, "B", b3, sizeof b3), c->stacks,
+            fprintf(out, "<br>%s %lld (%s) in %zu stack%s",
+                    churn_report_retention_words(order[k]), (long long)c->count,
+                    human((double)c->bytes, "B", b3, sizeof b3), c->stacks,
                     c->stacks == 1 ? "" : "s");
         }
         fputs("</td><td class=\"stack\">", out);
@@ -712,13 +744,15 @@ static void warnings(FILE *out, const churn_warnings *w)
 void churn_export_html(FILE *out, const churn_export_window *w, const churn_report_options *o)
 {
     churn_analysis *a = w->a;
-    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends t =
+        churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     churn_report_types(a);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>libchurn: ",
           out);
     text(out, o->trace_path);
     fprintf(out, "</title>\n<style>\n%s</style></head><body>\n", style);
     header(out, a, o);
+    verdict(out, a, o);
     summary(out, a, &t);
     static const series charts[] = {
         {"Live bytes at the end of each epoch", "B", live_bytes, live_lo, live_hi, 0},

@@ -5,6 +5,7 @@
 #include "symbols/frames.h"
 #include "report/report.h"
 #include "analyze/trends.h"
+#include "report/verdict.h"
 
 /* The JSON report: one object on stdout, schema in docs/analyzer.md. */
 
@@ -89,13 +90,42 @@ static void metadata(FILE *out, const churn_analysis *a, const churn_report_opti
     fprintf(out, "}, \"attached\": %s", a->info->flags & CHURN_FILE_ATTACHED ? "true" : "false");
     fputs(", \"exit\": {\"how\": ", out);
     json_string(out, churn_report_exit_how(a));
-    fprintf(out, ", \"detail\": %llu}", (unsigned long long)a->exit_detail);
+    fprintf(out, ", \"detail\": %llu}, \"stop_signal\": ", (unsigned long long)a->exit_detail);
+    if (a->stop_signal) /* caught, before the exit: what is live is live at end */
+        fprintf(out, "%llu", (unsigned long long)a->stop_signal);
+    else
+        fputs("null", out);
     /* The trace ends at a checkpoint of its open segment: everything up to then is in it. */
     if (in->ends_open)
         fprintf(out, ", \"checkpoint\": {\"s\": %.6f, \"monotonic_ns\": %llu}}",
                 churn_analysis_checkpoint_s(a), (unsigned long long)in->checkpoint_ns);
     else
         fputs(", \"checkpoint\": null}", out);
+}
+
+static void range(FILE *out, const char *key, int has, uint64_t first, uint64_t last)
+{
+    fprintf(out, ", \"%s\": ", key);
+    if (has)
+        fprintf(out, "[%llu, %llu]", (unsigned long long)first, (unsigned long long)last);
+    else
+        fputs("null", out);
+}
+
+/* The epochs slopes and rankings are fitted over (window.h). */
+static void steady_window(FILE *out, const churn_analysis *a)
+{
+    static const char *const how[] = {"found", "--epochs", "--all-epochs"};
+    const churn_steady *s = &a->steady;
+    fprintf(out, "\"steady_window\": {\"how\": \"%s\", \"first\": %llu, \"last\": %llu",
+            how[s->how], (unsigned long long)s->first, (unsigned long long)s->last);
+    range(out, "start_up", s->has_start_up, s->start_up_first, s->start_up_last);
+    range(out, "teardown", s->has_teardown, s->teardown_first, s->teardown_last);
+    fputs(", \"exit_epoch\": ", out);
+    if (s->has_exit_epoch)
+        fprintf(out, "%llu}", (unsigned long long)s->exit_epoch);
+    else
+        fputs("null}", out);
 }
 
 static void totals(FILE *out, const churn_analysis *a)
@@ -416,6 +446,104 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
     free(rows);
 }
 
+static void verdict_function(FILE *out, const churn_analysis *a,
+                             const churn_verdict_function *d, size_t i)
+{
+    function_head(out, d->fn, i);
+    nullable_string(out, "called_from", d->fn->caller);
+    fputs("\"called_by\": [", out);
+    for (size_t k = 0; k < d->ncallers; k++) {
+        fputs(k ? ", " : "", out);
+        json_string(out, d->callers[k]);
+    }
+    fputs("], \"bytes_per_epoch\": ", out);
+    json_double(out, d->bytes_per_epoch);
+    fputs(", \"count_per_epoch\": ", out);
+    json_double(out, d->count_per_epoch);
+    fputs(", \"share\": ", out);
+    json_double(out, d->share);
+    fputs(", ", out);
+    i64(out, "live_bytes", d->row->live_bytes, 1);
+    fprintf(out, "\"retention\": \"%s\", ", churn_retention_name(d->retained.kind));
+    if (d->retained.reclaimed_count)
+        fprintf(out, "\"reclaimed_epoch\": %llu, ",
+                (unsigned long long)d->retained.reclaimed_epoch);
+    else
+        fputs("\"reclaimed_epoch\": null, ", out);
+    type_field(out, d->fn->type);
+    churn_frames_source src = {&a->stacks, a->sym};
+    fputs("\"stack\": [", out);
+    frame_list l = {out, 1};
+    churn_frames_each(&src, d->stack, 0, frame_json, &l);
+    fputs("]}", out);
+}
+
+/* The verdict's sentences and every figure they give (verdict.h). */
+static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    static const struct {
+        int part;
+        const char *key;
+    } parts[] = {{CHURN_SPLIT_LIVE, "live"},
+                 {CHURN_SPLIT_SLACK, "slack"},
+                 {CHURN_SPLIT_PINNED, "pinned"},
+                 {CHURN_SPLIT_FREE, "free_resident"},
+                 {CHURN_SPLIT_OVERHEAD, "allocator_overhead"},
+                 {CHURN_VERDICT_OWN_MMAP, "program_mmap"},
+                 {CHURN_VERDICT_NOT_TRACED, "not_traced"},
+                 {CHURN_SPLIT_LIBCHURN, "libchurn"},
+                 {CHURN_SPLIT_OUTSIDE, "outside"},
+                 {CHURN_SPLIT_MAPPED, "program_mapped"}};
+    churn_verdict v;
+    churn_verdict_make(a, o, &v);
+    fputs("\"verdict\": {\"sentences\": [", out);
+    for (size_t i = 0; i < v.nsentences; i++) {
+        fputs(i ? ",\n  " : "\n  ", out);
+        json_string(out, v.sentences[i]);
+    }
+    fprintf(out, "],\n \"window\": {\"first\": %llu, \"last\": %llu}, ",
+            (unsigned long long)a->steady.first, (unsigned long long)a->steady.last);
+    int slopes = v.split.epochs && !v.split.levels;
+    fputs("\"rss_bytes_per_epoch\": ", out);
+    if (slopes)
+        json_double(out, v.part[CHURN_SPLIT_RSS]);
+    else if (v.has_rss && !v.split.levels)
+        json_double(out, v.rss_per_epoch);
+    else
+        fputs("null", out);
+    fputs(", \"live_bytes_per_epoch\": ", out);
+    json_double(out, v.split.levels ? 0 : slopes ? v.part[CHURN_SPLIT_LIVE] : v.live_per_epoch);
+    fprintf(out, ", \"free_with_outside\": %s", v.split.free_with_outside ? "true" : "false");
+    for (int at_end = 0; at_end < 2; at_end++) {
+        fputs(at_end ? ",\n \"at_end\": " : ",\n \"parts\": ", out);
+        if (!v.split.epochs || v.split.levels != at_end) {
+            fputs("null", out);
+            continue;
+        }
+        fputs("{", out);
+        if (at_end)
+            fprintf(out, "\"epoch\": %llu, \"rss_bytes\": %.0f, ",
+                    (unsigned long long)v.split.last, v.part[CHURN_SPLIT_RSS]);
+        for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+            fprintf(out, "%s\"%s%s\": ", k ? ", " : "", parts[k].key, at_end ? "_bytes" : "");
+            if (parts[k].part == CHURN_SPLIT_FREE && v.split.free_with_outside)
+                fputs("null", out);
+            else
+                json_double(out, v.part[parts[k].part]);
+        }
+        fputs("}", out);
+    }
+    fputs(",\n \"functions\": [", out);
+    for (size_t i = 0; i < v.nfunctions; i++)
+        verdict_function(out, a, &v.functions[i], i);
+    fputs("],\n \"mappings\": [", out);
+    if (v.has_mapping) {
+        verdict_function(out, a, &v.mapping, 0);
+    }
+    fputs("]}", out);
+    churn_verdict_free(&v);
+}
+
 static void window_bound(FILE *out, const char *key, int has, uint64_t v, int comma)
 {
     if (has)
@@ -665,7 +793,8 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
 
 static void trends(FILE *out, const churn_analysis *a)
 {
-    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends t =
+        churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     const struct {
         const char *key;
         double v;
@@ -741,6 +870,10 @@ void churn_report_json(FILE *out, churn_analysis *a, const churn_report_options 
     churn_report_types(a);
     fputs("{", out);
     metadata(out, a, o);
+    fputs(",\n", out);
+    steady_window(out, a);
+    fputs(",\n", out);
+    verdict(out, a, o);
     fputs(",\n", out);
     totals(out, a);
     fputs(",\n", out);

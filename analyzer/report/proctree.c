@@ -278,7 +278,8 @@ void churn_proc_figures_of(const churn_analysis *a, churn_proc_figures *f)
     f->growth_bytes = churn_wrap_sub((int64_t)a->leaked_bytes, (uint64_t)a->start_live_bytes);
     f->epochs = a->epochs.count;
     if (a->epochs.count >= 2) {
-        churn_trends tr = churn_trends_compute(&a->epochs, a->growth.window_last);
+        churn_trends tr =
+            churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
         f->has_rate = 1;
         f->growth_per_epoch = tr.live_bytes_per_epoch;
     }

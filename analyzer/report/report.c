@@ -1,6 +1,7 @@
 #include "report/report.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -122,6 +123,11 @@ const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t le
         snprintf(buf, len, "%s %llu",
                  a->exit_how == CHURN_EXIT_NORMAL ? "exit" : churn_report_exit_how(a),
                  (unsigned long long)a->exit_detail);
+    /* it was asked to stop: what it held then is live at end, not leaked */
+    const char *name = a->stop_signal < NSIG ? sigabbrev_np((int)a->stop_signal) : NULL;
+    if (a->stop_signal && a->exit_how != CHURN_EXIT_SIGNAL && strlen(buf) + 32 < len)
+        snprintf(buf + strlen(buf), len - strlen(buf), " after it caught SIG%s",
+                 name ? name : "?");
     return buf;
 }
 
@@ -134,8 +140,13 @@ churn_retained churn_report_retention(const churn_analysis *a, const churn_growt
                                       const churn_callsite *s)
 {
     if (g == &a->functions.growth)
-        return churn_functions_retention(&a->functions, s, a->has_exit);
-    return churn_growth_retention(g, s, a->has_exit);
+        return churn_functions_retention(&a->functions, s, churn_analysis_ending(a));
+    return churn_growth_retention(g, s, churn_analysis_ending(a));
+}
+
+const char *churn_report_retention_words(enum churn_retention kind)
+{
+    return kind == CHURN_RETENTION_LIVE ? "live at end" : churn_retention_name(kind);
 }
 
 const char *churn_report_type(churn_analysis *a, const churn_callsite *s)
@@ -206,83 +217,102 @@ static int counter_named(const churn_analysis *a, const char *name)
     return -1;
 }
 
-int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
+/* A counter's value in a row, 0 when the row does not have it. */
+static uint64_t counter_value(int counter, const churn_epoch_row *r, const uint64_t *v)
 {
-    int bytes = counter_named(a, "libchurn.untraced_bytes");
+    return counter >= 0 && (size_t)counter < r->n_counters ? v[counter] : 0;
+}
+
+int churn_report_untraced_of(const churn_analysis *a, churn_untraced *u)
+{
     int warned = counter_named(a, "libchurn.untraced_warned");
+    int bytes = counter_named(a, "libchurn.untraced_bytes");
     int module = counter_named(a, "libchurn.untraced_module");
     int engine = counter_named(a, "libchurn.untraced_engine");
     int allocator = counter_named(a, "libchurn.untraced_allocator");
     int runtime = counter_named(a, "libchurn.untraced_runtime");
     int file = counter_named(a, "libchurn.untraced_file");
-    uint64_t most = 0, culprit = 0, js = 0, hidden = 0, own = 0, cow = 0;
+    uint64_t culprit = 0;
     int said = 0;
-    for (size_t i = 0; i < a->epochs.count; i++) {
+    memset(u, 0, sizeof *u);
+    for (size_t i = 0; warned >= 0 && i < a->epochs.count; i++) {
         const churn_epoch_row *r = &a->epochs.rows[i];
         const uint64_t *v = churn_epochs_counters(&a->epochs, r);
-        if (!r->has_summary || warned < 0 || (size_t)warned >= r->n_counters || !v[warned])
+        if (!r->has_summary || !counter_value(warned, r, v))
             continue;
         said = 1;
-        if (bytes >= 0 && (size_t)bytes < r->n_counters && v[bytes] > most)
-            most = v[bytes];
-        if (module >= 0 && (size_t)module < r->n_counters && v[module])
-            culprit = v[module];
-        if (engine >= 0 && (size_t)engine < r->n_counters && v[engine] &&
-            v[engine] <= CHURN_N_ENGINES)
-            js = v[engine];
-        if (allocator >= 0 && (size_t)allocator < r->n_counters && v[allocator] &&
-            v[allocator] <= CHURN_N_HIDDEN_ALLOCATORS)
-            hidden = v[allocator];
-        if (runtime >= 0 && (size_t)runtime < r->n_counters && v[runtime] &&
-            v[runtime] <= CHURN_N_RUNTIME_HEAPS)
-            own = v[runtime];
-        if (file >= 0 && (size_t)file < r->n_counters && v[file])
-            cow = 1;
+        if (counter_value(bytes, r, v) > u->bytes)
+            u->bytes = counter_value(bytes, r, v);
+        if (counter_value(module, r, v))
+            culprit = counter_value(module, r, v);
+        if (counter_value(engine, r, v) && counter_value(engine, r, v) <= CHURN_N_ENGINES)
+            u->engine = (int)counter_value(engine, r, v);
+        uint64_t hidden = counter_value(allocator, r, v);
+        if (hidden && hidden <= CHURN_N_HIDDEN_ALLOCATORS)
+            u->allocator = (int)hidden;
+        uint64_t own = counter_value(runtime, r, v);
+        if (own && own <= CHURN_N_RUNTIME_HEAPS)
+            u->runtime = (int)own;
+        if (counter_value(file, r, v))
+            u->file = 1;
     }
-    if (!said)
-        return 0;
-    const char *where = NULL;
     for (size_t i = 0; culprit && i < a->modules.count; i++)
         if (a->modules.items[i].id == culprit - 1)
-            where = a->modules.items[i].name;
-    if (cow)
+            u->module = a->modules.items[i].name;
+    return said;
+}
+
+int churn_report_untraced(const churn_analysis *a, char *buf, size_t len)
+{
+    churn_untraced u;
+    if (!churn_report_untraced_of(a, &u))
+        return 0;
+    double most = (double)u.bytes / 1048576.0;
+    const char *where = u.module;
+    if (u.file)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): most of it "
                  "is copy-on-write pages of a file the program mapped privately and wrote "
                  "(libchurn's stderr names it), the file's data changed in memory, which no "
-                 "allocator holds", (double)most / 1048576.0);
-    else if (js)
-        snprintf(buf, len,
-                 "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
-                 "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
-                 "traced: objects on %s",
-                 (double)most / 1048576.0, churn_engines[js - 1].name, where ? ", in " : "",
-                 where ? where : "", churn_engines[js - 1].heap);
-    else if (own)
+                 "allocator holds",
+                 most);
+    else if (u.engine)
+        snprintf(
+            buf, len,
+            "about %.1f MiB of RSS growth (the shim's estimate) is in mappings of %s's own "
+            "heap%s%s (outside malloc by design: the 'outside' part of the RSS split); not "
+            "traced: objects on %s",
+            most, churn_engines[u.engine - 1].name, where ? ", in " : "", where ? where : "",
+            churn_engines[u.engine - 1].heap);
+    else if (u.runtime)
         snprintf(buf, len,
                  "about %.1f MiB of RSS growth is not traced (the shim's estimate): %s keeps "
                  "%s on memory of its own%s%s%s%s%s; %s in the environment sends them to "
                  "malloc, traced; every figure here misses them",
-                 (double)most / 1048576.0, churn_runtime_heaps[own - 1].name,
-                 churn_runtime_heaps[own - 1].objects, where ? ", in " : "", where ? where : "",
-                 churn_runtime_heaps[own - 1].traced ? ", not traced in this process (" : "",
-                 churn_runtime_heaps[own - 1].traced ? churn_runtime_heaps[own - 1].traced : "",
-                 churn_runtime_heaps[own - 1].traced ? ")" : "",
-                 churn_runtime_heaps[own - 1].setting);
-    else if (hidden)
-        snprintf(buf, len,
-                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
-                 "holds memory through an allocator libchurn cannot trace, likely in %s, which "
-                 "carries %s without the names libchurn finds it by; every figure here misses "
-                 "it (libchurn's stderr names the mappings that grew)",
-                 (double)most / 1048576.0, where ? where : "the module the shim blamed",
-                 churn_hidden_allocators[hidden - 1].name);
+                 most, churn_runtime_heaps[u.runtime - 1].name,
+                 churn_runtime_heaps[u.runtime - 1].objects, where ? ", in " : "",
+                 where ? where : "",
+                 churn_runtime_heaps[u.runtime - 1].traced ? ", not traced in this process (" : "",
+                 churn_runtime_heaps[u.runtime - 1].traced ? churn_runtime_heaps[u.runtime - 1].traced
+                                                           : "",
+                 churn_runtime_heaps[u.runtime - 1].traced ? ")" : "",
+                 churn_runtime_heaps[u.runtime - 1].setting);
+    else if (u.allocator)
+        snprintf(
+            buf, len,
+            "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+            "holds memory through an allocator libchurn cannot trace, likely in %s, which "
+            "carries %s without the names libchurn finds it by; every figure here misses "
+            "it (libchurn's stderr names the mappings that grew)",
+            most, where ? where : "the module the shim blamed",
+            churn_hidden_allocators[u.allocator - 1].name);
     else
-        snprintf(buf, len,
-                 "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
-                 "holds memory through an allocator libchurn does not know%s%s; every figure "
-                 "here misses it (libchurn's stderr names the mappings that grew)",
-                 (double)most / 1048576.0, where ? ", likely in " : "", where ? where : "");
+        snprintf(
+            buf, len,
+            "about %.1f MiB of RSS growth is not traced (the shim's estimate): the program "
+            "holds memory through an allocator libchurn does not know%s%s; every figure "
+            "here misses it (libchurn's stderr names the mappings that grew)",
+            most, where ? ", likely in " : "", where ? where : "");
     return 1;
 }
 
@@ -352,6 +382,45 @@ void churn_report_collect_warnings(churn_analysis *a)
     for (size_t i = 0; i < n; i++)
         churn_warn(a->warn, "%s", lines[i]);
     debug_packages(a);
+}
+
+/* The epochs slopes and rankings are fitted over, and how to change them, in one line. */
+void churn_report_steady_line(FILE *out, const churn_analysis *a)
+{
+    const churn_steady *s = &a->steady;
+    char left[160] = "", exit_epoch[48] = "";
+    if (s->has_exit_epoch)
+        snprintf(exit_epoch, sizeof exit_epoch, "the exit's epoch %llu",
+                 (unsigned long long)s->exit_epoch);
+    fprintf(out, "Steady window: epochs %llu..%llu ", (unsigned long long)s->first,
+            (unsigned long long)s->last);
+    if (s->how == CHURN_STEADY_ALL) {
+        fprintf(out, "(every epoch%s: --all-epochs)",
+                s->has_exit_epoch ? " but the exit's" : "");
+        return;
+    }
+    if (s->how == CHURN_STEADY_EPOCHS) {
+        fputs("(--epochs)", out);
+        return;
+    }
+    size_t n = 0;
+    if (s->has_start_up)
+        n += (size_t)snprintf(left + n, sizeof left - n, "start-up %llu..%llu",
+                              (unsigned long long)s->start_up_first,
+                              (unsigned long long)s->start_up_last);
+    if (s->has_teardown && n < sizeof left)
+        n += (size_t)snprintf(left + n, sizeof left - n, "%steardown %llu..%llu", n ? ", " : "",
+                              (unsigned long long)s->teardown_first,
+                              (unsigned long long)s->teardown_last);
+    if (s->has_exit_epoch && n < sizeof left)
+        snprintf(left + n, sizeof left - n, "%s%s", n ? " and " : "", exit_epoch);
+    if (churn_steady_trims(s))
+        fprintf(out, "(%s left out, found from live bytes and RSS)", left);
+    else if (*exit_epoch)
+        fprintf(out, "(no start-up or teardown found; %s left out)", exit_epoch);
+    else
+        fputs("(no start-up or teardown found)", out);
+    fputs("; --epochs A:B sets another, --all-epochs takes every epoch", out);
 }
 
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len)

@@ -57,6 +57,10 @@ const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t le
    1024 up, whole below it. */
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len);
 
+/* "Steady window: epochs A..B (...)": the epochs slopes and rankings are fitted over, what was
+   left out, and the options that change it; one line, without its newline. */
+void churn_report_steady_line(FILE *out, const churn_analysis *a);
+
 /* Segments the trace once had that were not used (overwritten, or before a gap). */
 unsigned long long churn_report_segments_dropped(const churn_analysis *a);
 
@@ -64,6 +68,11 @@ unsigned long long churn_report_segments_dropped(const churn_analysis *a);
    callsites' classes, churn_functions_retention). */
 churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
                                       const churn_callsite *s);
+
+/* A retention class as the text report and the page say it: the JSON's name, but "live at
+   end" for objects live where the trace ended without the program ending them of its own
+   accord (growth.h). */
+const char *churn_report_retention_words(enum churn_retention kind);
 
 /* The C++ type a callsite constructs, or NULL (cxxtype.h). */
 const char *churn_report_type(churn_analysis *a, const churn_callsite *s);
@@ -90,8 +99,18 @@ double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k);
 
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);
-/* When the shim's blind-spot detector warned (its counters, shim/record/blind.c): the warning's
-   text, which says "not traced", in buf; returns 1. */
+/* What the shim's blind-spot detector said (its counters, shim/record/blind.c). */
+typedef struct churn_untraced {
+    uint64_t bytes;     /* its largest estimate of the growth nothing traced explains */
+    const char *module; /* the likely culprit's module, or NULL (never libchurn's own) */
+    int engine;         /* a collected runtime's own heap: churn_engines index + 1, or 0 */
+    int allocator;      /* churn_hidden_allocators index + 1, or 0 */
+    int runtime;        /* churn_runtime_heaps index + 1, or 0 */
+    int file;           /* the growth is a written file mapping's copy-on-write pages */
+} churn_untraced;
+/* Fills u and returns 1 when the detector warned, else 0. */
+int churn_report_untraced_of(const churn_analysis *a, churn_untraced *u);
+/* When it warned: the warning's text, which says "not traced", in buf; returns 1. */
 int churn_report_untraced(const churn_analysis *a, char *buf, size_t len);
 
 #endif

@@ -1,5 +1,7 @@
 #include "report/session.h"
 
+#include <stdio.h>
+
 #include "read/pipeline.h"
 #include "heap/spans.h"
 
@@ -18,13 +20,15 @@ static void segment_edge(void *ctx, size_t i, int after)
         churn_analysis_segment(r->analysis, churn_trace_segment(r->trace, i));
 }
 
-void churn_analyze_window(churn_trace *t, churn_window window, const churn_model *model,
-                          int model_from_option, churn_warnings *warnings,
-                          churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                          churn_export_window *ew, const churn_window *freed, int all_epochs)
+static void pass(churn_trace *t, churn_window window, const churn_steady *fit,
+                 const churn_model *model, int model_from_option, churn_warnings *warnings,
+                 churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
+                 churn_export_window *ew, const churn_window *freed, int all_epochs)
 {
     churn_analysis_init(a, churn_trace_info_of(t), window,
                         churn_trace_segment(t, 0)->first_epoch, warnings, sym);
+    if (fit)
+        churn_analysis_fit(a, fit->first, fit->last);
     a->epochs.keep_all = all_epochs;
     if (freed) {
         a->freed = *freed;
@@ -52,4 +56,63 @@ void churn_analyze_window(churn_trace *t, churn_window window, const churn_model
     if (ew)
         churn_export_window_init(ew, a, &live);
     churn_live_pass_free(&live);
+}
+
+void churn_analyze_window(churn_trace *t, churn_window window, const churn_model *model,
+                          int model_from_option, churn_warnings *warnings,
+                          churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
+                          churn_export_window *ew, const churn_window *freed, int all_epochs)
+{
+    pass(t, window, NULL, model, model_from_option, warnings, sym, progress, a, ew, freed,
+         all_epochs);
+}
+
+void churn_analyze_refit(churn_trace *t, churn_window window, const churn_steady *fit,
+                         const churn_model *model, int model_from_option, churn_symbolizer *sym,
+                         churn_progress *progress, churn_analysis *a, churn_export_window *ew,
+                         const churn_window *freed, int all_epochs)
+{
+    churn_warnings *warnings = a->warn;
+    if (progress) {
+        char first[sizeof progress->pass];
+        snprintf(first, sizeof first, "%s", progress->pass);
+        churn_progress_pass(progress, "%s again, fitting over epochs %llu..%llu", first,
+                            (unsigned long long)fit->first, (unsigned long long)fit->last);
+    }
+    /* The pass makes every figure again: the first's warnings would be said twice. */
+    churn_warnings_truncate(warnings, a->warned_before, a->uncounted_before);
+    if (ew)
+        churn_export_window_free(ew);
+    churn_analysis_free(a);
+    churn_steady steady = *fit;
+    pass(t, window, &steady, model, model_from_option, warnings, sym, progress, a, ew, freed,
+         all_epochs);
+    steady.has_exit_epoch = a->steady.has_exit_epoch; /* this trace's own */
+    steady.exit_epoch = a->steady.exit_epoch;
+    a->steady = steady;
+}
+
+void churn_analyze_steady(churn_trace *t, churn_window window, const churn_model *model,
+                          int model_from_option, churn_warnings *warnings,
+                          churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
+                          churn_export_window *ew, const churn_window *freed, int all_epochs)
+{
+    int named = window.named || window.has_first || window.has_last || all_epochs;
+    pass(t, window, NULL, model, model_from_option, warnings, sym, progress, a, ew, freed,
+         all_epochs);
+    if (named) {
+        a->steady.how = window.named || window.has_first || window.has_last
+                            ? CHURN_STEADY_EPOCHS
+                            : CHURN_STEADY_ALL;
+        return;
+    }
+    churn_steady steady = churn_steady_find(&a->epochs, a->steady.first, a->steady.last);
+    steady.has_exit_epoch = a->steady.has_exit_epoch;
+    steady.exit_epoch = a->steady.exit_epoch;
+    if (!churn_steady_trims(&steady)) {
+        a->steady = steady;
+        return;
+    }
+    churn_analyze_refit(t, window, &steady, model, model_from_option, sym, progress, a, ew,
+                        freed, all_epochs);
 }

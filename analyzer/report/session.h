@@ -19,4 +19,20 @@ void churn_analyze_window(churn_trace *t, churn_window window, const churn_model
                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
                           churn_export_window *ew, const churn_window *freed, int all_epochs);
 
+/* The same, fitted as the reports fit by default: over the steady window (window.h) found
+   from a first pass, with a second pass that fits over it when it leaves epochs out.  A
+   window the options name (a bound of `window`, or all_epochs) is fitted as it is. */
+void churn_analyze_steady(churn_trace *t, churn_window window, const churn_model *model,
+                          int model_from_option, churn_warnings *warnings,
+                          churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
+                          churn_export_window *ew, const churn_window *freed, int all_epochs);
+
+/* Makes a again, fitted over fit->first..last (and with ew, its export window): a run of
+   --diff fitted over the window both runs share.  The warnings a's passes gave are dropped
+   first. */
+void churn_analyze_refit(churn_trace *t, churn_window window, const churn_steady *fit,
+                         const churn_model *model, int model_from_option, churn_symbolizer *sym,
+                         churn_progress *progress, churn_analysis *a, churn_export_window *ew,
+                         const churn_window *freed, int all_epochs);
+
 #endif

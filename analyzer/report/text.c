@@ -6,6 +6,7 @@
 #include "report/report.h"
 #include "analyze/trends.h"
 #include "base/util.h"
+#include "report/verdict.h"
 
 /* The text report: what grew, in a form that fits a terminal. */
 
@@ -72,6 +73,16 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
                     (unsigned long long)a->first_epoch, (unsigned long long)a->last_epoch);
         fputc('\n', out);
     }
+}
+
+static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    churn_verdict v;
+    churn_verdict_make(a, o, &v);
+    fputs("\nVerdict:\n", out);
+    for (size_t i = 0; i < v.nsentences; i++)
+        fprintf(out, "  %s\n", v.sentences[i]);
+    churn_verdict_free(&v);
 }
 
 static void totals(FILE *out, churn_analysis *a)
@@ -288,7 +299,7 @@ static void retention_text(FILE *out, const churn_analysis *a, const churn_growt
 {
     churn_retained r = churn_report_retention(a, g, s);
     char b[32];
-    fputs(churn_retention_name(r.kind), out);
+    fputs(churn_report_retention_words(r.kind), out);
     if (r.kind == CHURN_RETENTION_KEPT)
         fprintf(out, ": %lld objects (%sB) live before the teardown freed them",
                 (long long)r.count, human((double)r.bytes, b, sizeof b));
@@ -325,12 +336,12 @@ static void function_retention_text(FILE *out, const churn_analysis *a, const ch
         return;
     }
     churn_retained r = churn_report_retention(a, &a->functions.growth, s);
-    fputs(churn_retention_name(r.kind), out);
+    fputs(churn_report_retention_words(r.kind), out);
     for (size_t i = 0; i < n; i++) {
         const struct churn_function_class *c = &fn->classes[order[i]];
         char b[32];
         fprintf(out, "%s%s %lld objects (%sB) in %zu stack%s", i ? "; " : " (",
-                churn_retention_name(order[i]), (long long)c->count,
+                churn_report_retention_words(order[i]), (long long)c->count,
                 human((double)c->bytes, b, sizeof b), c->stacks, c->stacks == 1 ? "" : "s");
     }
     fputs(")", out);
@@ -646,9 +657,11 @@ static const char *plus(double v)
 
 static void trends(FILE *out, const churn_analysis *a)
 {
-    churn_trends t = churn_trends_compute(&a->epochs, a->growth.window_last);
+    churn_trends t =
+        churn_trends_compute(&a->epochs, a->growth.window_first, a->growth.window_last);
     char b[32];
-    fputs("\nTrends (least-squares change per epoch):\n", out);
+    fprintf(out, "\nTrends (least-squares change per epoch, over epochs %llu..%llu):\n",
+            (unsigned long long)a->steady.first, (unsigned long long)a->steady.last);
     fprintf(out, "  live bytes:             %s%sB per epoch (r2 %.2f)\n",
             plus(t.live_bytes_per_epoch), human(t.live_bytes_per_epoch, b, sizeof b),
             t.live_bytes_r2);
@@ -684,6 +697,9 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
 {
     churn_report_types(a);
     header(out, a, o);
+    verdict(out, a, o);
+    churn_report_steady_line(out, a);
+    fputc('\n', out);
     totals(out, a);
     epochs(out, a);
     functions(out, a, o);

@@ -7,7 +7,8 @@
  * program has none, and it stays invisible: a program that asks sees the default it would see
  * without us (python reports a handler it does not know as None, and a program that chains to
  * the previous handler must not find ours), setting the default keeps ours (it does the
- * default once the trace is flushed), and the program's own handler replaces ours.
+ * default once the trace is flushed), and the program's own handler replaces ours (behind
+ * stop.c's, for the signals that ask to stop).
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -121,16 +122,36 @@ static int asks_default(const struct sigaction *act)
 CHURN_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     int i = slot(sig);
-    if (i < 0)
-        return next_sigaction()(sig, act, old);
-    struct sigaction before = shown[i];
-    if (act && !asks_default(act)) {
+    int stop = churn_stop_wants(sig, act);
+    struct sigaction before;
+    if (i >= 0) {
+        before = shown[i];
+    } else {
+        /* what is installed, read back as the program's own when ours is in front of it */
+        struct sigaction installed;
+        int rc = next_sigaction()(sig, NULL, &installed);
+        if (rc)
+            return rc;
+        if (!churn_stop_shown(sig, &installed, &before)) {
+            if (!stop)
+                return next_sigaction()(sig, act, old);
+            before = installed;
+        }
+    }
+    if (stop) {
+        int rc = churn_stop_install(sig, act, next_sigaction());
+        if (rc)
+            return rc;
+        if (i >= 0)
+            atomic_store(&ours[i], 0);
+    } else if (act && i >= 0 && asks_default(act)) {
+        show_default(i, act);
+    } else if (act) {
         int rc = next_sigaction()(sig, act, NULL);
         if (rc)
             return rc;
-        atomic_store(&ours[i], 0);
-    } else if (act) {
-        show_default(i, act);
+        if (i >= 0)
+            atomic_store(&ours[i], 0);
     }
     if (old)
         *old = before;
@@ -163,22 +184,34 @@ CHURN_API int siginterrupt(int sig, int interrupt)
     return rc;
 }
 
+/* glibc's signal(): the signal blocked in its handler, calls restarted unless siginterrupt
+   said otherwise. */
+static void as_signal_sets(struct sigaction *act, int sig, sighandler_t handler)
+{
+    memset(act, 0, sizeof *act);
+    act->sa_handler = handler;
+    sigaddset(&act->sa_mask, sig);
+    act->sa_flags = atomic_load(&interrupting) >> sig & 1 ? 0 : SA_RESTART;
+}
+
 CHURN_API sighandler_t signal(int sig, sighandler_t handler)
 {
+    struct sigaction act, old;
+    as_signal_sets(&act, sig, handler);
+    if (churn_stop_wants(sig, &act)) { /* ours in front of it, through sigaction above */
+        if (sigaction(sig, &act, &old))
+            return SIG_ERR;
+        return old.sa_flags & SA_SIGINFO ? (sighandler_t)(void *)old.sa_sigaction
+                                         : old.sa_handler;
+    }
     int i = slot(sig);
     if (i < 0)
-        return next_signal()(sig, handler);
+        return churn_stop_previous(sig, next_signal()(sig, handler));
     if (handler != SIG_DFL) {
         if (next_signal()(sig, handler) == SIG_ERR)
             return SIG_ERR;
         atomic_store(&ours[i], 0);
     } else {
-        /* as glibc's signal sets it: the signal blocked in its handler, calls restarted
-           unless siginterrupt said otherwise */
-        struct sigaction act;
-        memset(&act, 0, sizeof act);
-        sigaddset(&act.sa_mask, sig);
-        act.sa_flags = atomic_load(&interrupting) >> sig & 1 ? 0 : SA_RESTART;
         show_default(i, &act);
     }
     return SIG_DFL;
@@ -186,12 +219,12 @@ CHURN_API sighandler_t signal(int sig, sighandler_t handler)
 
 /* The other ways to set a handler: the program's call goes through as it is, and only the
    previous handler, when it was ours, reads as the default. */
-#define HIDDEN_PREVIOUS(name)                                                                \
-    CHURN_API sighandler_t name(int sig, sighandler_t handler)                               \
-    {                                                                                        \
-        static void *_Atomic next;                                                           \
-        sighandler_t previous = ((signal_fn)churn_next_of(&next, #name))(sig, handler);      \
-        return previous == on_fatal ? SIG_DFL : previous;                                    \
+#define HIDDEN_PREVIOUS(name)                                                                  \
+    CHURN_API sighandler_t name(int sig, sighandler_t handler)                                 \
+    {                                                                                          \
+        static void *_Atomic next;                                                             \
+        sighandler_t previous = ((signal_fn)churn_next_of(&next, #name))(sig, handler);        \
+        return previous == on_fatal ? SIG_DFL : churn_stop_previous(sig, previous);            \
     }
 
 HIDDEN_PREVIOUS(sigset)

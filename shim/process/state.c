@@ -289,6 +289,7 @@ static void after_fork_child(void)
         churn_rss_reopen(); /* its own statm: the inherited descriptor reads the parent's */
     churn_epoch_after_fork_child();
     churn_blind_reset();
+    churn_stop_reset(); /* the parent's, not this process's */
     churn_writer_after_fork_child(follow);
     if (!follow) {
         /* an untraced child keeps none of our descriptors */

@@ -31,8 +31,9 @@
  * the culprit's module id + 1; libchurn.untraced_engine, include/churn/engines.h's index + 1;
  * libchurn.own_resident_bytes, libchurn's own resident memory; libchurn.untraced_allocator,
  * include/churn/allocators.h's index + 1; libchurn.untraced_runtime, runtime_heaps.h's
- * index + 1; libchurn.untraced_file, 1 when the growth is a written file mapping's),
- * so the analyzer can warn and split RSS.  Everything here runs
+ * index + 1; libchurn.untraced_file, 1 when the growth is a written file mapping's), and one
+ * of stop.c's (libchurn.stop_signal) travels with them, so the analyzer can warn and split
+ * RSS.  Everything here runs
  * on the writer thread outside its final pass: reading smaps walks page tables, and the exit
  * path must not wait for it.
  */
@@ -88,10 +89,10 @@ static struct {
     uint64_t base_kb[MAX_BASE];
 } b = {.fd = -1};
 
-static const char *const names[] = {"libchurn.untraced_bytes", "libchurn.untraced_warned",
-                                    "libchurn.untraced_module", "libchurn.untraced_engine",
-                                    "libchurn.own_resident_bytes", "libchurn.untraced_allocator",
-                                    "libchurn.untraced_runtime", "libchurn.untraced_file"};
+static const char *const names[] = {
+    "libchurn.untraced_bytes",   "libchurn.untraced_warned",    "libchurn.untraced_module",
+    "libchurn.untraced_engine",  "libchurn.own_resident_bytes", "libchurn.untraced_allocator",
+    "libchurn.untraced_runtime", "libchurn.untraced_file",      "libchurn.stop_signal"};
 
 static void counters(uint64_t *values, int fresh)
 {
@@ -104,6 +105,7 @@ static void counters(uint64_t *values, int fresh)
     values[5] = atomic_load_explicit(&hidden_id, memory_order_relaxed);
     values[6] = atomic_load_explicit(&runtime_id, memory_order_relaxed);
     values[7] = atomic_load_explicit(&file_id, memory_order_relaxed);
+    values[8] = churn_stop_caught(); /* stop.c's, with libchurn's other figures */
 }
 
 void churn_blind_register(void)

@@ -1,0 +1,68 @@
+#include "analyze/split.h"
+
+#include <string.h>
+
+#include "base/fit.h"
+
+static int known(const churn_frag_row *r)
+{
+    return r->row && r->has_rss && !r->rss_stale && !r->not_resident;
+}
+
+static void parts_of(const churn_frag_row *r, double *v)
+{
+    v[CHURN_SPLIT_RSS] = (double)r->rss_bytes;
+    v[CHURN_SPLIT_LIVE] = (double)r->live_bytes;
+    v[CHURN_SPLIT_SLACK] = (double)r->slack_bytes;
+    v[CHURN_SPLIT_PINNED] = (double)r->pinned_bytes;
+    v[CHURN_SPLIT_FREE] = (double)r->free_resident_bytes;
+    v[CHURN_SPLIT_OVERHEAD] = (double)r->residual_bytes;
+    v[CHURN_SPLIT_OUTSIDE] = (double)r->outside_heap_bytes;
+    v[CHURN_SPLIT_LIBCHURN] = r->has_own ? (double)r->own_bytes : 0;
+    v[CHURN_SPLIT_MAPPED] = (double)r->mapped_bytes;
+}
+
+churn_split churn_split_fit(const churn_fragmentation *f, uint64_t first, uint64_t last)
+{
+    churn_split s;
+    memset(&s, 0, sizeof s);
+    size_t with_books = 0, all = 0;
+    churn_frag_row r, end;
+    for (size_t i = 0; i < f->nrows; i++) {
+        churn_frag_row_at(f, i, &r);
+        if (r.epoch < first || r.epoch > last || !known(&r))
+            continue;
+        all++;
+        with_books += r.has_books;
+        end = r;
+    }
+    if (!all)
+        return s;
+    int books = with_books >= 2;
+    if ((books ? with_books : all) < 2) {
+        s.levels = 1;
+        s.epochs = 1;
+        s.first = s.last = end.epoch;
+        s.free_with_outside = !end.has_books;
+        parts_of(&end, s.v);
+        return s;
+    }
+    s.free_with_outside = !books;
+    churn_fit fits[CHURN_SPLIT_PARTS];
+    memset(fits, 0, sizeof fits);
+    for (size_t i = 0; i < f->nrows; i++) {
+        churn_frag_row_at(f, i, &r);
+        if (r.epoch < first || r.epoch > last || !known(&r) || (books && !r.has_books))
+            continue;
+        double v[CHURN_SPLIT_PARTS];
+        parts_of(&r, v);
+        for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++)
+            churn_fit_add_constant(&fits[k], r.epoch, r.epoch, v[k]);
+        if (!s.epochs++)
+            s.first = r.epoch;
+        s.last = r.epoch;
+    }
+    for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++)
+        s.v[k] = churn_fit_slope(&fits[k]);
+    return s;
+}

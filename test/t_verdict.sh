@@ -1,0 +1,124 @@
+#!/bin/sh
+# The verdict (docs/analyzer.md, "The verdict"): three to six sentences first in the text
+# report (right after the header), first on the page, and in the JSON (`verdict`): how much RSS
+# grows per epoch over the steady window and what it is made of, each part in bytes per
+# epoch; the functions that hold the growth, with type, retention and share; the next step.
+# Every figure a sentence gives is one the JSON's verdict carries.
+#  - the demo workload (test/programs/request_loop.c): remember_session leaks 48 B a request,
+#    all of the live growth; the parked responses, which only ramp up during the first eight
+#    requests, are not named;
+#  - a C++ program (test/programs/cxx_types.cc): the functions named carry their types;
+#  - a run of one epoch (test/programs/raw_mmap.c without epochs): the next step is an
+#    epoch source.
+. test/lib.sh
+
+build_c request_loop test/programs/request_loop.c
+build_cxx cxx_types test/programs/cxx_types.cc
+build_c raw_mmap test/programs/raw_mmap.c
+traced "$WORK/demo.zst" "$WORK/demo.out" "$WORK/request_loop" 200 2
+traced "$WORK/cxx.zst" "$WORK/cxx.out" "$WORK/cxx_types"
+traced "$WORK/one.zst" "$WORK/one.out" "$WORK/raw_mmap" libc 2
+for name in demo cxx one; do
+    analyze "$WORK/$name.zst" "$WORK/$name.json"
+    "$ANALYZE" "$WORK/$name.zst" >"$WORK/$name.txt" 2>&1 || fail "churn-analyze $name.zst failed"
+done
+"$ANALYZE" --html "$WORK/demo.zst" >"$WORK/demo.html" 2>&1 || fail "churn-analyze --html failed"
+
+check "$WORK/demo.json" "$WORK/demo.txt" "$WORK/demo.html" \
+    "$WORK/cxx.json" "$WORK/cxx.txt" "$WORK/one.json" "$WORK/one.txt" <<'PY'
+import html, re, sys
+from churncheck import *
+
+def binary(v):
+    m, u = abs(v), 0
+    while m >= 1024 and u < 5:
+        m /= 1024
+        u += 1
+    s = ("%.0f" % m) if u == 0 else ("%.1f%s" % (m, ["", "Ki", "Mi", "Gi", "Ti", "Pi"][u]))
+    return ("-" if v < 0 and s.strip("0.") else "") + s
+
+def numbers(obj):
+    if isinstance(obj, bool):
+        return
+    if isinstance(obj, (int, float)):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from numbers(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from numbers(v)
+
+def verdict_of(name, report, text):
+    v = field(report, "verdict")
+    sentences = field(v, "sentences")
+    if not 3 <= len(sentences) <= 6:
+        fail("%s: %d sentences in the verdict: %r" % (name, len(sentences), sentences))
+    lines = text.splitlines()
+    # the header: the first line, then its indented lines; the verdict comes next
+    at = 1
+    while at < len(lines) and lines[at].startswith("  "):
+        at += 1
+    while at < len(lines) and not lines[at].strip():
+        at += 1
+    if not lines[at].startswith("Verdict"):
+        fail("%s: the text report's first block after the header is %r, not the verdict"
+             % (name, lines[at]))
+    said = [l.strip() for l in lines[at + 1: at + 1 + len(sentences)]]
+    expect("%s: the verdict's sentences in the text" % name, said, sentences)
+    # every figure of a sentence is one of the verdict's figures in the JSON
+    figures = list(numbers(v))
+    for s in sentences:
+        for m in re.finditer(r"([+-]?)(\d+(?:\.\d)?)(Ki|Mi|Gi)?B\b", s):
+            shown = m.group(2) + (m.group(3) or "")
+            if not any(binary(abs(f)) == shown for f in figures):
+                fail("%s: %r in %r is none of the verdict's figures %r" % (name, m.group(0), s, figures))
+        for m in re.finditer(r"(\d+)%", s):
+            if not any(abs(round(100 * f) - int(m.group(1))) < 1 for f in figures if 0 <= f <= 1):
+                fail("%s: %s%% in %r is none of the verdict's shares" % (name, m.group(1), s))
+        for m in re.finditer(r"epochs (\d+)\.\.(\d+)", s):
+            w = field(v, "window")
+            if (int(m.group(1)), int(m.group(2))) != (w["first"], w["last"]):
+                fail("%s: %r is not the verdict's window %r" % (name, m.group(0), w))
+    return v, sentences
+
+demo, text, page = load(sys.argv[1]), open(sys.argv[2]).read(), open(sys.argv[3]).read()
+v, sentences = verdict_of("demo", demo, text)
+joined = " ".join(sentences)
+if not re.search(r"RSS grows [+-]?[\d.]+(Ki|Mi)?B per epoch", sentences[0]):
+    fail("demo: the first sentence does not say how much RSS grows per epoch: %r" % sentences[0])
+for part in ("live", "slack", "pinned", "free-resident", "not traced"):
+    if part not in sentences[0]:
+        fail("demo: the RSS growth's part %r is not in %r" % (part, sentences[0]))
+fn = field(v, "functions")[0]
+expect("demo: the function holding the growth", fn["function"], "remember_session")
+expect("demo: its growth", round(fn["bytes_per_epoch"]), 48)
+expect("demo: its share", round(fn["share"], 2), 1.0)
+expect("demo: its retention", fn["retention"], "leaked")
+if not re.search(r"remember_session \(request_loop\)[^.]*\+48B per epoch[^.]*100% of the live growth[^.]*leaked", joined):
+    fail("demo: the verdict does not name remember_session with +48B per epoch, 100%% and leaked: %r" % joined)
+if "stash_response" in joined:
+    fail("demo: the parked responses are in the verdict: %r" % joined)
+
+# the page: the verdict first, before the summary and the charts
+body = page[page.index("<body"):]
+at = body.find(html.escape(sentences[0], quote=False))
+if at < 0:
+    fail("demo: the page does not carry the verdict's first sentence")
+for later in ("<h2>Summary", "<h2>Over the epochs", "<h2>Top functions"):
+    if later in body and body.index(later) < at:
+        fail("demo: %s comes before the verdict on the page" % later)
+
+cxx, cxx_text = load(sys.argv[4]), open(sys.argv[5]).read()
+cv, cs = verdict_of("cxx", cxx, cxx_text)
+typed = [f for f in field(cv, "functions") if f["type"]]
+if not typed or not all(("type " + f["type"]) in " ".join(cs) for f in typed):
+    fail("cxx: the verdict's functions and their types: %r / %r" % (field(cv, "functions"), cs))
+
+one, one_text = load(sys.argv[6]), open(sys.argv[7]).read()
+ov, os_ = verdict_of("one", one, one_text)
+if not any("CHURN_EPOCH_AT" in s and "CHURN_EPOCH_MS" in s for s in os_):
+    fail("one epoch: the verdict does not give an epoch source as the next step: %r" % os_)
+print("demo: %s" % " ".join(sentences))
+PY
+echo "ok: the verdict leads the text report, the page and the JSON, and its figures are the JSON's"
