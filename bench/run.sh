@@ -34,7 +34,8 @@ $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fno-omit-frame-
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fno-omit-frame-pointer \
     -c shim/walk/cfi_parse.c -o build/bench/cfi_parse.o
 $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fomit-frame-pointer \
-    -o build/bench/unwind_bench bench/unwind_bench.c build/bench/cfi.o build/bench/cfi_parse.o -lunwind
+    -o build/bench/unwind_bench bench/unwind_bench.c build/bench/cfi.o build/bench/cfi_parse.o \
+    shim/walk/jitrule.c -lunwind
 /usr/bin/python3 bench/bench.py
 RESULTS=${BENCH_RESULTS:-bench/results/latest.md}
 if [ "${BENCH_QUICK:-}" = 1 ]; then

@@ -12,7 +12,7 @@
 gcc -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Ishim -Iinclude \
     -o "$WORK/patch_engine" test/programs/patch_engine.c shim/ways/patch.c shim/base/arena.c \
     shim/base/os.c shim/base/fds.c shim/base/got.c shim/base/real.c shim/walk/cfi.c \
-    shim/walk/cfi_parse.c \
+    shim/walk/cfi_parse.c shim/walk/jitrule.c \
     -lcapstone >"$WORK/build.log" 2>&1 ||
     fail "cannot build the engine test: $(tail -n 1 "$WORK/build.log") (libcapstone-dev installed?)"
 
