@@ -92,8 +92,7 @@ void churn_unwind_init(void)
     /* libunwind's start-up opens its memory-probe pipe, one of our descriptors (fds.c) */
     churn_fd_guard_unwinder((const void *)unw_set_caching_policy);
     churn_unwind_checked_init();
-    if (churn_opt.unwind == CHURN_UNWIND_VERIFY)
-        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
 
@@ -173,6 +172,23 @@ static unsigned libunwind_walk(churn_thread *t, uintptr_t *ips, unsigned max,
             stacks[n++] = other[i];
     }
     return churn_unwind_checked(&t->unw, ips, max, stacks, n);
+}
+
+/* What the CFI walker gives up on, by default: on the thread's own stack libunwind's local
+   unwinder, whose per-thread cache keeps it fast; elsewhere (a coroutine's stack, a
+   sigaltstack) the checked walk, which reads only inside the stacks it knows.  The checked
+   walk costs microseconds a frame (libunwind's cache masks signals at every step): deno
+   traced took 28.6 s instead of 4.3 s with it on every such stack.  So on the thread's own
+   stack hostile CFI (an expression dereferencing a wild register) is trusted, as libunwind
+   trusts it; CHURN_UNWIND=libunwind checks every read (docs/reliability.md). */
+static unsigned fallback_walk(churn_thread *t, uintptr_t *ips, unsigned max, churn_stack_range s,
+                              int kind)
+{
+    if (kind == THREAD_STACK && t && s.lo == t->stack_lo && s.hi == t->stack_hi) {
+        int got = unw_backtrace((void **)ips, (int)max);
+        return got > 0 ? (unsigned)got : 0;
+    }
+    return libunwind_walk(t, ips, max, s, kind);
 }
 
 /* Returns the CFI walker's frames on the stack s, or -1 when it could not be sure of them. */
@@ -296,7 +312,7 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
                        &chain, 1);
         if (got < 0) {
             n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
-                                      : keep(ips, libunwind_walk(t, ips, want, s, kind), max);
+                                      : keep(ips, fallback_walk(t, ips, want, s, kind), max);
             break;
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames
