@@ -418,7 +418,9 @@ static own_t *named(int n)
 static ssize_t unwinder_read(int n, void *buf, size_t len)
 {
     own_t *o = named(n);
-    int fd = o ? use(o) : -1;
+    if (!o) /* a file of libunwind's own (the generic library reads ELF files) */
+        return read(n, buf, len);
+    int fd = use(o);
     if (fd < 0)
         return fails_ebadf();
     ssize_t r = read(fd, buf, len);
@@ -429,7 +431,9 @@ static ssize_t unwinder_read(int n, void *buf, size_t len)
 static ssize_t unwinder_write(int n, const void *buf, size_t len)
 {
     own_t *o = named(n);
-    int fd = o ? use(o) : -1;
+    if (!o)
+        return write(n, buf, len);
+    int fd = use(o);
     if (fd < 0)
         return fails_ebadf();
     ssize_t r = write(fd, buf, len);
@@ -440,8 +444,8 @@ static ssize_t unwinder_write(int n, const void *buf, size_t len)
 static int unwinder_close(int n)
 {
     own_t *o = named(n);
-    if (!o)
-        return fails_ebadf();
+    if (!o) /* never one of ours: a file libunwind opened itself */
+        return __close(n);
     claim_wait(o);
     int fd = atomic_load(&o->fd) - 1;
     if (fd >= 0 && same_file(fd, o))

@@ -92,7 +92,8 @@ void churn_unwind_init(void)
     /* libunwind's start-up opens its memory-probe pipe, one of our descriptors (fds.c) */
     churn_fd_guard_unwinder((const void *)unw_set_caching_policy);
     churn_unwind_checked_init();
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (churn_opt.unwind == CHURN_UNWIND_VERIFY)
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     churn_cfi_skip_frames_of(churn_self_lo, churn_self_hi);
 }
 

@@ -157,6 +157,9 @@ void churn_unwind_checked_init(void)
 {
     if (space)
         return;
+    /* libunwind's generic library is another object than its local one: its pipe is one of
+       our descriptors too (fds.c), the files it opens and closes stay its own */
+    churn_fd_guard_unwinder((const void *)unw_create_addr_space);
     unw_accessors_t a = *unw_get_accessors(unw_local_addr_space);
     a.access_mem = access_mem;
     a.access_reg = access_reg;
