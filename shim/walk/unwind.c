@@ -3,9 +3,10 @@
  *
  * By default (CHURN_UNWIND=cfi) the cached CFI walker in cfi.c takes the stack, a few loads a
  * frame; for the stacks it cannot be sure of (expression rules, signal frames, code without
- * CFI) libunwind takes it instead, over an address space whose every read is checked
- * (unwind_checked.c): so the answer is libunwind's, and hostile CFI cannot make it read
- * wherever a register points.  CHURN_UNWIND=verify is the test of that claim: each stack is
+ * CFI) libunwind takes it instead (fallback_walk): on a coroutine's stack or a sigaltstack,
+ * and under CHURN_UNWIND=libunwind, over an address space whose every read is checked
+ * (unwind_checked.c), so that hostile CFI cannot make it read wherever a register points; on
+ * the thread's own stack its local unwinder, fast and trusting the CFI.  CHURN_UNWIND=verify is the test of that claim: each stack is
  * also taken by libunwind's own local unwinder (fast, and trusting the CFI: a test mode for
  * programs whose CFI is sound), and any difference aborts the process.  The frame-pointer
  * walk (fp) is for programs that keep frame pointers.  Frames inside libchurn itself are
