@@ -149,3 +149,16 @@ void churn_need_memory(uint64_t bytes, size_t count, const char *what)
             (unsigned long long)(best.used >> 20));
     exit(1);
 }
+
+void churn_html_escape(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}

@@ -6,6 +6,7 @@
 #define CHURN_ANALYZER_UTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 void *churn_xmalloc(size_t n);
@@ -42,5 +43,9 @@ static inline int64_t churn_wrap_sub(int64_t a, uint64_t b)
 {
     return (int64_t)((uint64_t)a - b);
 }
+
+/* s with HTML's special characters escaped (&, <, >, "), for text and attribute values of
+   the pages the analyzer writes. */
+void churn_html_escape(FILE *out, const char *s);
 
 #endif

@@ -610,28 +610,6 @@ static enum MHD_Result metrics(server *s, struct MHD_Connection *c)
     return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
-static void html(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
-}
-
 static enum MHD_Result index_page(server *s, struct MHD_Connection *c)
 {
     char *text = NULL;
@@ -653,9 +631,9 @@ static enum MHD_Result index_page(server *s, struct MHD_Connection *c)
             continue;
         char b1[32], b2[32];
         fprintf(out, "<tr><td>%llu</td><td>", (unsigned long long)p->pid);
-        html(out, p->exe[0] ? p->exe : "?");
+        churn_html_escape(out, p->exe[0] ? p->exe : "?");
         fputs("</td><td>", out);
-        html(out, p->state == CHURN_FOLLOW_RUNNING ? "running"
+        churn_html_escape(out, p->state == CHURN_FOLLOW_RUNNING ? "running"
                   : p->state == CHURN_FOLLOW_ENDED ? p->end
                                                    : p->why);
         fprintf(out, "</td><td>%s</td><td>%s</td><td>",
@@ -669,7 +647,7 @@ static enum MHD_Result index_page(server *s, struct MHD_Connection *c)
                     "<a href=\"/debug/pprof/allocs?pid=%llu\">allocs</a>",
                     (unsigned long long)p->pid, (unsigned long long)p->pid);
         fputs("</td><td>", out);
-        html(out, p->trace);
+        churn_html_escape(out, p->trace);
         fputs("</td></tr>\n", out);
     }
     pthread_mutex_unlock(&s->lock);

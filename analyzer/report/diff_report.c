@@ -5,6 +5,7 @@
 
 #include "churn/version.h"
 #include "report/diff.h"
+#include "base/util.h"
 
 static const char *const part_titles[CHURN_DIFF_PARTS] = {
     "rss", "live", "slack", "pinned", "free-resident", "outside the allocator", "not traced",
@@ -182,28 +183,6 @@ void churn_diff_json(FILE *out, const churn_diff *d)
 
 /* ---- the page ---- */
 
-static void html_text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
-    }
-}
-
 static const char page_style[] =
     "body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1240px;padding:0 16px "
     "40px;"
@@ -220,14 +199,14 @@ static const char page_style[] =
 static void change_cell(FILE *out, double v, const char *text)
 {
     fprintf(out, "<td class=\"%s\">", v < 0 ? "less" : v > 0 ? "more" : "same");
-    html_text(out, text);
+    churn_html_escape(out, text);
     fputs("</td>", out);
 }
 
 static void cell(FILE *out, const char *text)
 {
     fputs("<td>", out);
-    html_text(out, text);
+    churn_html_escape(out, text);
     fputs("</td>", out);
 }
 
@@ -235,10 +214,10 @@ static void html_run(FILE *out, const char *label, const char *path, const churn
 {
     char how[64];
     fprintf(out, "<div class=\"meta\">%s: ", label);
-    html_text(out, path);
+    churn_html_escape(out, path);
     fprintf(out, ": pid %llu, epochs %llu..%llu, ", (unsigned long long)a->info->pid,
             (unsigned long long)a->first_epoch, (unsigned long long)a->last_epoch);
-    html_text(out, churn_report_exit_text(a, how, sizeof how));
+    churn_html_escape(out, churn_report_exit_text(a, how, sizeof how));
     fputs("</div>\n", out);
 }
 
@@ -248,9 +227,9 @@ void churn_diff_html(FILE *out, const churn_diff *d, size_t top)
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<title>libchurn: ",
           out);
-    html_text(out, d->old_path);
+    churn_html_escape(out, d->old_path);
     fputs(" against ", out);
-    html_text(out, d->new_path);
+    churn_html_escape(out, d->new_path);
     fprintf(out,
             "</title>\n<style>\n%s</style></head><body>\n<h1>libchurn: two runs side by "
             "side</h1>\n",
@@ -295,9 +274,9 @@ void churn_diff_html(FILE *out, const churn_diff *d, size_t top)
         snprintf(b, sizeof b, "%llu", (unsigned long long)r->new.allocs);
         cell(out, r->new.present ? b : "-");
         fputs("<td class=\"name\">", out);
-        html_text(out, r->function);
+        churn_html_escape(out, r->function);
         fputs(" (", out);
-        html_text(out, r->module ? r->module : "?");
+        churn_html_escape(out, r->module ? r->module : "?");
         fputs(")</td></tr>\n", out);
     }
     fputs("</table>\n", out);

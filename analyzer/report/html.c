@@ -16,19 +16,6 @@
 #define CHART_POINTS 600 /* beyond this many epochs, each point is a bucket's min and max */
 #define STACK_SHOWN 8
 
-static void text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*s, out);
-        }
-    }
-}
-
 /* Bytes get binary prefixes; other units are printed as they are. */
 static const char *human(double v, const char *unit, char *buf, size_t len)
 {
@@ -173,7 +160,7 @@ static void chart(FILE *out, const churn_epochs *e, const series *s)
     fprintf(out, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">"
                  "<text x=\"8\" y=\"16\" font-size=\"13\" font-weight=\"bold\">",
             CHART_W, CHART_H, CHART_W, CHART_H);
-    text(out, s->title);
+    churn_html_escape(out, s->title);
     fputs("</text>", out);
     if (!n) {
         fputs("<text x=\"8\" y=\"60\" font-size=\"12\" fill=\"#777\">no data in this trace</text>"
@@ -376,10 +363,10 @@ static void header(FILE *out, const churn_analysis *a, const churn_report_option
     char window[64];
     churn_window_label(a, window, sizeof window);
     fputs("<h1>libchurn review: ", out);
-    text(out, o->trace_path);
+    churn_html_escape(out, o->trace_path);
     fprintf(out, "</h1>\n<div class=\"meta\">pid %llu, %s, allocator ",
             (unsigned long long)a->info->pid, a->events ? "events" : "epoch summaries only");
-    text(out, a->allocator ? a->allocator : "?");
+    churn_html_escape(out, a->allocator ? a->allocator : "?");
     char how[64];
     fprintf(out, ", %zu segment(s) used, %llu overwritten by the ring, %s, %s</div>\n", a->segments_used,
             churn_report_segments_dropped(a), window, churn_report_exit_text(a, how, sizeof how));
@@ -393,7 +380,7 @@ static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
     fputs("<div class=\"verdict\"><h2>Verdict</h2>\n", out);
     for (size_t i = 0; i < v.nsentences; i++) {
         fputs("<p>", out);
-        text(out, v.sentences[i]);
+        churn_html_escape(out, v.sentences[i]);
         fputs("</p>\n", out);
     }
     churn_verdict_free(&v);
@@ -407,7 +394,7 @@ static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
     churn_report_steady_line(f, a);
     fclose(f);
     fputs("<p class=\"window\">", out);
-    text(out, line);
+    churn_html_escape(out, line);
     fputs("</p></div>\n", out);
     free(line);
 }
@@ -415,9 +402,9 @@ static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
 static void card(FILE *out, const char *value, const char *label)
 {
     fputs("<div class=\"card\"><b>", out);
-    text(out, value);
+    churn_html_escape(out, value);
     fputs("</b><span>", out);
-    text(out, label);
+    churn_html_escape(out, label);
     fputs("</span></div>\n", out);
 }
 
@@ -464,13 +451,13 @@ static void summary(FILE *out, churn_analysis *a, const churn_trends *t)
     char note[256];
     if (churn_analysis_estimate_note(a, note, sizeof note)) {
         fputs("<p class=\"warn\">Sampled trace: ", out);
-        text(out, note);
+        churn_html_escape(out, note);
         fputs(" (docs/analyzer.md, Sampled traces).</p>\n", out);
     }
     if (churn_report_single_epoch(a)) {
         fputs("<p class=\"warn\">One epoch only: nothing marked units of work, so nothing can "
               "grow per epoch. Mark them with ", out);
-        text(out, CHURN_REPORT_EPOCH_SOURCES);
+        churn_html_escape(out, CHURN_REPORT_EPOCH_SOURCES);
         fputs(".</p>\n", out);
     }
 }
@@ -508,7 +495,7 @@ static void frame_line(void *ctx, const char *frame)
     frame_list *l = ctx;
     if (l->n++ == STACK_SHOWN)
         fputs("<details><summary>more frames</summary>", l->out);
-    text(l->out, frame);
+    churn_html_escape(l->out, frame);
     fputs("<br>", l->out);
 }
 
@@ -568,10 +555,10 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
             snprintf(name, sizeof name, "%s+0x%llx%s%s%s", fn->module ? fn->module : "?",
                      (unsigned long long)fn->offset, fn->caller ? " (called from " : "",
                      fn->caller ? fn->caller : "", fn->caller ? ")" : "");
-        text(out, name);
+        churn_html_escape(out, name);
         if (fn->via) {
             fputs(" via ", out);
-            text(out, fn->via);
+            churn_html_escape(out, fn->via);
             if (fn->via_others)
                 fputs(" and others", out);
         }
@@ -623,11 +610,11 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
         if (!r->callsites)
             continue;
         fputs("<p>Not ranked, a known allocation that is not a leak: <code>", out);
-        text(out, r->rule);
+        churn_html_escape(out, r->rule);
         fprintf(out, "</code>, live %lld objects (%s) in %llu callsite(s): ",
                 (long long)r->live_count, human((double)r->live_bytes, "B", b1, sizeof b1),
                 (unsigned long long)r->callsites);
-        text(out, r->what);
+        churn_html_escape(out, r->what);
         fputs("</p>\n", out);
     }
 }
@@ -672,7 +659,7 @@ static void edge_list(FILE *out, const churn_tree *tree, const char *label,
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "%s, %lld allocs: ", human((double)e[i].v[0], "B", b, sizeof b),
                 (long long)e[i].v[1]);
-        text(out, tree->strings[e[i].name]);
+        churn_html_escape(out, tree->strings[e[i].name]);
         fputs("<br>", out);
     }
     if (all > n)
@@ -704,10 +691,10 @@ static void callers(FILE *out, const churn_tree *tree, size_t top)
                 (long long)r->incl[0], human((double)r->incl[0], "B", b2, sizeof b2),
                 (long long)r->self[1], (long long)r->self[1], (long long)r->incl[1],
                 (long long)r->incl[1]);
-        text(out, tree->strings[r->name]);
+        churn_html_escape(out, tree->strings[r->name]);
         if (tree->strings[r->module][0]) {
             fputs(" (", out);
-            text(out, tree->strings[r->module]);
+            churn_html_escape(out, tree->strings[r->module]);
             fputs(")", out);
         }
         fputs("</summary>", out);
@@ -733,7 +720,7 @@ static void warnings(FILE *out, const churn_warnings *w)
     fputs("<h2>Warnings</h2>\n<ul class=\"warn\">\n", out);
     for (size_t i = 0; i < w->count; i++) {
         fputs("<li>", out);
-        text(out, w->lines[i]);
+        churn_html_escape(out, w->lines[i]);
         fputs("</li>\n", out);
     }
     if (w->suppressed)
@@ -749,7 +736,7 @@ void churn_export_html(FILE *out, const churn_export_window *w, const churn_repo
     churn_report_types(a);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>libchurn: ",
           out);
-    text(out, o->trace_path);
+    churn_html_escape(out, o->trace_path);
     fprintf(out, "</title>\n<style>\n%s</style></head><body>\n", style);
     header(out, a, o);
     verdict(out, a, o);
