@@ -316,6 +316,8 @@ int churn_epoch_timer_due(uint64_t now_ns);
    registered.  A stack the program switches to by its own means is not here: the walk finds
    the stack pointer outside these bounds and takes that stack as unknown (unwind.c). */
 extern __thread uintptr_t churn_stack_lo, churn_stack_hi;
+/* A longjmp or siglongjmp lands at target (a stack pointer): the bounds follow it there. */
+void churn_stack_jumped(uintptr_t target);
 typedef struct {
     uintptr_t lo, hi;
 } churn_stack_range;

@@ -6,7 +6,9 @@
  * reported, a timeout) never returns to the code that would have released it.  The jump
  * functions are wrapped here: a jump whose target frame is outside the one that took the
  * guard leaves that frame for good, and the guard with it.  A jump inside a handler that runs
- * on the sigaltstack, to a place on that stack, stays within the handler and keeps it.
+ * on the sigaltstack, to a place on that stack, stays within the handler and keeps it.  A jump
+ * also lands on a stack, maybe another than the one it leaves (a coroutine's abandoned): the
+ * bounds of the stack the thread runs on follow it (ucontext.c).
  *
  * What the abandoned code was doing is left as it is: a thread's ring publishes an event in
  * one store, after the event is whole; an event number taken and never pushed is let go by
@@ -58,13 +60,10 @@ void churn_guard_init(void)
 
 /* Stacks grow down: a target above the guard's frame is outside it, unless the jump stays on
    the sigaltstack the calling handler runs on (asked of the kernel only then). */
-static int leaves_guard(const struct __jmp_buf_tag *env)
+static int leaves_guard(uintptr_t target)
 {
     uintptr_t frame = churn_guard_frame;
-    if (!churn_in_shim || !frame || !readable_targets)
-        return 0;
-    uintptr_t target = jump_target(env);
-    if (target <= frame)
+    if (!churn_in_shim || !frame || target <= frame)
         return 0;
     stack_t ss;
     if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK) &&
@@ -73,9 +72,15 @@ static int leaves_guard(const struct __jmp_buf_tag *env)
     return 1;
 }
 
-static void leave_guard(const struct __jmp_buf_tag *env)
+/* A jump lands on the stack of its target (ucontext.c), and leaves the guard when it lands
+   outside the frame that took it. */
+static void jumping(const struct __jmp_buf_tag *env)
 {
-    if (CHURN_LIKELY(!leaves_guard(env)))
+    if (!readable_targets)
+        return;
+    uintptr_t target = jump_target(env);
+    churn_stack_jumped(target);
+    if (CHURN_LIKELY(!leaves_guard(target)))
         return;
     churn_in_shim = 0;
     churn_guard_frame = 0;
@@ -89,7 +94,7 @@ static void leave_guard(const struct __jmp_buf_tag *env)
 #define JUMP(name)                                                                             \
     CHURN_API __attribute__((noreturn)) void name(struct __jmp_buf_tag env[1], int val)        \
     {                                                                                          \
-        leave_guard(env);                                                                      \
+        jumping(env);                                                                          \
         ((jump_fn)churn_next_of(&next_##name, #name))(env, val);                               \
     }
 

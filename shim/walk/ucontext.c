@@ -7,8 +7,11 @@
  * swapcontext) gives none: the walk then finds the thread's own stack by itself.
  *
  * swapcontext comes back, when some later switch resumes its caller, on the stack it left:
- * the bounds it left are kept in its own frame there and put back.
+ * the bounds it left are kept in its own frame there and put back.  A longjmp or siglongjmp
+ * out of a coroutine (a signal handler's, when the coroutine overflowed its stack) never
+ * comes back through it: the jump wrappers (guard.c) say where the jump lands instead.
  */
+#include <signal.h>
 #include <ucontext.h>
 
 #include "shim.h"
@@ -49,4 +52,24 @@ CHURN_API int setcontext(const ucontext_t *ucp)
     churn_stack_lo = lo;
     churn_stack_hi = hi;
     return rc;
+}
+
+/* Off the stack the thread ran on, a jump lands on the thread's own stack, or in a handler on
+   the sigaltstack, which returns to where it interrupted, or on a stack libchurn does not
+   know. */
+void churn_stack_jumped(uintptr_t target)
+{
+    if (target - churn_stack_lo < churn_stack_hi - churn_stack_lo)
+        return;
+    const churn_thread *t = churn_thread_current();
+    if (t && target - t->stack_lo < t->stack_hi - t->stack_lo) {
+        churn_stack_lo = t->stack_lo;
+        churn_stack_hi = t->stack_hi;
+        return;
+    }
+    stack_t ss;
+    if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK) &&
+        target - (uintptr_t)ss.ss_sp < ss.ss_size)
+        return;
+    churn_stack_lo = churn_stack_hi = 0;
 }

@@ -38,11 +38,13 @@ enum { OWN = 8 };
 static _Atomic uint64_t verified, verified_fast, verified_frames;
 static _Atomic uint64_t short_stacks;
 
-/* Stack below the stack pointer that each walk may take, about twice its worst case.  The
-   worst is a walk through a signal frame with every cache cold: the CFI walker gives up and
-   libunwind walks it, 7.9 KiB below the allocating function's frame (libunwind alone 5.3 KiB;
-   test/t_small_stack.sh prints what it takes beyond the program's own use of a thread's
-   stack).  The CFI walker alone, a first-seen return address included, takes 1.1 KiB below
+/* Stack below the stack pointer that each walk may take, twice its measured worst case or
+   more.  The worst is a walk through a signal frame with every cache cold: the CFI walker
+   gives up and libunwind walks it, 1.7 KiB below the allocating function's frame with its
+   registers and cursor in the thread's ring mapping (test/t_small_stack.sh prints what it
+   takes beyond the program's own use of a thread's stack); libunwind's code is not ours, and
+   an unusual frame (a long DWARF expression) may take it deeper, so it keeps the room its
+   local unwinder needed, 7.9 KiB at the worst measured.  The CFI walker alone, a first-seen return address included, takes 1.1 KiB below
    a coroutine's malloc (test/t_coroutine_stacks.sh; its largest frames, gcc -fstack-usage,
    are the rule's reading inside dl_iterate_phdr's callback); a short walk with the record
    path 0.4 KiB of a sigaltstack. */

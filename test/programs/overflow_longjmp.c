@@ -6,8 +6,10 @@
  * those from its thread cache, which takes no lock, so the program goes on.  After each
  * overflow the program allocates AFTER blocks of AFTER_SIZE bytes in after_overflow and keeps
  * them, so a trace must hold ROUNDS * AFTER of them there.  With `thread`, the rounds run on a
- * thread of 256 KiB instead of the main thread.  Prints "overflows N", the mallocs and frees
- * of the recursion that returned ("levels A F"), and "kept N".
+ * thread of 256 KiB instead of the main thread.  With `coroutine`, the first round runs in a
+ * coroutine (makecontext) on a 256 KiB stack mapped above a guard page, which the jump
+ * abandons, and the others on the main thread's stack.  Prints "overflows N", the mallocs
+ * and frees of the recursion that returned ("levels A F"), and "kept N".
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -66,15 +69,42 @@ __attribute__((noinline)) static void after_overflow(void)
     }
 }
 
-static void run(int rounds)
+#define CORO_STACK (256u << 10)
+static ucontext_t coro, from;
+
+static void coro_body(void)
+{
+    recurse(0);
+}
+
+/* The recursion in a coroutine on a fresh mapped stack, the page below it a guard. */
+static void in_coroutine(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint8_t *guard = mmap(NULL, page + CORO_STACK, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (guard == MAP_FAILED || mprotect(guard, page, PROT_NONE) || getcontext(&coro))
+        die("cannot make the coroutine's stack");
+    coro.uc_stack.ss_sp = guard + page;
+    coro.uc_stack.ss_size = CORO_STACK;
+    coro.uc_link = &from;
+    makecontext(&coro, coro_body, 0);
+    swapcontext(&from, &coro);
+}
+
+static void run(int rounds, int coroutine)
 {
     static uint8_t alt[64 << 10];
     stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
     if (sigaltstack(&ss, NULL))
         die("sigaltstack failed");
     for (int r = 0; r < rounds; r++) {
-        if (!sigsetjmp(back, 1))
-            recurse(0);
+        if (!sigsetjmp(back, 1)) {
+            if (coroutine && r == 0)
+                in_coroutine();
+            else
+                recurse(0);
+        }
         if (overflows != r + 1)
             die("round %d: the recursion ended without an overflow", r);
         after_overflow();
@@ -83,14 +113,14 @@ static void run(int rounds)
 
 static void *thread_body(void *arg)
 {
-    run(*(int *)arg);
+    run(*(int *)arg, 0);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        die("usage: overflow_longjmp ROUNDS [thread]");
+        die("usage: overflow_longjmp ROUNDS [thread|coroutine]");
     int rounds = atoi(argv[1]);
     if (rounds < 1 || rounds > MAX_ROUNDS)
         die("ROUNDS: 1 to %d", MAX_ROUNDS);
@@ -109,7 +139,7 @@ int main(int argc, char **argv)
         if (pthread_create(&th, &attr, thread_body, &rounds) || pthread_join(th, NULL))
             die("thread failed");
     } else {
-        run(rounds);
+        run(rounds, argc > 2 && !strcmp(argv[2], "coroutine"));
     }
     for (int i = 0; i < nkept; i++)
         keep(kept[i]);
