@@ -48,6 +48,7 @@ typedef struct options {
     int no_default_suppressions;
     int tree; /* --tree: every process image of the index */
     int all_epochs; /* --all-epochs: one epoch per row, however many */
+    int script_functions;     /* --script-functions: functions by their script frame */
     const char *diff_old;     /* --diff OLD: the trace given last is compared with it */
     churn_progress *progress; /* on stderr, from the command's start */
 } options;
@@ -300,13 +301,20 @@ static int run_open(run *r, const char *path, options *o, churn_proc_figures *fi
     return 0;
 }
 
+/* The CHURN_WINDOW_* flags the options ask for. */
+static int window_how(const options *o)
+{
+    return (o->all_epochs ? CHURN_WINDOW_ALL_EPOCHS : 0) |
+           (o->script_functions ? CHURN_WINDOW_SCRIPT_FUNCTIONS : 0);
+}
+
 /* The report's window of an open run (who: "" or which run, for the progress line). */
 static void run_window(run *r, options *o, const char *who)
 {
     churn_progress_pass(o->progress, "%sreading segments", who);
     churn_analyze_steady(r->t, o->window, &r->model, r->model_from_option, &r->warnings, r->sym,
                          o->progress, &r->a, r->exporting ? &r->ew : NULL,
-                         o->has_freed ? &o->freed : NULL, o->all_epochs);
+                         o->has_freed ? &o->freed : NULL, window_how(o));
     if (!r->exporting || o->form == FORM_HTML)
         pinning_at_peak(r->t, o->window, &r->model, r->model_from_option, r->sym, o->progress,
                         who, &r->a);
@@ -318,7 +326,7 @@ static void run_refit(run *r, options *o, const char *who, const churn_steady *f
     churn_progress_pass(o->progress, "%sreading segments", who);
     churn_analyze_refit(r->t, o->window, fit, &r->model, r->model_from_option, r->sym,
                         o->progress, &r->a, r->exporting ? &r->ew : NULL,
-                        o->has_freed ? &o->freed : NULL, o->all_epochs);
+                        o->has_freed ? &o->freed : NULL, window_how(o));
     if (!r->exporting || o->form == FORM_HTML)
         pinning_at_peak(r->t, o->window, &r->model, r->model_from_option, r->sym, o->progress,
                         who, &r->a);
@@ -553,7 +561,8 @@ int main(int argc, char **argv)
         OPT_NO_DEFAULT_SUPPRESS,
         OPT_TREE,
         OPT_ALL_EPOCHS,
-        OPT_DIFF
+        OPT_DIFF,
+        OPT_SCRIPT_FUNCTIONS
     };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -563,6 +572,7 @@ int main(int argc, char **argv)
         {"pprof", no_argument, NULL, OPT_PPROF},
         {"epochs", required_argument, NULL, 'e'},
         {"all-epochs", no_argument, NULL, OPT_ALL_EPOCHS},
+        {"script-functions", no_argument, NULL, OPT_SCRIPT_FUNCTIONS},
         {"base", required_argument, NULL, OPT_BASE},
         {"freed", required_argument, NULL, OPT_FREED},
         {"model", required_argument, NULL, OPT_MODEL},
@@ -608,6 +618,9 @@ int main(int argc, char **argv)
             break;
         case OPT_ALL_EPOCHS:
             o.all_epochs = 1;
+            break;
+        case OPT_SCRIPT_FUNCTIONS:
+            o.script_functions = 1;
             break;
         case OPT_BASE:
             if (parse_window(optarg, &o.base) != 0)

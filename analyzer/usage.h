@@ -15,7 +15,7 @@ typedef struct churn_usage_option {
 static const char *const churn_analyze_synopsis[] = {
     "[--json | --folded[=METRIC] | --svg[=METRIC] | --html | --pprof]",
     "[--epochs A:B] [--all-epochs] [--base A:B] [--freed A:B] [--model NAME]",
-    "[--top N]",
+    "[--top N] [--script-functions]",
     "[--suppressions FILE]... [--no-default-suppressions] [-o FILE]",
     "[--tree | --diff OLD] TRACE | -",
 };
@@ -38,6 +38,9 @@ static const churn_usage_option churn_analyze_options[] = {
                      "trace's: none, page[:BYTES], glibc, gperftools, tcmalloc,\n"
                      "jemalloc[:PAGE] (docs/fragmentation.md)"},
     {"--top N", "callsites shown (text default 10, HTML 20, JSON all)"},
+    {"--script-functions", "rank functions by the innermost JavaScript or Python function of\n"
+                           "each stack (named from the runtime's perf map: docs/runtimes.md)\n"
+                           "instead of the innermost native one"},
     {"--suppressions FILE", "known allocations to keep out of the callsite ranking, one\n"
                             "leak:PATTERN or init:MODULE-PATTERN per line, added to the\n"
                             "built-in list of start-up allocations (docs/analyzer.md)"},

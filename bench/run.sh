@@ -1,9 +1,10 @@
 #!/bin/sh
 # `make bench`: builds the benchmark's own helpers, then bench/bench.py measures native,
 # libchurn (every stack, stacks sampled, histograms only) and heaptrack on every workload and
-# writes bench/results/latest.md (BENCH_RESULTS: elsewhere), bench/workerd.sh adds workerd's
-# throughput under libchurn against native, and the micro benchmarks of the live map and the
-# stack walk add their tables.  The Makefile has already built build/libchurn.so
+# writes bench/results/latest.md (BENCH_RESULTS: elsewhere), bench/frames.py adds the cost of
+# the runtimes' perf maps (node, CPython 3.12: JavaScript and Python frames),
+# bench/workerd.sh adds workerd's throughput under libchurn against native, and the micro
+# benchmarks of the live map and the stack walk add their tables.  The Makefile has already built build/libchurn.so
 # and build/churn-analyze.  BENCH_RUNS=N sets the rounds (default 5); BENCH_QUICK=1 is the
 # short form for CI (2 rounds, small workloads, 2,000 subrequests).
 set -eu
@@ -38,6 +39,11 @@ $CC -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -Iinclude -Ishim -fomit-frame-poi
     shim/walk/jitrule.c -lunwind
 /usr/bin/python3 bench/bench.py
 RESULTS=${BENCH_RESULTS:-bench/results/latest.md}
+echo "bench: JavaScript and Python frames, perf map off and on" >&2
+{
+    echo
+    /usr/bin/python3 bench/frames.py
+} >>"$RESULTS"
 if [ "${BENCH_QUICK:-}" = 1 ]; then
     export BENCH_ROUNDS=1 BENCH_SUBREQUESTS=2000
 fi

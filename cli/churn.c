@@ -747,10 +747,89 @@ enum { OPT_FLAG = 256, OPT_FOR };
     {"sample-bytes", required_argument, NULL, OPT_FLAG},                                   \
     {"events", required_argument, NULL, OPT_FLAG}, {"help", no_argument, NULL, 'h'}
 
+/* node and CPython name their generated code in a perf map (/tmp/perf-<pid>.map) when told
+   to; the shim copies the entries its stacks use into the trace (shim/record/codemap.c).
+   Set for the whole tree (descendants inherit the environment), unless CHURN_RUNTIME_FRAMES
+   is 0, when the program is one of them by name.  Returns 1 when it switched maps on that
+   the environment did not ask for already: their files are then churn's to remove. */
+static int runtime_frames(const char *program)
+{
+    const char *v = getenv("CHURN_RUNTIME_FRAMES");
+    if (v && !strcmp(v, "0"))
+        return 0;
+    const char *base = strrchr(program, '/');
+    base = base ? base + 1 : program;
+    if (!strcmp(base, "node") || !strcmp(base, "nodejs")) {
+        static const char flags[] = "--perf-basic-prof --interpreted-frames-native-stack";
+        const char *old = getenv("NODE_OPTIONS");
+        int asked = old && strstr(old, "--perf-basic-prof");
+        char *opts;
+        if (asprintf(&opts, "%s%s%s", old && *old ? old : "", old && *old ? " " : "", flags) <
+            0)
+            return 0;
+        setenv("NODE_OPTIONS", opts, 1);
+        free(opts);
+        return !asked;
+    }
+    if (!strncmp(base, "python", 6)) {
+        const char *old = getenv("PYTHONPERFSUPPORT");
+        int asked = old && *old && strcmp(old, "0");
+        setenv("PYTHONPERFSUPPORT", "1", 1);
+        return !asked;
+    }
+    return 0;
+}
+
+/* What the tree's images wrote because churn asked (runtime_frames), since `since`: their
+   perf maps, whose entries the traces hold for the stacks that used them, and the small V8
+   log (isolate-0x<address>-<pid>-v8.log) that --perf-basic-prof has node write in its
+   working directory, looked for in churn's own, which node starts in. */
+static int removable(const char *path, time_t since)
+{
+    struct stat st;
+    return !lstat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+           st.st_mtime >= since;
+}
+
+static void remove_maps(const char *out, pid_t pid, time_t since)
+{
+    char *index = churn_proctree_index_of(out);
+    churn_proctree t = {0};
+    int have = churn_proctree_load(index, &t) == 0;
+    free(index);
+    size_t n = have ? t.n : 0;
+    DIR *cwd = opendir(".");
+    struct dirent *e;
+    while (cwd && (e = readdir(cwd))) {
+        /* isolate-0xADDRESS-PID-v8.log: the pid between the last two dashes */
+        const char *end = strrchr(e->d_name, '-'), *at = end;
+        if (strncmp(e->d_name, "isolate-0x", 10) || !end || strcmp(end, "-v8.log"))
+            continue;
+        while (at > e->d_name && at[-1] != '-')
+            at--;
+        char *stop;
+        long p = strtol(at, &stop, 10);
+        for (size_t i = 0; stop == end && i <= n; i++)
+            if (p == (i < n ? t.v[i].pid : (long)pid) && removable(e->d_name, since))
+                unlink(e->d_name);
+    }
+    if (cwd)
+        closedir(cwd);
+    for (size_t i = 0; i <= n; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/perf-%ld.map", i < n ? t.v[i].pid : (long)pid);
+        if (removable(path, since))
+            unlink(path);
+    }
+    if (have)
+        churn_proctree_free(&t);
+}
+
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {
         TRACE_OPTIONS,
+        {"runtime-frames", required_argument, NULL, OPT_FLAG},
         {NULL, 0, NULL, 0},
     };
     const char *out_opt = NULL;
@@ -788,6 +867,8 @@ static int run(int argc, char **argv)
     }
     char **program = argv + optind;
     proc_state(getpid(), &churn_started); /* before any process of the tree */
+    int maps = runtime_frames(program[0]);
+    time_t started = time(NULL);
 
     char dir[PATH_MAX], lib[PATH_MAX];
     if (self_dir(dir, sizeof dir) || find_library(lib, sizeof lib, dir)) {
@@ -913,6 +994,8 @@ static int run(int argc, char **argv)
                                                                   : "?");
     else if (WEXITSTATUS(status))
         fprintf(stderr, "churn: %s exited with status %d\n", program[0], WEXITSTATUS(status));
+    if (maps && out)
+        remove_maps(out, pid, started);
     if (out)
         report_traces(out, existed ? &before : NULL, pid, status,
                       (uint64_t)ended.tv_sec * 1000000000u + (uint64_t)ended.tv_nsec);

@@ -15,9 +15,9 @@
  * Below, each file's declarations under its name.  Files with a header of their own: the ways
  * in (way.h: way.c, way_named.c, way_pymalloc.c, way_patch.c, way_tcmalloc.c; the ELF way
  * is interpose.c and cxx.c, with cxx_ops.h listing the C++ operators), the patching engine
- * (patch.h: patch.c),
- * the CFI walker (cfi.h: cfi.c, which keeps the rules, and cfi_parse.c, which reads them from
- * .eh_frame, sharing cfi_rule.h), the executable's symbols (elfsyms.h: elfsyms.c), a loaded
+ * (patch.h: patch.c), the CFI walker (cfi.h: cfi.c, which keeps the rules, and cfi_parse.c,
+ * which reads them from .eh_frame, sharing cfi_rule.h with jitrule.c, the rule for code a
+ * runtime generated), the executable's symbols (elfsyms.h: elfsyms.c), a loaded
  * object's imports by their GOT slots (got.h: got.c, for dlopen.c and fds.c), and the
  * writer's per-segment tables and record encoder (segstate.h: segstate.c; encode.h:
  * encode.c), and the seccomp filter run on libchurn's own calls (seccomp_filter.h, shared with
@@ -821,6 +821,10 @@ static inline int churn_sample_realloc_quick(size_t size)
 /* ---- dlopen.c: dlopen, a stub that leaves glibc's call the program's own (its caller's
    search path); a library loaded with RTLD_DEEPBIND gets its allocator bindings that skipped
    libchurn pointed at libchurn's own (it exports dlopen, nothing internal) ---- */
+
+/* ---- codemap.c: names of code a runtime generates, from its perf map (writer only) ---- */
+/* Writes the CODE records of the stack's frames in such code, once a segment each. */
+void churn_codemap_stack(const uintptr_t *ips, unsigned depth);
 
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {

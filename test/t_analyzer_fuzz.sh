@@ -55,7 +55,10 @@ def random_record():
     if name == "free_unknown":
         return [name, val()]
     if name == "map":
-        return [name, rng.randrange(0, 5), val(), val(), val(), val(), val(), rng.random() < 0.5]
+        return [name, rng.randrange(0, 6), val(), val(), val(), val(), val(), rng.random() < 0.5]
+    if name == "code":
+        return [name, val(), val(), rng.choice(("JS:*f /x.js:%d:1" % val(), "py::g:/x.py",
+                                                "Builtin:B", ""))]
     d = {k: val() for k in ("epoch", "wall_ns", "rss", "allocs", "live_count", "live_bytes")}
     d["epoch"] = rng.randrange(0, 8) if rng.random() < 0.8 else d["epoch"]
     d["classes"] = [[rng.randrange(0, 300), val(), val(), val(), val()] for _ in range(rng.randrange(0, 3))]
@@ -63,8 +66,8 @@ def random_record():
     d["counters"] = [val() for _ in range(rng.randrange(0, 3))]
     return [name, d]
 
-def segment(seq, body):
-    return {"seq": seq, "first_epoch": seq, "last_epoch": seq,
+def segment(seq, body, version=3):
+    return {"seq": seq, "first_epoch": seq, "last_epoch": seq, "version": version,
             "records": mktrace.prelude(seq, seq) + body}
 
 n = 0
@@ -80,6 +83,10 @@ for i in range(40):       # garbage record streams
 for i in range(60):       # random well-formed records with extreme values
     write({"header": {"flags": rng.choice((0, 1))},
            "segments": [segment(s, [random_record() for _ in range(rng.randrange(1, 40))])
+                        for s in range(rng.randrange(1, 4))]})
+for i in range(30):       # the same in version 6 (arena MAP and CODE records)
+    write({"header": {"flags": rng.choice((0, 1)), "version": 6},
+           "segments": [segment(s, [random_record() for _ in range(rng.randrange(1, 40))], 6)
                         for s in range(rng.randrange(1, 4))]})
 base = {"segments": [segment(s, [["stack", 1, [0x10]], ["epoch", s], ["alloc", 0, 0x1000 + s, 8, 0, 1]])
                      for s in range(3)]}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The benchmark suite in its short form (BENCH_QUICK=1: 2 rounds of small workloads, 2,000
 # workerd subrequests), as CI runs it: every workload runs natively, under libchurn (with
-# events, with sampled stacks, without events) and under heaptrack and prints the same result;
+# events, with sampled stacks, without events) and under heaptrack and prints the same result,
+# and node and CPython 3.12 with their perf maps off and on (bench/frames.py) too;
 # the results file has every row and the micro benchmarks' tables; libchurn and heaptrack
 # count the same allocation and free events.  No figure of speed is asserted here (docs/benchmarks.md: speed is judged in
 # `make bench` on a quiet machine).
@@ -25,6 +26,13 @@ for m in counts:
     name, ours, theirs = m.group(1), int(m.group(2).replace(",", "")), int(m.group(3).replace(",", ""))
     if abs(ours - theirs) > 0.005 * theirs:
         fail("%s: libchurn counted %d events, heaptrack %d" % (name, ours, theirs))
+# the runtimes' perf maps off and on (bench/frames.py): node always, CPython 3.12 where it is
+for workload in ("node", "python3.12"):
+    for mode in ("native", "native+frames", "libchurn", "libchurn+frames"):
+        if not re.search(r"^\| %s \| [^|]+ \| %s \|" % (re.escape(workload), re.escape(mode)),
+                         text, re.M) and not (workload == "python3.12" and
+                                              "python3.12: not measured" in text):
+            fail("no frames row for %s under %s" % (workload, mode))
 if not re.search(r"ratio libchurn/native: subrequests/s [\d.]+", text):
     fail("no workerd ratio in the results")
 if not re.search(r"ratio libchurn-sample512k/native: subrequests/s [\d.]+.*bar >= 0.95", text):

@@ -506,6 +506,10 @@ void churn_analysis_record(void *ctx, const churn_record *r)
     case CHURN_REC_STACK:
         on_stack(a, r);
         break;
+    case CHURN_REC_CODE:
+        if (a->sym)
+            churn_symbolizer_add_code(a->sym, r->u.code.start, r->u.code.size, r->u.code.name);
+        break;
     case CHURN_REC_ALLOCATOR:
         on_allocator(a, r);
         break;

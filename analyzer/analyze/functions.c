@@ -161,6 +161,35 @@ static int is_wrapper_frame(churn_functions *f, const churn_frame *fr, size_t j,
    its callers outward that is not one, which then names the wrapper it called (via).  A stack
    entirely inside the C library keeps its innermost frame, and one whose frames outside it
    are all wrappers its innermost wrapper. */
+/* A script of the runtime's own library: node's (node:buffer, node:internal/...) and
+   CPython's frozen modules (<frozen importlib._bootstrap>). */
+static int runtime_script(const char *file)
+{
+    return !strncmp(file, "node:", 5) || file[0] == '<';
+}
+
+/* The innermost frame of a script function (symbolize.h: generated code with a source file)
+   of the stack, as a function, skipping the runtime's own library where the program's own
+   script is further out (Buffer.alloc is not what a user looks for: the function that called
+   it is); 0 when it has none. */
+static uint64_t script_function_of(churn_functions *f, const uint64_t *ips, size_t depth,
+                                   uint64_t generation)
+{
+    churn_frame fr;
+    churn_function first = {0};
+    for (size_t i = 0; i < depth; i++) {
+        if (!churn_symbolizer_resolve(f->sym, ips[i], 1, generation, &fr, 1) ||
+            fr.module_id != CHURN_MODULE_GENERATED || !fr.file)
+            continue;
+        churn_function fn = {.name = fr.function, .module = fr.module, .ip = ips[i]};
+        if (!runtime_script(fr.file))
+            return intern(f, &fn);
+        if (!first.name)
+            first = fn;
+    }
+    return first.name ? intern(f, &first) : 0;
+}
+
 static uint64_t function_of(void *ctx, uint64_t stack)
 {
     churn_functions *f = ctx;
@@ -169,6 +198,9 @@ static uint64_t function_of(void *ctx, uint64_t stack)
     if (!ips || !depth)
         return 0;
     uint64_t generation = churn_stack_defs_generation(f->stacks, stack);
+    uint64_t script = f->by_script ? script_function_of(f, ips, depth, generation) : 0;
+    if (script)
+        return script;
     churn_frame frames[INLINE_MAX];
     churn_function fn = {0}, first = {0};
     int have_first = 0;

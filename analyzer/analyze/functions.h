@@ -57,6 +57,10 @@ typedef struct churn_functions {
     struct churn_wrapshape *shapes; /* made when an unnamed frame is first judged */
     char **labels;                  /* of unnamed wrappers, for via */
     size_t label_count, label_cap;
+    /* Each stack's function is its innermost frame of a script function of the runtime
+       (JavaScript, Python: named by the trace's CODE records) where it has one
+       (--script-functions). */
+    int by_script;
 } churn_functions;
 
 /* Makes every callsite that g creates from now on pass its live changes to its function. */

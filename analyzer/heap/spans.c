@@ -96,8 +96,10 @@ void churn_spans_arena(churn_spans *s, uint64_t addr, uint64_t len, uint64_t uni
     size_t i = arena_after(s, addr), j = i;
     while (j < s->narenas && s->arenas[j].lo < addr + len)
         j++;
-    memmove(&s->arenas[i], &s->arenas[j], (s->narenas - j) * sizeof *s->arenas);
-    s->narenas -= j - i;
+    if (j > i) {
+        memmove(&s->arenas[i], &s->arenas[j], (s->narenas - j) * sizeof *s->arenas);
+        s->narenas -= j - i;
+    }
     if (!unit)
         return;
     churn_reserve(&s->arenas, &s->arenas_cap, s->narenas + 1, sizeof *s->arenas);

@@ -813,6 +813,16 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         r->u.sample_bytes.n = get_v(c);
         ok = c->ok && kind == 0 && r->u.sample_bytes.n >= 1;
         break;
+    case CHURN_REC_CODE: {
+        r->u.code.start = get_v(c);
+        r->u.code.size = get_v(c);
+        d->text_len = 0;
+        size_t name = get_string(d, c); /* before d->text is read: it may move */
+        r->u.code.name = d->text + name;
+        ok = c->ok && kind == 0 && d->version >= 6 && r->u.code.size &&
+             r->u.code.start + r->u.code.size > r->u.code.start;
+        break;
+    }
     case CHURN_REC_SHORT_STACKS:
         r->u.short_stacks.n = get_v(c);
         ok = c->ok && r->u.short_stacks.n >= 1;

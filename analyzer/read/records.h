@@ -90,6 +90,10 @@ typedef struct churn_record {
         struct { uint64_t addr, size, slack, stack, age; int temporary; } free;
         struct { uint64_t addr; } free_unknown;
         struct { uint64_t addr, length, a, b, stack; int internal; } map;
+        struct {
+            uint64_t start, size;
+            const char *name;
+        } code; /* version 6 */
         churn_epoch_summary epoch_end;
         /* Events of r->epoch with one allocation info (size, slack, stack): allocs
            allocations, reallocs of them of kind realloc, and frees short frees of objects

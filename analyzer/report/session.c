@@ -23,13 +23,15 @@ static void segment_edge(void *ctx, size_t i, int after)
 static void pass(churn_trace *t, churn_window window, const churn_steady *fit,
                  const churn_model *model, int model_from_option, churn_warnings *warnings,
                  churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                 churn_export_window *ew, const churn_window *freed, int all_epochs)
+                 churn_export_window *ew, const churn_window *freed, int how)
 {
     churn_analysis_init(a, churn_trace_info_of(t), window,
                         churn_trace_segment(t, 0)->first_epoch, warnings, sym);
     if (fit)
         churn_analysis_fit(a, fit->first, fit->last);
+    int all_epochs = (how & CHURN_WINDOW_ALL_EPOCHS) != 0;
     a->epochs.keep_all = all_epochs;
+    a->functions.by_script = (how & CHURN_WINDOW_SCRIPT_FUNCTIONS) != 0;
     if (freed) {
         a->freed = *freed;
         a->has_freed = 1;
@@ -61,16 +63,15 @@ static void pass(churn_trace *t, churn_window window, const churn_steady *fit,
 void churn_analyze_window(churn_trace *t, churn_window window, const churn_model *model,
                           int model_from_option, churn_warnings *warnings,
                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                          churn_export_window *ew, const churn_window *freed, int all_epochs)
+                          churn_export_window *ew, const churn_window *freed, int how)
 {
-    pass(t, window, NULL, model, model_from_option, warnings, sym, progress, a, ew, freed,
-         all_epochs);
+    pass(t, window, NULL, model, model_from_option, warnings, sym, progress, a, ew, freed, how);
 }
 
 void churn_analyze_refit(churn_trace *t, churn_window window, const churn_steady *fit,
                          const churn_model *model, int model_from_option, churn_symbolizer *sym,
                          churn_progress *progress, churn_analysis *a, churn_export_window *ew,
-                         const churn_window *freed, int all_epochs)
+                         const churn_window *freed, int how)
 {
     churn_warnings *warnings = a->warn;
     if (progress) {
@@ -86,7 +87,7 @@ void churn_analyze_refit(churn_trace *t, churn_window window, const churn_steady
     churn_analysis_free(a);
     churn_steady steady = *fit;
     pass(t, window, &steady, model, model_from_option, warnings, sym, progress, a, ew, freed,
-         all_epochs);
+         how);
     steady.has_exit_epoch = a->steady.has_exit_epoch; /* this trace's own */
     steady.exit_epoch = a->steady.exit_epoch;
     a->steady = steady;
@@ -95,11 +96,11 @@ void churn_analyze_refit(churn_trace *t, churn_window window, const churn_steady
 void churn_analyze_steady(churn_trace *t, churn_window window, const churn_model *model,
                           int model_from_option, churn_warnings *warnings,
                           churn_symbolizer *sym, churn_progress *progress, churn_analysis *a,
-                          churn_export_window *ew, const churn_window *freed, int all_epochs)
+                          churn_export_window *ew, const churn_window *freed, int how)
 {
-    int named = window.named || window.has_first || window.has_last || all_epochs;
-    pass(t, window, NULL, model, model_from_option, warnings, sym, progress, a, ew, freed,
-         all_epochs);
+    int named =
+        window.named || window.has_first || window.has_last || (how & CHURN_WINDOW_ALL_EPOCHS);
+    pass(t, window, NULL, model, model_from_option, warnings, sym, progress, a, ew, freed, how);
     if (named) {
         a->steady.how = window.named || window.has_first || window.has_last
                             ? CHURN_STEADY_EPOCHS
@@ -114,5 +115,5 @@ void churn_analyze_steady(churn_trace *t, churn_window window, const churn_model
         return;
     }
     churn_analyze_refit(t, window, &steady, model, model_from_option, sym, progress, a, ew,
-                        freed, all_epochs);
+                        freed, how);
 }

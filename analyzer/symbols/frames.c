@@ -66,7 +66,9 @@ static void format_frame(uint64_t ip, const churn_frame *f, char *buf, size_t le
     line[0] = '\0';
     if (f->function && f->file) {
         location = f->file;
-        snprintf(line, sizeof line, ":%u", f->line);
+        /* generated code a runtime names by its file alone (CPython's) has no line */
+        if (f->line)
+            snprintf(line, sizeof line, ":%u", f->line);
     }
     size_t name_len = strlen(name), location_len = strlen(location) + strlen(line);
     size_t room = len - sizeof " ()"; /* for the name and the location */

@@ -32,10 +32,11 @@
  * file.
  */
 #include "symbols/symbolize.h"
+#include "base/util.h"
 #include "symbols/debugfile.h"
 #include "symbols/dwarfindex.h"
+#include "symbols/perfmap.h"
 #include "symbols/symcache.h"
-#include "base/util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -188,6 +189,7 @@ struct churn_symbolizer {
     size_t by_start_len;
     bool by_start_stale;
     cached_ip *cache;
+    churn_codes *codes; /* generated code's names; NULL until the first */
     const char **warnings;
     size_t warning_count, warning_cap;
     /* Modules to open ahead, in order; the thread has opened those before next_prefetch. */
@@ -350,6 +352,7 @@ void churn_symbolizer_free(churn_symbolizer *s)
     if (!s)
         return;
     prefetch_finish(s);
+    churn_codes_free(s->codes);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
     free(s->prefetch);
@@ -1356,6 +1359,8 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
     /* A return address points after the call, possibly at the next line or function. */
     uint64_t addr = is_return_address && ip ? ip - 1 : ip;
     module *m = module_at(s, addr, generation);
+    if (!m && churn_codes_frame(s->codes, addr, out))
+        return 1;
     ip_key key = {addr, m ? m->order : UINT64_MAX};
     cached_ip *c;
     HASH_FIND(hh, s->cache, &key, sizeof key, c);
@@ -1366,6 +1371,14 @@ size_t churn_symbolizer_resolve(churn_symbolizer *s, uint64_t ip, int is_return_
     size_t n = c->count < max ? c->count : max;
     memcpy(out, c->frames, n * sizeof out[0]);
     return n;
+}
+
+void churn_symbolizer_add_code(churn_symbolizer *s, uint64_t start, uint64_t size,
+                               const char *name)
+{
+    if (!s->codes)
+        s->codes = churn_codes_new();
+    churn_codes_add(s->codes, start, size, name);
 }
 
 size_t churn_symbolizer_function_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,

@@ -15,7 +15,9 @@ typedef struct churn_frame {
     const char *file;     /* source file; NULL when unknown */
     unsigned line;        /* 0 when unknown */
     const char *module;   /* basename of the module's path; NULL when the ip is in no module */
-    uint64_t module_id;   /* that module's id in the trace's module map, when module is set */
+    uint64_t module_id;   /* that module's id in the trace's module map, when module is set;
+                             CHURN_MODULE_GENERATED: code a runtime generated, named by the
+                             trace's CODE records (perfmap.h), module its source's place */
     uint64_t bias;        /* that module's bias (ip - bias: the offset in it), of the same
                              generation of the module map as the names */
     int inlined;          /* 1: this frame was inlined into the next (outer) one */
@@ -23,6 +25,8 @@ typedef struct churn_frame {
                              that holds the ip, from the module's call frame information (the
                              .eh_frame or .debug_frame entry covering it); 0: none covers it */
 } churn_frame;
+
+#define CHURN_MODULE_GENERATED UINT64_MAX
 
 churn_symbolizer *churn_symbolizer_new(void);
 void churn_symbolizer_free(churn_symbolizer *s);
@@ -34,6 +38,11 @@ void churn_symbolizer_free(churn_symbolizer *s);
 void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *path,
                                  uint64_t bias, uint64_t start, uint64_t end, uint64_t unloaded,
                                  const uint8_t *build_id, size_t build_id_len);
+
+/* Registers the name of generated code in no module (a CODE record: perfmap.h), which
+   names the ips there that no module holds. */
+void churn_symbolizer_add_code(churn_symbolizer *s, uint64_t start, uint64_t size,
+                               const char *name);
 
 /* A hint that ips of module id (registered above) will be resolved: its file and debug info
    are read on a background thread meanwhile.  Results and warnings are the same without

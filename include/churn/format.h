@@ -25,7 +25,8 @@
 /* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK, version 3
    CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
    "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
-   (churn_open_segment_header), version 6 CHURN_MAP_ARENA; readers take 1 to 6. */
+   (churn_open_segment_header), version 6 CHURN_MAP_ARENA and CHURN_REC_CODE; readers take
+   1 to 6. */
 #define CHURN_FORMAT_VERSION 6u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
@@ -200,6 +201,12 @@ enum churn_record_tag {
        alone.  A sampled object of s bytes stands for 1/p(s) objects.  In every segment
        after CHURN_REC_ALLOCATOR; absent: every allocation is in the trace. */
     CHURN_REC_SAMPLE_BYTES = 0x70,
+
+    /* V start, V size, string name: the code at [start, start + size), in no module, is what
+       the runtime that made it calls `name` in its perf map (/tmp/perf-<pid>.map: V8's
+       "JS:*handler /srv/app.js:12:30", CPython's "py::handle:/srv/app.py").  Written
+       before the first STACK of the segment with a frame in it (version 6). */
+    CHURN_REC_CODE = 0x80,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
        of this segment (indices 0, 1, 2, ... in order of appearance) */

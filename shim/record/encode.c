@@ -74,7 +74,10 @@ __attribute__((noinline)) void churn_define_stack(churn_site *sites, uint32_t id
     churn_site *s = &sites[id];
     unsigned depth;
     const uintptr_t *ips = churn_stack_get(id, &depth);
-    if (!ips || !room(1 + 5 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
+    if (!ips)
+        return;
+    churn_codemap_stack(ips, depth); /* the names of its generated code, first */
+    if (!room(1 + 5 * CHURN_VARINT_MAX + depth * CHURN_VARINT_MAX))
         return;
     /* Stacks of one program share their outer frames (main, the event loop, the
        interpreter): the recent definition sharing the most is named instead of repeated. */
@@ -118,6 +121,17 @@ __attribute__((noinline)) void churn_define_stack(churn_site *sites, uint32_t id
     }
     s->emitted_in = enc->segments;
     enc->recent_stacks[enc->recent_count++ % CHURN_STACK_REFS] = id;
+}
+
+int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len)
+{
+    if (!room(1 + 3 * CHURN_VARINT_MAX + len))
+        return 0;
+    put_tag(CHURN_REC_CODE);
+    put_u(start);
+    put_u(size);
+    put_bytes(name, len);
+    return 1;
 }
 
 void churn_emit_modules(void)

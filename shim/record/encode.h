@@ -61,6 +61,8 @@ void churn_emit_sample_bytes(uint64_t mean); /* CHURN_REC_SAMPLE_BYTES */
    would call the allocator), and again in every later segment. */
 void churn_emit_size_classes(int final_path);
 void churn_emit_modules(void);
+/* A CODE record (a name from a runtime's perf map, codemap.c); 0 when there is no room. */
+int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len);
 void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
                       uint64_t live_bytes);
 /* Writes the stack's definition, once per segment. */

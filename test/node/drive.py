@@ -15,10 +15,11 @@ import time
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--node", default="node")
-    ap.add_argument("--mode", choices=("leak", "clean"), required=True)
+    ap.add_argument("--mode", choices=("leak", "clean", "closure"), required=True)
     ap.add_argument("--requests", type=int, required=True)
     ap.add_argument("--log", required=True, help="node's stderr")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for node")
+    ap.add_argument("--cwd", default=None, help="node's working directory")
     args = ap.parse_args()
 
     env = dict(os.environ)
@@ -28,7 +29,7 @@ def main():
     server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.js")
     with open(args.log, "wb") as log:
         node = subprocess.Popen([args.node, server, args.mode], env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=log)
+                                stdout=subprocess.PIPE, stderr=log, cwd=args.cwd)
     answers = []
     error = None
     try:

@@ -45,6 +45,7 @@ absolute instruction pointers innermost first:
   ["free_full", kind, addr, size, slack, stack, age]   always the self-describing FREE
   ["free_unknown", addr]
   ["map", kind, addr, length, a, b, stack, internal]   kind 5: an arena (version 6)
+  ["code", start, size, name]  a runtime's name for generated code (version 6)
   ["epoch_end", {"epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
                  "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes",
                  "classes": [[cls, allocs, frees, alloc_bytes, free_bytes]],
@@ -71,7 +72,7 @@ TAGS = {
     "allocator": 0x06, "carry": 0x07, "dropped": 0x08, "exit": 0x09, "size_classes": 0x0b,
     "stack_sample": 0x0c, "short_stacks": 0x0d, "unordered": 0x0f,
     "alloc": 0x10,
-    "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50,
+    "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50, "code": 0x80,
 }
 
 
@@ -266,6 +267,9 @@ class Encoder:
             body += varint(zigzag(a - self.coder.prev_map_addr)) + varint(length) + \
                 varint(x) + varint(y) + varint(stack)
             self.coder.prev_map_addr = a
+        elif name == "code":
+            start, size, text = args
+            body += varint(start) + varint(size) + string(text)
         elif name == "epoch_end":
             body += epoch_end(args[0])
         self.out.append(tag)

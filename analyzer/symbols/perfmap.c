@@ -1,0 +1,220 @@
+#include "symbols/perfmap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hash.h"
+#include "base/util.h"
+
+typedef struct code {
+    uint64_t start, end;
+    char *name;                    /* as the map has it */
+    char *function, *file, *label; /* parsed: owned, NULL when none */
+    unsigned line;
+} code;
+
+struct churn_codes {
+    code *items; /* in the order added */
+    size_t count, cap;
+    size_t *by_start; /* indices sorted by start, then order; rebuilt after additions */
+    size_t sorted;    /* how many items by_start covers */
+    size_t *slots;    /* open addressing on (start, end, name): index + 1 */
+    size_t mask;
+};
+
+/* Entries before the last one starting at or below an address that may still cover it. */
+#define LOOK_BACK 16
+
+churn_codes *churn_codes_new(void)
+{
+    churn_codes *c = churn_xcalloc(1, sizeof *c);
+    c->mask = 255;
+    c->slots = churn_xcalloc(c->mask + 1, sizeof *c->slots);
+    return c;
+}
+
+void churn_codes_free(churn_codes *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->count; i++) {
+        free(c->items[i].name);
+        free(c->items[i].function);
+        free(c->items[i].file);
+        free(c->items[i].label);
+    }
+    free(c->items);
+    free(c->by_start);
+    free(c->slots);
+    free(c);
+}
+
+static uint64_t key_of(uint64_t start, uint64_t end, const char *name)
+{
+    uint64_t h = churn_hash64(start ^ churn_hash64(end));
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    return churn_hash64(h);
+}
+
+static size_t *slot_of(size_t *slots, size_t mask, const code *items, uint64_t start,
+                       uint64_t end, const char *name)
+{
+    size_t i = key_of(start, end, name) & mask;
+    while (slots[i]) {
+        const code *k = &items[slots[i] - 1];
+        if (k->start == start && k->end == end && !strcmp(k->name, name))
+            break;
+        i = (i + 1) & mask;
+    }
+    return &slots[i];
+}
+
+static char *copy(const char *s, size_t n)
+{
+    char *d = churn_xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+/* A decimal number ending at end (exclusive) after a ':', or -1. */
+static long trailing_number(const char *s, const char **colon)
+{
+    const char *p = s + strlen(s);
+    const char *digits_end = p;
+    while (p > s && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == digits_end || p == s || p[-1] != ':' || digits_end - p > 9)
+        return -1;
+    *colon = p - 1;
+    return strtol(p, NULL, 10);
+}
+
+/* V8's "TYPE:[tier]name location" for functions of scripts: the location is "file:line" or
+   "file:line:column" (the function's start), the tier one of ~ * ^ + (interpreted,
+   optimized, baseline, Maglev: the same function's rows are one); CPython's
+   "py::qualname:file". */
+static void parse(code *k)
+{
+    static const char *const script_types[] = {
+        "JS:", "Eval:", "LazyCompile:", "Function:", "Script:"};
+    const char *n = k->name;
+    if (!strncmp(n, "py::", 4)) {
+        const char *colon = strchr(n + 4, ':');
+        if (colon && colon > n + 4 && colon[1]) {
+            k->function = copy(n + 4, (size_t)(colon - (n + 4)));
+            k->file = churn_xstrdup(colon + 1);
+            k->label = churn_xstrdup(k->file);
+        }
+        return;
+    }
+    for (size_t i = 0; i < sizeof script_types / sizeof *script_types; i++) {
+        size_t t = strlen(script_types[i]);
+        if (strncmp(n, script_types[i], t))
+            continue;
+        const char *p = n + t;
+        if (*p && strchr("~*^+", *p))
+            p++;
+        const char *space = strchr(p, ' ');
+        if (!space || !space[1])
+            return;
+        char *where = churn_xstrdup(space + 1), *colon;
+        long last = trailing_number(where, (const char **)&colon), line = last;
+        if (last >= 0) {
+            *colon = '\0';
+            long first = trailing_number(where, (const char **)&colon);
+            if (first >= 0) {
+                *colon = '\0';
+                line = first;
+            }
+        }
+        k->function = space > p ? copy(p, (size_t)(space - p)) : churn_xstrdup("(anonymous)");
+        k->file = where;
+        k->line = line > 0 ? (unsigned)line : 0;
+        char label[4096];
+        if (k->line)
+            snprintf(label, sizeof label, "%s:%u", k->file, k->line);
+        else
+            snprintf(label, sizeof label, "%s", k->file);
+        k->label = churn_xstrdup(label);
+        return;
+    }
+}
+
+void churn_codes_add(churn_codes *c, uint64_t start, uint64_t size, const char *name)
+{
+    uint64_t end = start + size;
+    if (*slot_of(c->slots, c->mask, c->items, start, end, name))
+        return;
+    churn_reserve(&c->items, &c->cap, c->count + 1, sizeof *c->items);
+    code *k = &c->items[c->count];
+    memset(k, 0, sizeof *k);
+    k->start = start;
+    k->end = end;
+    k->name = churn_xstrdup(name);
+    parse(k);
+    c->count++;
+    if (c->count * 2 > c->mask + 1) {
+        size_t n = (c->mask + 1) * 2;
+        size_t *slots = churn_xcalloc(n, sizeof *slots);
+        for (size_t i = 0; i < c->count; i++) {
+            const code *e = &c->items[i];
+            *slot_of(slots, n - 1, c->items, e->start, e->end, e->name) = i + 1;
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->mask = n - 1;
+    } else {
+        *slot_of(c->slots, c->mask, c->items, start, end, name) = c->count;
+    }
+}
+
+static const code *sort_items;
+
+static int by_start(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    const code *p = &sort_items[a], *q = &sort_items[b];
+    if (p->start != q->start)
+        return p->start < q->start ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+int churn_codes_frame(churn_codes *c, uint64_t addr, churn_frame *out)
+{
+    if (!c || !c->count)
+        return 0;
+    if (c->sorted != c->count) {
+        c->by_start = churn_xrealloc(c->by_start, c->count * sizeof *c->by_start);
+        for (size_t i = 0; i < c->count; i++)
+            c->by_start[i] = i;
+        sort_items = c->items;
+        qsort(c->by_start, c->count, sizeof *c->by_start, by_start);
+        c->sorted = c->count;
+    }
+    size_t lo = 0, hi = c->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->items[c->by_start[mid]].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const code *best = NULL;
+    for (size_t k = lo; k > 0 && lo - k < LOOK_BACK; k--) {
+        const code *e = &c->items[c->by_start[k - 1]];
+        if (addr < e->end && (!best || e > best))
+            best = e;
+    }
+    if (!best)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->function = best->function ? best->function : best->name;
+    out->file = best->file;
+    out->line = best->line;
+    out->module = best->label;
+    out->module_id = CHURN_MODULE_GENERATED;
+    return 1;
+}
