@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "churn/allocators.h"
 #include "churn/engines.h"
+#include "churn/own_libraries.h"
 #include "churn/runtime_heaps.h"
 #include "report/proctree.h"
 #include "symbols/dbgsym.h"
@@ -256,8 +257,10 @@ int churn_report_untraced_of(const churn_analysis *a, churn_untraced *u)
         if (counter_value(file, r, v))
             u->file = 1;
     }
+    /* A culprit among libchurn's own libraries (older shims named libunwind) is none. */
     for (size_t i = 0; culprit && i < a->modules.count; i++)
-        if (a->modules.items[i].id == culprit - 1)
+        if (a->modules.items[i].id == culprit - 1 &&
+            !churn_own_library(a->modules.items[i].name))
             u->module = a->modules.items[i].name;
     return said;
 }
