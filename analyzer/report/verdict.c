@@ -275,11 +275,21 @@ static const char *retention_words(const churn_retained *r)
     }
 }
 
+/* Objects per epoch as the rankings print them: three significant digits below 1000 (a
+   fraction stays one), whole numbers above (2000, not %g's 2e+03). */
+static const char *count_rate(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, v > -1000 && v < 1000 ? "%+.3g" : "%+.0f", v);
+    return buf;
+}
+
 static void holder_clause(FILE *f, const churn_verdict *v, const churn_verdict_function *d)
 {
     char b[32], rate[32];
     int levels = v->split.levels;
     function_name(f, v, d->fn);
+    if (!d->fn->name && d->fn->caller && !d->ncallers) /* as the rankings name it */
+        fprintf(f, " (called from %s)", d->fn->caller);
     for (size_t i = 0; i < d->ncallers; i++)
         fprintf(f, i ? " from %s" : ", called by %s", d->callers[i]);
     if (d->ncallers)
@@ -291,8 +301,8 @@ static void holder_clause(FILE *f, const churn_verdict *v, const churn_verdict_f
     else
         fprintf(f, " holds %s per epoch (%s objects), %.0f%% of the live growth, %s",
                 signed_binary(d->bytes_per_epoch, b, sizeof b),
-                (snprintf(rate, sizeof rate, "%+.3g", d->count_per_epoch), rate),
-                100 * d->share, retention_words(&d->retained));
+                count_rate(d->count_per_epoch, rate, sizeof rate), 100 * d->share,
+                retention_words(&d->retained));
     if (d->fn->type)
         fprintf(f, ", type %s", d->fn->type);
 }
