@@ -11,7 +11,8 @@
 #  - python3 growing by about 1.5 MiB per epoch, below the shim's threshold: with pymalloc
 #    traced (its default, docs/runtimes.md) the verdict names the growth live objects and the
 #    interpreter's functions that hold them (thousands of objects an epoch, printed whole),
-#    with no step to take; with PYTHONMALLOC=pymalloc
+#    and, as those are named by offset in the stripped python3.11, the Debian -dbgsym package
+#    that names them as the next step; with PYTHONMALLOC=pymalloc
 #    (pymalloc on its own arenas, not traced) it says the growth is in mappings of the
 #    program's own, pymalloc's, not in traced objects, and gives PYTHONMALLOC=malloc as the
 #    next step.
@@ -91,13 +92,17 @@ for mode in ("libc", "syscall"):
 report, v, said = verdict("py_traced")
 parts = field(v, "parts")
 if parts["live"] < 400 << 10 or "PYTHONMALLOC" in said:
-    fail("python, pymalloc traced: live grows %r per epoch, or a step is given: %r"
+    fail("python, pymalloc traced: live grows %r per epoch, or PYTHONMALLOC is a step: %r"
          % (parts["live"], said))
 if not field(v, "functions"):
     fail("python, pymalloc traced: no function holds the growth: %r" % said)
 # thousands of objects an epoch read as the rankings print them, never %g's 9.25e+03
 if re.search(r"\d[eE][+-]\d", said):
     fail("python, pymalloc traced: a figure in exponent form: %r" % said)
+# Debian's python3.11 is stripped: its functions named by offset, the debug package is the step
+if re.search(r"python3\.11\+0x", said) and not re.search(r"Next: .*python3\.11[a-z-]*-dbgsym", said):
+    fail("python, pymalloc traced: functions named by offset and no debug package to install: %r"
+         % said)
 report, v, said = verdict("py_pymalloc")
 parts = field(v, "parts")
 traced_objects = sum(parts[k] or 0 for k in ("live", "slack", "pinned", "free_resident"))

@@ -440,7 +440,44 @@ static void rest_sentence(churn_verdict *v)
     say(v, f, &text);
 }
 
-static void next_steps(churn_verdict *v, const churn_analysis *a)
+static int named_in(const churn_verdict *v, const char *module)
+{
+    for (size_t i = 0; i < v->nfunctions; i++)
+        if (!v->functions[i].fn->name && v->functions[i].fn->module &&
+            !strcmp(v->functions[i].fn->module, module))
+            return 1;
+    return v->has_mapping && !v->mapping.fn->name && v->mapping.fn->module &&
+           !strcmp(v->mapping.fn->module, module);
+}
+
+/* A function the verdict names by its module and offset hides its name: the debug files of
+   its module name it, from the Debian package that would carry them (symbols/dbgsym.h). */
+static void debug_step(churn_verdict *v, churn_analysis *a)
+{
+    size_t n;
+    churn_report_debug *d = churn_report_debug_info(a, &n);
+    char *text;
+    size_t len;
+    FILE *f = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *base = strrchr(d[i].m.path, '/');
+        base = base ? base + 1 : d[i].m.path;
+        if (d[i].m.from != CHURN_DEBUG_NONE || !d[i].package || !named_in(v, base))
+            continue;
+        if (!f) {
+            f = sentence(&text, &len);
+            fputs("Next: debug files name what the verdict shows as module+offset: Debian's", f);
+        }
+        fprintf(f, " %s-dbgsym (for %s)", d[i].package, base);
+    }
+    if (f) {
+        fputs(", or a debuginfod server (DEBUGINFOD_URLS).", f);
+        say(v, f, &text);
+    }
+    free(d);
+}
+
+static void next_steps(churn_verdict *v, churn_analysis *a)
 {
     char *text;
     size_t len;
@@ -473,6 +510,7 @@ static void next_steps(churn_verdict *v, const churn_analysis *a)
                     e->heap);
         say(v, f, &text);
     }
+    debug_step(v, a);
     /* A collection inside the window: the fit mixes the ramp it ended with the one after. */
     const churn_verdict_function *top = v->nfunctions ? &v->functions[0] : NULL;
     if (top && top->retained.reclaimed_count &&
