@@ -387,6 +387,10 @@ static void rest_sentence(churn_verdict *v)
         fputs(": pages no allocator hands out, so no object in them is traced", f);
         if (v->runtime)
             fprintf(f, "; %s keeps %s there", v->runtime->name, v->runtime->objects);
+        else if (v->shim_said && v->shim.engine) /* a collected runtime's heap, by the shim */
+            fprintf(f, "; they are %s's own heap, outside malloc by design: objects on %s",
+                    churn_engines[v->shim.engine - 1].name,
+                    churn_engines[v->shim.engine - 1].heap);
         break;
     case CHURN_VERDICT_NOT_TRACED:
         if (levels)
