@@ -40,10 +40,15 @@ expect("ranking at the most pinned bytes: epoch", peak["epoch"], most["epoch"])
 if not 101 <= peak["epoch"] < epochs:
     fail("the most pinned bytes at epoch %d, not after the collection" % peak["epoch"])
 expect("survivors of fill at the peak", fill_live(peak["callsites"]), 200 + 8 * (peak["epoch"] - 100))
-for line in ("Callsites whose survivors pin the most span bytes (before the teardown, at epoch %d):" % epochs,
-             "Callsites whose survivors pin the most span bytes (at epoch %d, the most pinned bytes):" % peak["epoch"]):
-    if line not in text:
-        fail("the text report lacks %r" % line)
+# one block, both rankings: each row with its figures at the most pinned epoch as well
+line = ("Who pins: callsites whose survivors pin the most span bytes (before the teardown, at "
+        "epoch %d; and at epoch %d, the most pinned bytes):" % (epochs, peak["epoch"]))
+if line not in text or text.count("Who pins:") != 1:
+    fail("the text report lacks %r, or has more than one block of who pins" % line)
+block = text[text.index(line):].split("\n\n")[0]
+if not any(l.startswith("  #1 pinned ") and "; at epoch %d: pinned " % peak["epoch"] in l
+           for l in block.splitlines()):
+    fail("who pins: the first row does not give its figures at epoch %d:\n%s" % (peak["epoch"], block))
 print("pinning before the teardown at epoch %d (600 survivors), at the peak epoch %d (%d), none at the end"
       % (before["epoch"], peak["epoch"], fill_live(peak["callsites"])))
 PY

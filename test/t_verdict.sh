@@ -9,15 +9,21 @@
 #    requests, are not named;
 #  - a C++ program (test/programs/cxx_types.cc): the functions named carry their types;
 #  - a run of one epoch (test/programs/raw_mmap.c without epochs): the next step is an
-#    epoch source.
+#    epoch source;
+#  - a JS engine's own heap (test/programs/pool_alloc.c built as V8's stand-in, growing 40 MiB
+#    in its own mapping): the page's first words name V8's own heap, with a heap snapshot as
+#    the next step.
 . test/lib.sh
 
 build_c request_loop test/programs/request_loop.c
 build_cxx cxx_types test/programs/cxx_types.cc
 build_c raw_mmap test/programs/raw_mmap.c
+build_c pool_v8 test/programs/pool_alloc.c -DENGINE_V8
 traced "$WORK/demo.zst" "$WORK/demo.out" "$WORK/request_loop" 200 2
 traced "$WORK/cxx.zst" "$WORK/cxx.out" "$WORK/cxx_types"
 traced "$WORK/one.zst" "$WORK/one.out" "$WORK/raw_mmap" libc 2
+traced "$WORK/v8.zst" "$WORK/v8.out" "$WORK/pool_v8"
+"$ANALYZE" --html "$WORK/v8.zst" >"$WORK/v8.html" 2>&1 || fail "churn-analyze --html v8.zst failed"
 for name in demo cxx one; do
     analyze "$WORK/$name.zst" "$WORK/$name.json"
     "$ANALYZE" "$WORK/$name.zst" >"$WORK/$name.txt" 2>&1 || fail "churn-analyze $name.zst failed"
@@ -25,7 +31,7 @@ done
 "$ANALYZE" --html "$WORK/demo.zst" >"$WORK/demo.html" 2>&1 || fail "churn-analyze --html failed"
 
 check "$WORK/demo.json" "$WORK/demo.txt" "$WORK/demo.html" \
-    "$WORK/cxx.json" "$WORK/cxx.txt" "$WORK/one.json" "$WORK/one.txt" <<'PY'
+    "$WORK/cxx.json" "$WORK/cxx.txt" "$WORK/one.json" "$WORK/one.txt" "$WORK/v8.html" <<'PY'
 import html, re, sys
 from churncheck import *
 
@@ -119,6 +125,13 @@ one, one_text = load(sys.argv[6]), open(sys.argv[7]).read()
 ov, os_ = verdict_of("one", one, one_text)
 if not any("CHURN_EPOCH_AT" in s and "CHURN_EPOCH_MS" in s for s in os_):
     fail("one epoch: the verdict does not give an epoch source as the next step: %r" % os_)
+# V8's heap, first on the page: in the verdict, before the summary
+v8 = open(sys.argv[8]).read()
+first = v8[v8.index("<body"):v8.index("<h2>Summary")]
+if "V8&#39;s own heap" not in first and "V8's own heap" not in first:
+    fail("v8: the page's verdict does not name V8's own heap:\n%s" % first[:2000])
+if "heap snapshot" not in first:
+    fail("v8: the page's verdict gives no heap snapshot as the next step")
 print("demo: %s" % " ".join(sentences))
 PY
 echo "ok: the verdict leads the text report, the page and the JSON, and its figures are the JSON's"

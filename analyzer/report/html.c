@@ -501,10 +501,14 @@ static void frame_line(void *ctx, const char *frame)
 
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **rows = churn_report_functions(a, o, &n);
+    size_t n, left;
+    churn_callsite **rows = churn_report_ranked_functions(a, o, &n, &left);
     fputs("<h2>Top functions by retained growth</h2>\n<p>Each row is the sum of the callsites "
-          "whose allocating function it is.</p>\n<table><tr><th>#</th><th>bytes/epoch</th>"
+          "whose allocating function it is.",
+          out);
+    if (left)
+        fprintf(out, " %zu more neither grow nor hold anything live: --json lists them.", left);
+    fputs("</p>\n<table><tr><th>#</th><th>bytes/epoch</th>"
           "<th>objects/epoch</th><th>r2</th><th>live</th><th>allocs</th><th>frees</th>"
           "<th>stacks</th><th>retention</th><th class=\"stack\">function (module)</th></tr>\n",
           out);
@@ -574,8 +578,9 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
 {
     size_t n = 0, all;
     churn_callsite **sites = churn_report_callsites(a, 0, &all);
-    for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
-        if (!churn_suppressions_of(o->suppress, sites[i]->stack)) /* as the text report */
+    for (size_t i = 0; i < all && (!o->top || n < o->top); i++) /* as the text report */
+        if (!churn_suppressions_of(o->suppress, sites[i]->stack) &&
+            churn_report_ranked(a, &a->growth, sites[i]))
             sites[n++] = sites[i];
     churn_frames_source src = {&a->stacks, a->sym};
     fputs("<h2>Top callsites by retained growth</h2>\n<table><tr><th>#</th><th>bytes/epoch</th>"
@@ -718,11 +723,15 @@ static void warnings(FILE *out, const churn_warnings *w)
     if (!w->count)
         return;
     fputs("<h2>Warnings</h2>\n<ul class=\"warn\">\n", out);
-    for (size_t i = 0; i < w->count; i++) {
+    size_t n;
+    char **lines = churn_report_folded_warnings(w, &n);
+    for (size_t i = 0; i < n; i++) {
         fputs("<li>", out);
-        churn_html_escape(out, w->lines[i]);
+        churn_html_escape(out, lines[i]);
         fputs("</li>\n", out);
+        free(lines[i]);
     }
+    free(lines);
     if (w->suppressed)
         fprintf(out, "<li>%zu more warning(s) not shown</li>\n", w->suppressed);
     fputs("</ul>\n", out);

@@ -10,6 +10,7 @@
 #include "base/util.h"
 #include "churn/allocators.h"
 #include "churn/engines.h"
+#include "churn/own_libraries.h"
 #include "churn/runtime_heaps.h"
 #include "report/proctree.h"
 #include "symbols/dbgsym.h"
@@ -30,6 +31,13 @@ churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n
     return v;
 }
 
+int churn_report_ranked(const churn_analysis *a, const churn_growth *g, const churn_callsite *s)
+{
+    return churn_fit_slope(&s->bytes_fit) >= CHURN_REPORT_GROWS || s->live_bytes > 0 ||
+           (a->sample_bytes && s->samples) || /* an estimate: it may grow within its error */
+           churn_report_retention(a, g, s).kind != CHURN_RETENTION_STEADY;
+}
+
 churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_options *o,
                                         size_t *n)
 {
@@ -39,6 +47,24 @@ churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_op
         if (!churn_suppressions_of_function(o->suppress, rows[i]->stack))
             rows[kept++] = rows[i];
     *n = kept;
+    return rows;
+}
+
+churn_callsite **churn_report_ranked_functions(churn_analysis *a, const churn_report_options *o,
+                                               size_t *n, size_t *unranked)
+{
+    size_t kept = 0, all, left = 0;
+    churn_callsite **rows = churn_functions_sorted(&a->functions, 0, &all);
+    for (size_t i = 0; i < all; i++) {
+        if (churn_suppressions_of_function(o->suppress, rows[i]->stack))
+            continue;
+        if (!churn_report_ranked(a, &a->functions.growth, rows[i]))
+            left++;
+        else if (!o->top || kept < o->top)
+            rows[kept++] = rows[i];
+    }
+    *n = kept;
+    *unranked = left;
     return rows;
 }
 
@@ -256,8 +282,10 @@ int churn_report_untraced_of(const churn_analysis *a, churn_untraced *u)
         if (counter_value(file, r, v))
             u->file = 1;
     }
+    /* A culprit among libchurn's own libraries (older shims named libunwind) is none. */
     for (size_t i = 0; culprit && i < a->modules.count; i++)
-        if (a->modules.items[i].id == culprit - 1)
+        if (a->modules.items[i].id == culprit - 1 &&
+            !churn_own_library(a->modules.items[i].name))
             u->module = a->modules.items[i].name;
     return said;
 }
@@ -421,6 +449,92 @@ void churn_report_steady_line(FILE *out, const churn_analysis *a)
     else
         fputs("(no start-up or teardown found)", out);
     fputs("; --epochs A:B sets another, --all-epochs takes every epoch", out);
+}
+
+static int word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           strchr("_.+-", c);
+}
+
+/* A warning with its paths and the words holding digits (numbers, build ids, file names with
+   versions) left out: warnings alike but for them are one kind. */
+static char *warning_kind(const char *w)
+{
+    char *k = churn_xmalloc(strlen(w) + 1), *o = k;
+    for (const char *p = w; *p;) {
+        if (*p == '/' && (p == w || strchr(" (,", p[-1]))) {
+            while (*p && !strchr(" ),;", *p))
+                p++;
+            *o++ = '@';
+        } else if (word_char(*p)) {
+            const char *start = p;
+            int digits = 0;
+            for (; *p && word_char(*p); p++)
+                digits |= *p >= '0' && *p <= '9';
+            if (digits) {
+                *o++ = '#';
+            } else {
+                memcpy(o, start, (size_t)(p - start));
+                o += p - start;
+            }
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+    return k;
+}
+
+/* The first path a warning names, as its file name: what tells it from the others alike. */
+static void warning_subject(const char *w, char *buf, size_t len)
+{
+    const char *p = w;
+    while (*p && !(*p == '/' && (p == w || strchr(" (,", p[-1]))))
+        p++;
+    size_t n = strcspn(p, " ),;:");
+    const char *base = p;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '/')
+            base = p + i + 1;
+    n -= (size_t)(base - p);
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), base);
+}
+
+char **churn_report_folded_warnings(const churn_warnings *w, size_t *n)
+{
+    char **kinds = churn_xcalloc(w->count ? w->count : 1, sizeof *kinds);
+    char **out = churn_xcalloc(w->count ? w->count : 1, sizeof *out);
+    size_t k = 0;
+    for (size_t i = 0; i < w->count; i++)
+        kinds[i] = warning_kind(w->lines[i]);
+    for (size_t i = 0; i < w->count; i++) {
+        if (!kinds[i])
+            continue;
+        char *line = NULL;
+        size_t len = 0, alike = 0;
+        FILE *f = open_memstream(&line, &len);
+        if (!f) {
+            fputs("churn-analyze: out of memory\n", stderr);
+            exit(1);
+        }
+        fputs(w->lines[i], f);
+        for (size_t j = i + 1; j < w->count; j++) {
+            if (!kinds[j] || strcmp(kinds[i], kinds[j]))
+                continue;
+            char subject[128];
+            warning_subject(w->lines[j], subject, sizeof subject);
+            fprintf(f, "%s%s", alike++ ? ", " : "; and alike: ", subject);
+            free(kinds[j]);
+            kinds[j] = NULL;
+        }
+        fclose(f);
+        free(kinds[i]);
+        out[k++] = line;
+    }
+    free(kinds);
+    *n = k;
+    return out;
 }
 
 const char *churn_report_binary(double v, const char *unit, char *buf, size_t len)

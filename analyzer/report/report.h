@@ -26,11 +26,23 @@ void churn_report_json_string(FILE *out, const char *s);
    (0 = all).  The caller frees the array. */
 churn_callsite **churn_report_callsites(churn_analysis *a, size_t top, size_t *n);
 
+/* Rows the rankings of the text report and the page show: they grow (CHURN_REPORT_GROWS bytes
+   per epoch or more, what prints as 1 B), hold something live at the end, or retained
+   something (a class other than steady: kept until the exit, reclaimed in bulk), or, in a
+   sampled trace, have samples (their growth is an estimate, 0 within its error).  The others
+   only churned (the JSON lists them).  s is a row of g (a->growth or a->functions.growth). */
+#define CHURN_REPORT_GROWS 0.5
+int churn_report_ranked(const churn_analysis *a, const churn_growth *g,
+                        const churn_callsite *s);
+
 /* Function rows worth showing, by growth, without those the suppression rules keep out; at
    most o->top (0 = all).  The caller frees the array. */
 churn_callsite **churn_report_functions(churn_analysis *a, const churn_report_options *o,
                                         size_t *n);
-
+/* The same, only the rows ranked (churn_report_ranked); *unranked: how many were left out for
+   neither growing nor holding nor retaining anything. */
+churn_callsite **churn_report_ranked_functions(churn_analysis *a, const churn_report_options *o,
+                                               size_t *n, size_t *unranked);
 /* A module whose ips the report resolved, where its names came from, and, when it has no
    debug info, the Debian package that installed it (dbgsym.h), whose PACKAGE-dbgsym carries
    its debug file; package NULL otherwise. */
@@ -96,6 +108,10 @@ double churn_report_growth_se(const churn_analysis *a, const churn_growth *g,
                               const churn_callsite *s, uint64_t alloc_bytes);
 double churn_report_bytes_se(const churn_analysis *a, double bytes, int64_t k);
 
+/* The warnings as the text report and the page print them: those alike but for their paths
+   and numbers (a module without debug info each) folded into the first, which names the
+   others' files.  The caller frees each line and the array. */
+char **churn_report_folded_warnings(const churn_warnings *w, size_t *n);
 
 /* Adds the symbolizer's warnings to the analysis's; call after all stacks were resolved. */
 void churn_report_collect_warnings(churn_analysis *a);

@@ -10,8 +10,8 @@
 
 /* The text report: what grew, in a form that fits a terminal. */
 
-#define EPOCH_ROWS_ALL 40   /* up to this many epochs, every row is shown */
-#define EPOCH_ROWS_EDGE 10  /* otherwise the first and last this many, plus notable ones */
+#define EPOCH_ROWS_FEW 3 /* up to this many rows, every one is shown */
+#define SPARK_WIDTH 60   /* characters of a sparkline at most */
 #define TEXT_FRAMES 6
 
 static const char *human(double v, char *buf, size_t len)
@@ -203,14 +203,14 @@ static void temporary_callsites(FILE *out, churn_analysis *a, const churn_report
     free(v);
 }
 
-static void epoch_row(FILE *out, const churn_epoch_row *r)
+static void epoch_row(FILE *out, const char *label, const churn_epoch_row *r)
 {
     /* An epoch without its summary (the last one of a trace that ends at a checkpoint) has no
        RSS reading and no length: "-", not a 0 that reads as measured. */
     char b[5][32];
     if (r->has_summary)
         snprintf(b[4], sizeof b[4], "%.3f", (double)r->wall_ns / 1e6);
-    fprintf(out, "  %8llu %9llu %9llu %9s %9s %10lld %9s %9s %10s\n",
+    fprintf(out, "  %-8s %8llu %9llu %9llu %9s %9s %10lld %9s %9s %10s\n", label,
             (unsigned long long)r->epoch, (unsigned long long)r->allocs,
             (unsigned long long)r->frees, human((double)r->alloc_bytes, b[0], 32),
             human((double)r->free_bytes, b[1], 32), (long long)r->live_count,
@@ -219,23 +219,75 @@ static void epoch_row(FILE *out, const churn_epoch_row *r)
             r->has_summary ? b[4] : "-");
 }
 
+/* A line of block characters, one for each group of rows, the height of the group's most. */
+static void sparkline(FILE *out, const churn_epochs *e, const char *label,
+                      double (*most)(const churn_epoch_row *r),
+                      int (*has)(const churn_epoch_row *r))
+{
+    static const char *const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
+                                         "\u2585", "\u2586", "\u2587", "\u2588"};
+    size_t width = e->count < SPARK_WIDTH ? e->count : SPARK_WIDTH;
+    double v[SPARK_WIDTH], lo = 0, hi = 0;
+    int seen[SPARK_WIDTH] = {0}, any = 0;
+    for (size_t i = 0; i < e->count; i++) {
+        size_t k = i * width / e->count;
+        if (!has(&e->rows[i]))
+            continue;
+        double x = most(&e->rows[i]);
+        v[k] = seen[k] && v[k] > x ? v[k] : x;
+        seen[k] = 1;
+        lo = any && lo < x ? lo : x;
+        hi = any && hi > x ? hi : x;
+        any = 1;
+    }
+    if (!any)
+        return;
+    char b1[32], b2[32];
+    fprintf(out, "  %-17s ", label);
+    for (size_t k = 0; k < width; k++)
+        fputs(!seen[k] ? " " : blocks[hi > lo ? (int)((v[k] - lo) / (hi - lo) * 7.999) : 0],
+              out);
+    fprintf(out, "  %s .. %s\n", human(lo, b1, sizeof b1), human(hi, b2, sizeof b2));
+}
+
+static double row_live_max(const churn_epoch_row *r)
+{
+    return (double)r->live_max;
+}
+
+static int row_has_live(const churn_epoch_row *r)
+{
+    return r->has_live;
+}
+
+static double row_rss_max(const churn_epoch_row *r)
+{
+    return (double)r->rss_max;
+}
+
+static int row_has_rss(const churn_epoch_row *r)
+{
+    return r->has_summary && r->rss_max;
+}
+
+/* Every row with --all-epochs (or when there are only a few); else the telling ones, the
+   start, the one of the most live bytes and the end, and the live bytes and RSS of every row
+   drawn as sparklines. */
 static void epochs(FILE *out, const churn_analysis *a)
 {
     const churn_epochs *e = &a->epochs;
-    if (churn_report_single_epoch(a))
-        fprintf(out, "\nOne epoch only: nothing marked units of work, so nothing can grow per "
-                     "epoch.\n  Mark them with %s.\n", CHURN_REPORT_EPOCH_SOURCES);
     if (!e->count)
         return;
-    size_t max_live = 0, max_wall = 0;
-    for (size_t i = 1; i < e->count; i++) {
-        if (e->rows[i].live_max > e->rows[max_live].live_max)
-            max_live = i;
-        if (e->rows[i].wall_max > e->rows[max_wall].wall_max)
-            max_wall = i;
-    }
+    int every = e->keep_all || e->count <= EPOCH_ROWS_FEW;
+    size_t peak = 0;
+    for (size_t i = 1; i < e->count; i++)
+        if (e->rows[i].live_max > e->rows[peak].live_max)
+            peak = i;
     if (churn_epochs_exact(e))
-        fprintf(out, "\nEpochs (%zu):\n", e->count);
+        fprintf(out, "\nEpochs (%zu%s):\n", e->count,
+                every ? ""
+                      : "; the start, the most live bytes and the end, --all-epochs for "
+                        "every row");
     else
         fprintf(out, "\nEpochs %llu..%llu in %zu buckets of %llu (--all-epochs for one row "
                      "each):\n  a row starts at the epoch shown and sums its epochs' figures "
@@ -245,25 +297,29 @@ static void epochs(FILE *out, const churn_analysis *a)
                 (unsigned long long)1 << e->shift);
     if (a->sample_bytes)
         fputs("  free B, live objs and live B are estimates (a sampled trace)\n", out);
-    fprintf(out, "  %8s %9s %9s %9s %9s %10s %9s %9s %10s\n", "epoch", "allocs", "frees",
-            "alloc B", "free B", "live objs", "live B", "rss", "wall ms");
-    size_t skipped = 0;
-    for (size_t i = 0; i < e->count; i++) {
-        int shown = e->count <= EPOCH_ROWS_ALL || i < EPOCH_ROWS_EDGE ||
-                    i >= e->count - EPOCH_ROWS_EDGE || i == max_live || i == max_wall;
-        if (!shown) {
-            skipped++;
-            continue;
-        }
-        if (skipped)
-            fprintf(out, "  %8s (%zu %s not shown)\n", "...", skipped,
-                    churn_epochs_exact(e) ? "epochs" : "buckets");
-        skipped = 0;
-        epoch_row(out, &e->rows[i]);
-        if (e->count > EPOCH_ROWS_ALL && (i == max_live || i == max_wall))
-            fprintf(out, "  %8s ^ %s%s\n", "", i == max_live ? "max live" : "",
-                    i == max_wall ? (i == max_live ? ", max wall" : "max wall") : "");
+    fprintf(out, "  %-8s %8s %9s %9s %9s %9s %10s %9s %9s %10s\n", "", "epoch", "allocs",
+            "frees", "alloc B", "free B", "live objs", "live B", "rss", "wall ms");
+    if (every) {
+        for (size_t i = 0; i < e->count; i++)
+            epoch_row(out, "", &e->rows[i]);
+        return;
     }
+    epoch_row(out, "start", &e->rows[0]);
+    if (peak && peak + 1 < e->count)
+        epoch_row(out, "max live", &e->rows[peak]);
+    epoch_row(out, "end", &e->rows[e->count - 1]);
+    sparkline(out, e, "live B", row_live_max, row_has_live);
+    sparkline(out, e, "rss", row_rss_max, row_has_rss);
+}
+
+/* The hint a trace of one epoch needs, before the rankings it makes flat. */
+static void single_epoch(FILE *out, const churn_analysis *a)
+{
+    if (churn_report_single_epoch(a))
+        fprintf(out,
+                "\nOne epoch only: nothing marked units of work, so nothing can grow per "
+                "epoch.\n  Mark them with %s.\n",
+                CHURN_REPORT_EPOCH_SOURCES);
 }
 
 static void frame_text(void *ctx, const char *frame)
@@ -352,10 +408,20 @@ static void function_retention_text(FILE *out, const churn_analysis *a, const ch
     }
 }
 
+/* Rows left out of a ranking for neither growing nor holding anything live, said once. */
+static void unranked_line(FILE *out, size_t left, const char *what)
+{
+    if (left)
+        fprintf(out,
+                "  (and %zu %s that neither grow nor hold anything live: --json lists "
+                "them)\n",
+                left, what);
+}
+
 static void functions(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n;
-    churn_callsite **rows = churn_report_functions(a, o, &n);
+    size_t n, left;
+    churn_callsite **rows = churn_report_ranked_functions(a, o, &n, &left);
     char file[256], name[256];
     int as = n && churn_report_run_as(o, file, name, sizeof file);
     fprintf(out, "\nTop functions by retained growth (each the sum of its callsites):\n");
@@ -399,17 +465,23 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
         estimate_text(out, a, &a->functions.growth, s, fn->alloc_bytes);
         fputs("\n", out);
     }
+    unranked_line(out, left, "functions");
     free(rows);
 }
 
 static void callsites(FILE *out, churn_analysis *a, const churn_report_options *o)
 {
-    size_t n, all;
+    size_t n, all, left = 0;
     churn_callsite **sites = churn_report_callsites(a, 0, &all);
     n = 0; /* known start-up allocations (suppress.h) are not ranked */
-    for (size_t i = 0; i < all && (!o->top || n < o->top); i++)
-        if (!churn_suppressions_of(o->suppress, sites[i]->stack))
+    for (size_t i = 0; i < all; i++) {
+        if (churn_suppressions_of(o->suppress, sites[i]->stack))
+            continue;
+        if (!churn_report_ranked(a, &a->growth, sites[i]))
+            left++;
+        else if (!o->top || n < o->top)
             sites[n++] = sites[i];
+    }
     churn_frames_source src = {&a->stacks, a->sym};
     fprintf(out, "\nTop callsites by retained growth:\n");
     if (!n)
@@ -436,6 +508,7 @@ static void callsites(FILE *out, churn_analysis *a, const churn_report_options *
         if (total > TEXT_FRAMES)
             fprintf(out, "        ... %zu more frame(s)\n", total - TEXT_FRAMES);
     }
+    unranked_line(out, left, "callsites");
     free(sites);
 }
 
@@ -551,21 +624,61 @@ static void frag_row(FILE *out, const char *label, const churn_frag_row *r, int 
             signed_human(r->row != NULL, (double)r->residual_bytes, b[6], 32), note);
 }
 
-static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o,
-                    const char *when, const churn_frag_part *sites, size_t nsites)
+static void pinned_text(FILE *out, const churn_frag_part *p)
 {
+    char b1[32], b2[32];
+    double pinned = churn_frag_pinned(p);
+    fprintf(out, "pinned %sB for %sB live in %llu objects (%.2f pinned B per live B)",
+            human(pinned, b1, sizeof b1), human((double)p->live_bytes, b2, sizeof b2),
+            (unsigned long long)p->count, p->live_bytes ? pinned / (double)p->live_bytes : 0.0);
+}
+
+static const churn_frag_part *part_of(const churn_frag_part *parts, size_t n, uint64_t key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].key == key)
+            return &parts[i];
+    return NULL;
+}
+
+/* Who pins, in one block: the ranking where the program held its survivors (before the
+   teardown, or at the last epoch), each row with its figures at the most pinned epoch when
+   that is another, then the callsites that rank there only. */
+static void pinning(FILE *out, churn_analysis *a, const churn_report_options *o)
+{
+    const churn_fragmentation *f = &a->frag;
+    const churn_frag_part *sites = f->has_before ? f->before_sites : f->sites;
+    size_t nsites = f->has_before ? f->nbefore : f->nsites;
     size_t n = o->top && o->top < nsites ? o->top : nsites;
-    if (!n)
+    size_t npeak = f->has_peak ? (o->top && o->top < f->npeak ? o->top : f->npeak) : 0;
+    if (!n && !npeak)
         return;
     churn_frames_source src = {&a->stacks, a->sym};
-    fprintf(out, "Callsites whose survivors pin the most span bytes (%s):\n", when);
-    for (size_t i = 0; i < n; i++) {
-        const churn_frag_part *p = &sites[i];
-        char b1[32], b2[32];
-        double pinned = churn_frag_pinned(p);
-        fprintf(out, "  #%zu pinned %sB for %sB live in %llu objects (%.2f pinned B per live B)\n",
-                i + 1, human(pinned, b1, sizeof b1), human((double)p->live_bytes, b2, sizeof b2),
-                (unsigned long long)p->count, p->live_bytes ? pinned / (double)p->live_bytes : 0.0);
+    fputs("Who pins: callsites whose survivors pin the most span bytes (", out);
+    if (f->has_before)
+        fprintf(out, "before the teardown, at epoch %llu", (unsigned long long)f->before_epoch);
+    else
+        fputs("at the last epoch", out);
+    if (f->has_peak)
+        fprintf(out, "; and at epoch %llu, the most pinned bytes",
+                (unsigned long long)f->peak_epoch);
+    fputs("):\n", out);
+    size_t rank = 0;
+    for (size_t i = 0; i < n + npeak; i++) {
+        const churn_frag_part *p = i < n ? &sites[i] : &f->peak_sites[i - n];
+        const churn_frag_part *at_peak =
+            f->has_peak ? part_of(f->peak_sites, npeak, p->key) : NULL;
+        if (i >= n && part_of(sites, n, p->key))
+            continue; /* shown with its figures at the peak already */
+        fprintf(out, "  #%zu ", ++rank);
+        if (i < n)
+            pinned_text(out, p);
+        if (at_peak) {
+            fprintf(out, "%sat epoch %llu: ", i < n ? "; " : "",
+                    (unsigned long long)f->peak_epoch);
+            pinned_text(out, at_peak);
+        }
+        fputc('\n', out);
         size_t total = churn_frames_each(&src, p->key, 3, frame_text, out);
         if (total > 3)
             fprintf(out, "        ... %zu more frame(s)\n", total - 3);
@@ -634,19 +747,7 @@ static void fragmentation(FILE *out, churn_analysis *a, const churn_report_optio
     }
     /* What the program held, not what its exit left: before the teardown where there is
        one, and at the most pinned epoch when that is another. */
-    char when[96];
-    if (f->has_before)
-        snprintf(when, sizeof when, "before the teardown, at epoch %llu",
-                 (unsigned long long)f->before_epoch);
-    else
-        snprintf(when, sizeof when, "at the last epoch");
-    pinning(out, a, o, when, f->has_before ? f->before_sites : f->sites,
-            f->has_before ? f->nbefore : f->nsites);
-    if (f->has_peak) {
-        snprintf(when, sizeof when, "at epoch %llu, the most pinned bytes",
-                 (unsigned long long)f->peak_epoch);
-        pinning(out, a, o, when, f->peak_sites, f->npeak);
-    }
+    pinning(out, a, o);
 }
 
 /* The sign human() leaves out of a non-negative figure. */
@@ -687,8 +788,13 @@ static void warnings(FILE *out, const churn_warnings *w)
     if (!w->count)
         return;
     fputs("\nWarnings:\n", out);
-    for (size_t i = 0; i < w->count; i++)
-        fprintf(out, "  - %s\n", w->lines[i]);
+    size_t n;
+    char **lines = churn_report_folded_warnings(w, &n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "  - %s\n", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
     if (w->suppressed)
         fprintf(out, "  - %zu more warning(s) not shown\n", w->suppressed);
 }
@@ -701,7 +807,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     churn_report_steady_line(out, a);
     fputc('\n', out);
     totals(out, a);
-    epochs(out, a);
+    single_epoch(out, a);
     functions(out, a, o);
     callsites(out, a, o);
     suppressed(out, o);
@@ -712,6 +818,7 @@ void churn_report_text(FILE *out, churn_analysis *a, const churn_report_options 
     fputs("\nLifetimes in epochs (all callsites):", out);
     lifetime_line(out, a->lifetime);
     trends(out, a);
+    epochs(out, a);
     churn_report_collect_warnings(a);
     warnings(out, a->warn);
 }

@@ -275,11 +275,21 @@ static const char *retention_words(const churn_retained *r)
     }
 }
 
+/* Objects per epoch as the rankings print them: three significant digits below 1000 (a
+   fraction stays one), whole numbers above (2000, not %g's 2e+03). */
+static const char *count_rate(double v, char *buf, size_t len)
+{
+    snprintf(buf, len, v > -1000 && v < 1000 ? "%+.3g" : "%+.0f", v);
+    return buf;
+}
+
 static void holder_clause(FILE *f, const churn_verdict *v, const churn_verdict_function *d)
 {
     char b[32], rate[32];
     int levels = v->split.levels;
     function_name(f, v, d->fn);
+    if (!d->fn->name && d->fn->caller && !d->ncallers) /* as the rankings name it */
+        fprintf(f, " (called from %s)", d->fn->caller);
     for (size_t i = 0; i < d->ncallers; i++)
         fprintf(f, i ? " from %s" : ", called by %s", d->callers[i]);
     if (d->ncallers)
@@ -291,8 +301,8 @@ static void holder_clause(FILE *f, const churn_verdict *v, const churn_verdict_f
     else
         fprintf(f, " holds %s per epoch (%s objects), %.0f%% of the live growth, %s",
                 signed_binary(d->bytes_per_epoch, b, sizeof b),
-                (snprintf(rate, sizeof rate, "%+.3g", d->count_per_epoch), rate),
-                100 * d->share, retention_words(&d->retained));
+                count_rate(d->count_per_epoch, rate, sizeof rate), 100 * d->share,
+                retention_words(&d->retained));
     if (d->fn->type)
         fprintf(f, ", type %s", d->fn->type);
 }
@@ -377,6 +387,10 @@ static void rest_sentence(churn_verdict *v)
         fputs(": pages no allocator hands out, so no object in them is traced", f);
         if (v->runtime)
             fprintf(f, "; %s keeps %s there", v->runtime->name, v->runtime->objects);
+        else if (v->shim_said && v->shim.engine) /* a collected runtime's heap, by the shim */
+            fprintf(f, "; they are %s's own heap, outside malloc by design: objects on %s",
+                    churn_engines[v->shim.engine - 1].name,
+                    churn_engines[v->shim.engine - 1].heap);
         break;
     case CHURN_VERDICT_NOT_TRACED:
         if (levels)
@@ -430,7 +444,44 @@ static void rest_sentence(churn_verdict *v)
     say(v, f, &text);
 }
 
-static void next_steps(churn_verdict *v, const churn_analysis *a)
+static int named_in(const churn_verdict *v, const char *module)
+{
+    for (size_t i = 0; i < v->nfunctions; i++)
+        if (!v->functions[i].fn->name && v->functions[i].fn->module &&
+            !strcmp(v->functions[i].fn->module, module))
+            return 1;
+    return v->has_mapping && !v->mapping.fn->name && v->mapping.fn->module &&
+           !strcmp(v->mapping.fn->module, module);
+}
+
+/* A function the verdict names by its module and offset hides its name: the debug files of
+   its module name it, from the Debian package that would carry them (symbols/dbgsym.h). */
+static void debug_step(churn_verdict *v, churn_analysis *a)
+{
+    size_t n;
+    churn_report_debug *d = churn_report_debug_info(a, &n);
+    char *text;
+    size_t len;
+    FILE *f = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *base = strrchr(d[i].m.path, '/');
+        base = base ? base + 1 : d[i].m.path;
+        if (d[i].m.from != CHURN_DEBUG_NONE || !d[i].package || !named_in(v, base))
+            continue;
+        if (!f) {
+            f = sentence(&text, &len);
+            fputs("Next: debug files name what the verdict shows as module+offset: Debian's", f);
+        }
+        fprintf(f, " %s-dbgsym (for %s)", d[i].package, base);
+    }
+    if (f) {
+        fputs(", or a debuginfod server (DEBUGINFOD_URLS).", f);
+        say(v, f, &text);
+    }
+    free(d);
+}
+
+static void next_steps(churn_verdict *v, churn_analysis *a)
 {
     char *text;
     size_t len;
@@ -463,6 +514,7 @@ static void next_steps(churn_verdict *v, const churn_analysis *a)
                     e->heap);
         say(v, f, &text);
     }
+    debug_step(v, a);
     /* A collection inside the window: the fit mixes the ramp it ended with the one after. */
     const churn_verdict_function *top = v->nfunctions ? &v->functions[0] : NULL;
     if (top && top->retained.reclaimed_count &&

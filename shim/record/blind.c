@@ -49,6 +49,7 @@
 
 #include "churn/allocators.h"
 #include "churn/engines.h"
+#include "churn/own_libraries.h"
 #include "churn/runtime_heaps.h"
 #include "walk/elfsyms.h"
 #include "shim.h"
@@ -341,7 +342,8 @@ typedef struct culprit {
     int runtime;
 } culprit;
 
-/* Objects that are not the program's: the C runtime and libchurn. */
+/* Objects that are not the program's: the C runtime, and the libraries libchurn loads for
+   itself (libunwind maps its caches and has allocator-like names). */
 static int ours_or_libc(const char *path)
 {
     static const char *const skip[] = {"/libc.so", "/ld-linux", "/libm.so", "/libstdc++.so",
@@ -349,7 +351,7 @@ static int ours_or_libc(const char *path)
     for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
         if (strstr(path, skip[i]))
             return 1;
-    return 0;
+    return churn_own_library(path);
 }
 
 static int holds_self(const struct dl_phdr_info *info)
