@@ -318,7 +318,9 @@ static void forward(int sig, siginfo_t *info, void *ctx)
        the program is in, nor churn's own SIGPIPE (the kernel sends it as from churn).
        Whatever the kernel sends is left alone: the terminal's ^C, ^Z or hangup reach the
        whole foreground group, the program included; a fault of churn's own takes its
-       default action when the faulting instruction runs again. */
+       default action when the faulting instruction runs again.  A sender already reaped
+       is gone from /proc: it is passed on, as a `kill` command's would be, so a group
+       signal from a child the program reaped at once can arrive twice (docs/reliability.md). */
     int sent =
         info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL;
     if (sent && c > 0 && info->si_pid != getpid() && !in_tree(info->si_pid, c)) {

@@ -210,7 +210,8 @@ expect("churn's status after 20 STOP and CONT sent to the program", status, 3)
 print("SIGSTOP and SIGCONT to the program, 20 times: churn went on waiting for it")
 
 # ---- a signal the program's child sends to the whole process group reaches churn too: churn
-# does not pass it on, the program takes it once ----
+# does not pass it on, the program takes it once (the sender stays a zombie, which churn can
+# read: docs/reliability.md) ----
 r = Run("group", "group", group=True)
 expect("the program after its child's kill(0)", r.line("sent"), "sent")
 # a later real-time signal sent to churn is passed on after any copy of the first: the count
