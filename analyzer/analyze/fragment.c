@@ -450,8 +450,9 @@ static void stale_books_warning(const churn_fragmentation *f, const churn_analys
     if (early)
         churn_warn(a->warn,
                    "allocator counters not read at the end of %llu epoch(s) (first: epoch %llu, "
-                   "whose reading was taken %.3f ms before it ended): epochs ended faster than "
-                   "the writer reads the counters (at most once a millisecond); those epochs "
+                   "whose reading was taken %.3f ms before it ended): the epoch ended faster than "
+                   "the writer reads the counters (at most once a millisecond), or the process "
+                   "ended while the writer was still behind; those epochs "
                    "show no free-resident figure and their heap is the live set's spans",
                    (unsigned long long)early, (unsigned long long)first_early.epoch,
                    (double)first_early.row->counters_age_ns / 1e6);
