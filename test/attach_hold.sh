@@ -1,4 +1,5 @@
-# Shared steps of the tests that attach to a running program (t_churn_attach, t_attach_sample),
+# Shared steps of the tests that attach to a running program (t_churn_attach, t_attach_sample,
+# t_attach_nonpie),
 # sourced after test/lib.sh.  CHURN is build/churn.
 
 # start NAME PROGRAM [ARGS...]: PROGRAM started with stdin from a fifo held open on descriptor
@@ -71,4 +72,25 @@ held() { # held NAME [ATTACH OPTIONS...] -- COMMANDS...: one trace around the co
         fail "$hname: detach: $(tail -n 1 "$WORK/$hname.detach")"
     analyze "$WORK/$hname.zst" "$WORK/$hname.json"
     "$ANALYZE" "$WORK/$hname.zst" >"$WORK/$hname.txt" 2>&1 || fail "$hname: churn-analyze failed"
+}
+
+# python_loop TURNS: $WORK/loop.py, a program that prints its pid, hashes what TURNS turns of
+# building dicts and strings made, goes on turning unhashed until its stdin ends (a thread
+# waits for it), then prints the hash: whatever an attach or a detach changed shows there.
+python_loop() {
+    cat >"$WORK/loop.py" <<EOF
+import hashlib, os, sys, threading
+print(os.getpid(), flush=True)
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+h = hashlib.sha256()
+turn = 0
+while turn < $1 or not done.is_set():
+    objs = {i: ("x" * (i % 300), [i] * (i % 17)) for i in range(200)}
+    text = "".join(v[0][:3] for v in objs.values())
+    if turn < $1:
+        h.update(text.encode())
+    turn += 1
+print(h.hexdigest())
+EOF
 }

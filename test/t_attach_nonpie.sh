@@ -91,21 +91,7 @@ echo "nonpie_cxx: operator new from the executable and from a library, 170 alloc
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || fail "$PY is missing (Debian python3.11)"
 canonical "$PY" malloc
-cat >"$WORK/loop.py" <<'EOF'
-import hashlib, os, sys, threading
-print(os.getpid(), flush=True)
-done = threading.Event()
-threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
-h = hashlib.sha256()
-turn = 0
-while turn < 2000 or not done.is_set():
-    objs = {i: ("x" * (i % 300), [i] * (i % 17)) for i in range(200)}
-    text = "".join(v[0][:3] for v in objs.values())
-    if turn < 2000:
-        h.update(text.encode())
-    turn += 1
-print(h.hexdigest())
-EOF
+python_loop 2000
 "$PY" "$WORK/loop.py" </dev/null | tail -n 1 >"$WORK/python.native" || fail "$PY loop.py failed"
 start python "$PY" "$WORK/loop.py"
 cycle python

@@ -117,21 +117,7 @@ echo "busy: $CYCLES cycles in $(( ($(now_ms) - t_busy) / 1000 )) s, slowest atta
 
 # ---- python3 running a loop (a thread waits for the end of stdin) ----
 t_python=$(now_ms)
-cat >"$WORK/loop.py" <<'EOF'
-import hashlib, os, sys, threading
-print(os.getpid(), flush=True)
-done = threading.Event()
-threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
-h = hashlib.sha256()
-turn = 0
-while turn < 3000 or not done.is_set():
-    objs = {i: ("x" * (i % 300), [i] * (i % 17)) for i in range(200)}
-    text = "".join(v[0][:3] for v in objs.values())
-    if turn < 3000:
-        h.update(text.encode())
-    turn += 1
-print(h.hexdigest())
-EOF
+python_loop 3000
 python3 "$WORK/loop.py" </dev/null | tail -n 1 >"$WORK/python.native" ||
     fail "python3 loop.py failed without libchurn"
 start python python3 "$WORK/loop.py"

@@ -298,7 +298,8 @@ const uint64_t *churn_epochs_counters(const churn_epochs *t, const churn_epoch_r
     for (int k = 0; k < 2; k++)
         if (r == &t->kept[k])
             return t->kept_counters[k];
-    return t->counters + r->counters_first;
+    /* none in a trace whose allocator has no counters: no table to point into */
+    return t->counters ? t->counters + r->counters_first : NULL;
 }
 
 /* Records that an epoch has a summary; 0 if it had one already. */

@@ -135,34 +135,13 @@ static int read_file_header(churn_tail *t, char *err, size_t errlen)
         snprintf(t->waiting, sizeof t->waiting, "the trace file has no header yet");
         return 0;
     }
-    if (h.frame_magic != CHURN_SKIPPABLE_MAGIC || memcmp(h.magic, CHURN_FILE_MAGIC, 8) != 0) {
-        snprintf(err, errlen, "not a churn trace (bad magic)");
+    if (churn_file_header_check(&h, &t->info, err, errlen))
         return -1;
-    }
-    if (h.version < CHURN_FORMAT_VERSION_MIN || h.version > CHURN_FORMAT_VERSION) {
-        snprintf(err, errlen,
-                 "unsupported trace format version %u (this reader reads %u to %u)", h.version,
-                 CHURN_FORMAT_VERSION_MIN, CHURN_FORMAT_VERSION);
-        return -1;
-    }
-    if (h.frame_size != sizeof h - 8 || churn_file_header_crc(&h) != h.header_crc) {
-        snprintf(err, errlen, "corrupt file header (checksum mismatch)");
-        return -1;
-    }
-    t->info.version = h.version;
-    t->info.flags = h.flags;
-    t->info.page_size = h.page_size;
-    t->info.ring_bytes = h.ring_bytes;
-    t->info.pid = h.pid;
-    t->info.start_realtime_ns = h.start_realtime_ns;
     t->data_start = CHURN_FILE_HEADER_BYTES;
     churn_producer_frame p;
     if (t->size >= CHURN_FILE_HEADER_BYTES + sizeof p &&
         read_at(t, &p, sizeof p, CHURN_FILE_HEADER_BYTES) == 0 &&
-        p.frame_magic == CHURN_SKIPPABLE_MAGIC && p.frame_size == sizeof p - 8 &&
-        memcmp(p.magic, CHURN_PRODUCER_MAGIC, 8) == 0 &&
-        churn_producer_frame_crc(&p) == p.crc && memchr(p.version, '\0', sizeof p.version)) {
-        memcpy(t->info.producer, p.version, sizeof p.version);
+        churn_producer_frame_check(&p, &t->info)) {
         t->data_start += sizeof p;
     } else if (t->size < CHURN_FILE_HEADER_BYTES + sizeof p) {
         /* the producer frame may still be on its way; segments come after it */

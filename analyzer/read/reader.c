@@ -28,6 +28,42 @@ static void set_err(char *err, size_t errlen, const char *msg)
     snprintf(err, errlen, "%s", msg);
 }
 
+int churn_file_header_check(const churn_file_header *h, churn_trace_info *info, char *err,
+                            size_t errlen)
+{
+    if (h->frame_magic != CHURN_SKIPPABLE_MAGIC || memcmp(h->magic, CHURN_FILE_MAGIC, 8) != 0) {
+        set_err(err, errlen, "not a churn trace (bad magic)");
+        return -1;
+    }
+    if (h->version < CHURN_FORMAT_VERSION_MIN || h->version > CHURN_FORMAT_VERSION) {
+        snprintf(err, errlen,
+                 "unsupported trace format version %u (this analyzer reads %u to %u)",
+                 h->version, CHURN_FORMAT_VERSION_MIN, CHURN_FORMAT_VERSION);
+        return -1;
+    }
+    if (h->frame_size != sizeof *h - 8 || churn_file_header_crc(h) != h->header_crc) {
+        set_err(err, errlen, "corrupt file header (checksum mismatch)");
+        return -1;
+    }
+    info->version = h->version;
+    info->flags = h->flags;
+    info->page_size = h->page_size;
+    info->ring_bytes = h->ring_bytes;
+    info->pid = h->pid;
+    info->start_realtime_ns = h->start_realtime_ns;
+    return 0;
+}
+
+int churn_producer_frame_check(const churn_producer_frame *p, churn_trace_info *info)
+{
+    if (p->frame_magic != CHURN_SKIPPABLE_MAGIC || p->frame_size != sizeof *p - 8 ||
+        memcmp(p->magic, CHURN_PRODUCER_MAGIC, 8) != 0 ||
+        churn_producer_frame_crc(p) != p->crc || !memchr(p->version, '\0', sizeof p->version))
+        return 0;
+    memcpy(info->producer, p->version, sizeof p->version);
+    return 1;
+}
+
 static int check_file_header(churn_trace *t, char *err, size_t errlen)
 {
     churn_file_header h;
@@ -36,27 +72,7 @@ static int check_file_header(churn_trace *t, char *err, size_t errlen)
         return -1;
     }
     memcpy(&h, t->map, sizeof h);
-    if (h.frame_magic != CHURN_SKIPPABLE_MAGIC || memcmp(h.magic, CHURN_FILE_MAGIC, 8) != 0) {
-        set_err(err, errlen, "not a churn trace (bad magic)");
-        return -1;
-    }
-    if (h.version < CHURN_FORMAT_VERSION_MIN || h.version > CHURN_FORMAT_VERSION) {
-        snprintf(err, errlen,
-                 "unsupported trace format version %u (this analyzer reads %u to %u)",
-                 h.version, CHURN_FORMAT_VERSION_MIN, CHURN_FORMAT_VERSION);
-        return -1;
-    }
-    if (h.frame_size != sizeof h - 8 || churn_file_header_crc(&h) != h.header_crc) {
-        set_err(err, errlen, "corrupt file header (checksum mismatch)");
-        return -1;
-    }
-    t->info.version = h.version;
-    t->info.flags = h.flags;
-    t->info.page_size = h.page_size;
-    t->info.ring_bytes = h.ring_bytes;
-    t->info.pid = h.pid;
-    t->info.start_realtime_ns = h.start_realtime_ns;
-    return 0;
+    return churn_file_header_check(&h, &t->info, err, errlen);
 }
 
 /* The producer frame after the header, when the trace has one whose checks hold. */
@@ -66,11 +82,7 @@ static void read_producer(churn_trace *t)
     if (t->size < CHURN_FILE_HEADER_BYTES + sizeof p)
         return;
     memcpy(&p, t->map + CHURN_FILE_HEADER_BYTES, sizeof p);
-    if (p.frame_magic != CHURN_SKIPPABLE_MAGIC || p.frame_size != sizeof p - 8 ||
-        memcmp(p.magic, CHURN_PRODUCER_MAGIC, 8) != 0 || churn_producer_frame_crc(&p) != p.crc ||
-        !memchr(p.version, '\0', sizeof p.version))
-        return;
-    memcpy(t->info.producer, p.version, sizeof p.version);
+    churn_producer_frame_check(&p, &t->info);
 }
 
 /* Where a segment header whose own checksum holds sits (the first check below): a closed

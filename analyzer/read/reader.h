@@ -37,6 +37,14 @@ typedef struct churn_trace_info {
 
 typedef struct churn_trace churn_trace;
 
+/* The checks of a trace's file header (its magic, version and checksum): 0 with its fields
+   in *info, or -1 with a one-line reason in err.  The reader's, and the follower's of a trace
+   still being written (live/tail.c). */
+int churn_file_header_check(const churn_file_header *h, churn_trace_info *info, char *err,
+                            size_t errlen);
+/* 1 with the version in info->producer when the producer frame's checks hold, else 0. */
+int churn_producer_frame_check(const churn_producer_frame *p, churn_trace_info *info);
+
 /* Opens and indexes path.  On a fatal problem returns NULL with a one-line reason in err;
    problems that leave usable segments become warnings. */
 churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, size_t errlen);

@@ -139,11 +139,16 @@ static int high_floor(void)
 }
 
 /* fd moved high and listed, its number in *where (or, named, the number its owner keeps
-   itself: libunwind's); its new number.  With no free slot it stays unlisted, high. */
+   itself: libunwind's); its new number.  With no free slot it stays unlisted, high.  The
+   file is known by the number it was opened at: the program may take the high number over
+   the moment it is made, before it is listed (its raw dup2, or a close and a new open), and
+   a file read there would be the program's, listed as ours and written to (t_fd_storm.sh). */
 static int keep(int fd, _Atomic int *where, int named)
 {
     if (fd < 0)
         return fd;
+    struct stat st;
+    int known = !syscall(SYS_fstat, fd, &st);
     int high = raw_fcntl(fd, F_DUPFD_CLOEXEC, high_floor());
     if (high >= 0) {
         __close(fd);
@@ -151,8 +156,7 @@ static int keep(int fd, _Atomic int *where, int named)
     }
     if (where)
         atomic_store(where, fd);
-    struct stat st;
-    if (syscall(SYS_fstat, fd, &st))
+    if (!known)
         return fd;
     for (int i = 0; i < OWN_MAX; i++) {
         own_t *o = &own[i];
@@ -263,12 +267,15 @@ void churn_fds_after_fork_child(void)
 }
 
 /* Before the program's dup2 or dup3 onto n: ours moves to another number.  1 when it did (the
-   program's call must not leave n open on our file if it fails). */
+   program's call must not leave n open on our file if it fails).  A move or a drop of ours
+   under way on another thread is waited for: a drop closes n after its check, and would
+   close the program's file had its dup2 gone on. */
 static int move_away(int n)
 {
     own_t *o = owned(n);
-    if (!o || !claim(o))
+    if (!o || moving_here)
         return 0;
+    claim_wait(o);
     int moved = 0;
     if (atomic_load(&o->fd) == n + 1 && same_file(n, o)) {
         int to = raw_fcntl(n, F_DUPFD_CLOEXEC, high_floor());

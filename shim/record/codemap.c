@@ -42,6 +42,7 @@ static struct {
     _Atomic int fd; /* libchurn's own (fds.c) */
     pid_t pid;
     uint64_t read_to;     /* file offset of the first line not read */
+    int in_long_line;     /* read_to is inside a line passed over */
     uint64_t next_try_ns; /* when to look for a missing file again */
     time_t born;          /* the process's start: an older map is another's */
     code_entry *entries;  /* in file order */
@@ -132,11 +133,15 @@ static size_t read_new(void)
         size_t used = 0;
         for (size_t i = 0; i < (size_t)n; i++)
             if (buf[i] == '\n') {
-                take_line(buf + used, i - used, m.read_to + used);
+                if (!m.in_long_line)
+                    take_line(buf + used, i - used, m.read_to + used);
+                m.in_long_line = 0;
                 used = i + 1;
             }
         if (!used) {
-            /* a line longer than the buffer: no code's name is; passed over */
+            /* a line longer than the buffer: no code's name is; passed over to its end, its
+               rest never read as a line of its own */
+            m.in_long_line = 1;
             m.read_to += (uint64_t)n;
             continue;
         }
@@ -161,11 +166,17 @@ static int open_map(uint64_t now)
     m.next_try_ns = now + RETRY_NS;
     char path[64];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)m.pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Anyone can make the path first: a FIFO (its open and its reads would wait forever), a
+       link to /dev/zero or to any file.  The runtime's map is a regular file it made. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return 0;
     struct stat st;
-    if (!fstat(fd, &st) && st.st_mtime < m.born - 1)
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    if (st.st_mtime < m.born - 1)
         m.read_to = (uint64_t)st.st_size;
     return churn_fd_keep(&m.fd, fd) >= 0;
 }

@@ -196,11 +196,18 @@ static ssize_t write_no_sigxfsz(const void *buf, size_t len, off_t at)
     int was_pending = !sigpending(&pending) && sigismember(&pending, SIGXFSZ);
     ssize_t n = -1;
     int err = EBADF;
-    /* a write that found the number closed under it goes again, once, through the file
-       opened again */
-    for (int tries = 0; tries < 2 && err == EBADF && !hold(); tries++) {
+    /* A write that found the number closed under it goes again through the file
+       opened again; so does one whose number the program took over past libc between the
+       check (hold) and the write, which may have gone to the program's file: the trace is
+       never short of it. */
+    for (int tries = 0; tries < 4 && err == EBADF && !hold(); tries++) {
         n = pwrite(cur, buf, len, at);
         err = n < 0 ? errno : 0;
+        struct stat st;
+        if (n >= 0 && (fstat(cur, &st) || st.st_dev != file_dev || st.st_ino != file_ino)) {
+            n = -1;
+            err = EBADF;
+        }
         release();
     }
     if (n < 0 && err == EFBIG && !was_pending) {
