@@ -48,8 +48,9 @@ churn_split churn_split_fit(const churn_fragmentation *f, uint64_t first, uint64
         return s;
     }
     s.free_with_outside = !books;
-    churn_fit fits[CHURN_SPLIT_PARTS];
+    churn_fit fits[CHURN_SPLIT_PARTS], unmapped;
     memset(fits, 0, sizeof fits);
+    memset(&unmapped, 0, sizeof unmapped);
     for (size_t i = 0; i < f->nrows; i++) {
         churn_frag_row_at(f, i, &r);
         if (r.epoch < first || r.epoch > last || !known(&r) || (books && !r.has_books))
@@ -58,11 +59,16 @@ churn_split churn_split_fit(const churn_fragmentation *f, uint64_t first, uint64
         parts_of(&r, v);
         for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++)
             churn_fit_add_constant(&fits[k], r.epoch, r.epoch, v[k]);
+        churn_fit_add_constant(&unmapped, r.epoch, r.epoch,
+                               v[CHURN_SPLIT_OUTSIDE] - v[CHURN_SPLIT_MAPPED]);
         if (!s.epochs++)
             s.first = r.epoch;
         s.last = r.epoch;
     }
-    for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++)
+    for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++) {
         s.v[k] = churn_fit_slope(&fits[k]);
+        s.bound[k] = churn_fit_slope_bound(&fits[k]);
+    }
+    s.unmapped_bound = churn_fit_slope_bound(&unmapped);
     return s;
 }

@@ -34,6 +34,8 @@ typedef struct churn_split {
     int levels;            /* the parts of one epoch (first = last), not slopes */
     uint64_t first, last;  /* the epochs fitted */
     double v[CHURN_SPLIT_PARTS];
+    double bound[CHURN_SPLIT_PARTS]; /* each slope's (churn_fit_slope_bound); -1: none */
+    double unmapped_bound;           /* the bound of the slope of OUTSIDE less MAPPED */
 } churn_split;
 
 /* The split over the epochs first..last of f's rows. */

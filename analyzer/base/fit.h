@@ -21,6 +21,12 @@ void churn_fit_add_constant(churn_fit *f, uint64_t x_first, uint64_t x_last, dou
 double churn_fit_slope(const churn_fit *f);  /* 0 with fewer than two distinct x */
 double churn_fit_r2(const churn_fit *f);     /* 0 when y is constant or x has no spread */
 
+/* The bound of the slope: half the width of its 95 % confidence interval, Student's t with
+   n - 2 degrees of freedom times the slope's standard error (the residuals' spread over the
+   spread of x), taking the points' distances from the line as independent noise.  -1 with
+   fewer than three points: two points leave no residual to measure the noise by. */
+double churn_fit_slope_bound(const churn_fit *f);
+
 /* A fit of two paired series (a, b) sampled at the same points, for correlation. */
 typedef struct churn_fit2 {
     double n, mean_a, mean_b, m2a, m2b, cab;
