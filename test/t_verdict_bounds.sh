@@ -1,13 +1,16 @@
 #!/bin/sh
 # The verdict says how sure it is (docs/analyzer.md, "The verdict"): every slope it states has
 # its bound, half the width of the 95 % confidence interval of the least-squares slope (t with
-# n - 2 degrees of freedom times its standard error), carried in the JSON; a slope whose bound
+# n - 2 degrees of freedom times its standard error, widened when the residuals go in runs),
+# carried in the JSON; a slope whose bound
 # covers zero is said not to grow or shrink measurably, and a function that does not measurably
 # grow is not named as holding the growth.
 #  - synthetic, noisy: 36 epochs whose live bytes and RSS scatter around flat lines (a fixed
 #    seed); their least-squares slopes are far from zero (RSS -3.3 KiB per epoch) but within
 #    their bounds: the verdict says RSS does not measurably grow or shrink and names no
 #    function; every bound in the JSON is the one recomputed here from the series;
+#  - synthetic, RSS that wanders (each reading moves from the one before): the residuals go in
+#    runs, and the bound recomputed here widens for them as the analyzer's does;
 #  - synthetic, a leak in the noise: 64 B per epoch under the same scatter, and RSS growing
 #    16 KiB per epoch: the verdict says "about", names the leak with a bound that covers 64,
 #    and RSS grows;
@@ -17,14 +20,14 @@
 # decoders: fast and slow
 . test/lib.sh
 
-# mk NAME LEAK RSS_SLOPE: 36 epochs of noise (and a leak of LEAK bytes per epoch) into
+# mk NAME LEAK RSS_SLOPE scatter|walk: 36 epochs of noise (and a leak of LEAK bytes per epoch) into
 # $WORK/NAME.zst, the series fitted into $WORK/NAME.series
 mk() {
-    python3 - "$WORK/$1" "$2" "$3" <<'PY'
+    python3 - "$WORK/$1" "$2" "$3" "$4" <<'PY'
 import json, random, sys
 sys.path.insert(0, "test/tools")
 import mktrace
-out, leak, rss_slope = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, leak, rss_slope, walk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "walk"
 rng = random.Random(39)
 recs = mktrace.prelude(0, 0) + [["stack", 7, [0x1010]], ["thread", 1]]
 live, addr, series = {}, [0x100000], {"live": {}, "rss": {}}
@@ -41,6 +44,9 @@ def free(e, a):
 epochs = 37
 noise = [rng.randint(0, 40) for _ in range(epochs)]
 jitter = [rng.randint(-64, 64) * 4096 for _ in range(epochs)]
+if walk:  # RSS that wanders: each epoch's reading moves from the one before
+    for e in range(1, epochs):
+        jitter[e] = jitter[e - 1] + jitter[e] // 4
 for e in range(epochs):
     recs.append(["epoch", e])
     for a in [a for a, (size, _, _) in live.items() if size == 48]:
@@ -65,8 +71,9 @@ json.dump(series, open(out + ".series", "w"))
 PY
 }
 
-mk noisy 0 0
-mk leaky 64 16384
+mk noisy 0 0 scatter
+mk leaky 64 16384 scatter
+mk walk 0 0 walk
 cat >"$WORK/flat.py" <<'FLAT'
 import ctypes, json, time
 begin = ctypes.CDLL(None).churn_epoch_begin
@@ -79,7 +86,7 @@ for i in range(35):
 FLAT
 CHURN_OUT="$WORK/py.zst" LD_PRELOAD="$SHIM" /usr/bin/python3 "$WORK/flat.py" >"$WORK/py.out" \
     2>"$WORK/py.err" || fail "python3 failed under the shim: $(tail -n 1 "$WORK/py.err")"
-for name in noisy leaky py; do
+for name in noisy leaky walk py; do
     analyze "$WORK/$name.zst" "$WORK/$name.json"
     "$ANALYZE" "$WORK/$name.zst" >"$WORK/$name.txt" 2>&1 || fail "churn-analyze $name.zst failed"
 done
@@ -88,19 +95,36 @@ check "$WORK" <<'PY'
 import json, math, re, sys
 from churncheck import *
 work = sys.argv[1]
-# Student's t at 97.5 % for the degrees of freedom these windows have
-T975 = {25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 31: 2.039513,
-        32: 2.036933, 33: 2.034515, 34: 2.032245}
+# Student's t at 97.5 %: a table to 30 degrees of freedom, the normal quantile's expansion
+# above (a fraction of a degree rounds down)
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+def t975(df):
+    if df < 30:
+        return T975[max(int(df), 1) - 1]
+    z = 1.959964
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2) + \
+        (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3)
 
 def fit(points):
+    """The least-squares slope and its bound: t times the standard error, both widened when
+    the residuals go in runs (lag-1 autocorrelation rho > 0: n (1 - rho) / (1 + rho) points)."""
+    points = sorted(points)
     n = len(points)
     mx = sum(x for x, _ in points) / n
     my = sum(y for _, y in points) / n
     sxx = sum((x - mx) ** 2 for x, _ in points)
-    sxy = sum((x - mx) * (y - my) for x, y in points)
-    slope = sxy / sxx
-    res = sum((y - my - slope * (x - mx)) ** 2 for x, y in points)
-    return slope, T975[n - 2] * math.sqrt(res / (n - 2) / sxx)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    e = [y - my - slope * (x - mx) for x, y in points]
+    se2 = sum(r * r for r in e) / (n - 2) / sxx
+    rho = sum(a * b for a, b in zip(e, e[1:])) / sum(r * r for r in e)
+    if rho > 0:
+        rho = min(rho, 0.99)
+        se2 *= (1 + rho) / (1 - rho)
+        n = max(3, n * (1 - rho) / (1 + rho))
+    return slope, t975(n - 2) * math.sqrt(se2)
 
 def close(a, b, within=1e-6):
     return abs(a - b) <= within * max(1, abs(b))
@@ -143,7 +167,7 @@ def consistent(name, v):
                                                                    bounds[key]))
 
 # noise only: the slopes are the series', the bounds cover zero, no function is named
-for name in ("noisy", "leaky"):
+for name in ("noisy", "leaky", "walk"):
     r, v = report(name)
     consistent(name, v)
     series = json.load(open("%s/%s.series" % (work, name)))
@@ -156,7 +180,18 @@ for name in ("noisy", "leaky"):
         if not close(got, slope) or not close(gotb, bound, 1e-3):
             fail("%s: %s %r +-%r per epoch over %r, recomputed %r +-%r"
                  % (name, key, got, gotb, w, slope, bound))
-    if name == "noisy":
+    if name == "walk":
+        points = sorted((int(e), y) for e, y in series["rss"].items()
+                        if w["first"] <= int(e) <= w["last"])
+        n = len(points)
+        mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+        b = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+        e = [y - my - b * (x - mx) for x, y in points]
+        rho = sum(p * q for p, q in zip(e, e[1:])) / sum(r * r for r in e)
+        if rho < 0.3:
+            fail("walk: the RSS residuals' lag-1 autocorrelation is %.2f: no runs to widen for" % rho)
+        print("walk (rho %.2f): %s" % (rho, v["sentences"][0]))
+    elif name == "noisy":
         rss, bound = v["rss_bytes_per_epoch"], v["rss_bytes_per_epoch_bound"]
         if abs(rss) < 2048 or abs(rss) > bound:
             fail("noisy: RSS %+.0f +-%.0f per epoch: this seed should give a slope of at least "

@@ -27,6 +27,14 @@ double churn_fit_r2(const churn_fit *f);     /* 0 when y is constant or x has no
    fewer than three points: two points leave no residual to measure the noise by. */
 double churn_fit_slope_bound(const churn_fit *f);
 
+/* The same for points whose distances from the line go in runs, rho their lag-1
+   autocorrelation: the slope's variance grows by (1 + rho) / (1 - rho) and the points count
+   as n (1 - rho) / (1 + rho), at least three (rho <= 0: churn_fit_slope_bound's). */
+double churn_fit_slope_bound_runs(const churn_fit *f, double rho);
+
+/* A point's distance from the line. */
+double churn_fit_residual(const churn_fit *f, double x, double y);
+
 /* A fit of two paired series (a, b) sampled at the same points, for correlation. */
 typedef struct churn_fit2 {
     double n, mean_a, mean_b, m2a, m2b, cab;
