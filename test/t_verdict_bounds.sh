@@ -110,7 +110,8 @@ def t975(df):
 
 def fit(points):
     """The least-squares slope and its bound: t times the standard error, both widened when
-    the residuals go in runs (lag-1 autocorrelation rho > 0: n (1 - rho) / (1 + rho) points)."""
+    the residuals go in runs (lag-1 autocorrelation rho > 0, counted at most 0.5:
+    n (1 - rho) / (1 + rho) points)."""
     points = sorted(points)
     n = len(points)
     mx = sum(x for x, _ in points) / n
@@ -121,7 +122,7 @@ def fit(points):
     se2 = sum(r * r for r in e) / (n - 2) / sxx
     rho = sum(a * b for a, b in zip(e, e[1:])) / sum(r * r for r in e)
     if rho > 0:
-        rho = min(rho, 0.99)
+        rho = min(rho, 0.5)
         se2 *= (1 + rho) / (1 - rho)
         n = max(3, n * (1 - rho) / (1 + rho))
     return slope, t975(n - 2) * math.sqrt(se2)

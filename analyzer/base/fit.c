@@ -61,12 +61,10 @@ double churn_fit_slope_bound_runs(const churn_fit *f, double rho)
         residual = 0;
     double se2 = residual / (f->n - 2) / f->m2x, n = f->n;
     if (rho > 0) {
-        if (rho > 0.99)
-            rho = 0.99;
+        if (rho > 0.5)
+            rho = 0.5;
         se2 *= (1 + rho) / (1 - rho);
         n *= (1 - rho) / (1 + rho);
-        if (n < 3)
-            n = 3;
     }
     return t975(n - 2) * sqrt(se2);
 }

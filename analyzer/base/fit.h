@@ -29,7 +29,9 @@ double churn_fit_slope_bound(const churn_fit *f);
 
 /* The same for points whose distances from the line go in runs, rho their lag-1
    autocorrelation: the slope's variance grows by (1 + rho) / (1 - rho) and the points count
-   as n (1 - rho) / (1 + rho), at least three (rho <= 0: churn_fit_slope_bound's). */
+   as n (1 - rho) / (1 + rho) (rho <= 0: churn_fit_slope_bound's).  rho counts at most 0.5:
+   longer runs are the shape of a growth that curves more than noise about it, and the
+   correction would call node's RSS growing from 32 to 138 MiB unmeasurable (docs/analyzer.md). */
 double churn_fit_slope_bound_runs(const churn_fit *f, double rho);
 
 /* A point's distance from the line. */
