@@ -143,6 +143,8 @@ def report(name):
 def consistent(name, v):
     """No sentence claims a direction its bound does not support."""
     s = field(v, "sentences")
+    if any(x.startswith("about") for x in s):
+        fail("%s: a sentence opens in lower case: %r" % (name, s))
     rss, bound = field(v, "rss_bytes_per_epoch"), field(v, "rss_bytes_per_epoch_bound")
     covered = bound is not None and abs(rss) <= bound
     expect("%s: rss_direction" % name, field(v, "rss_direction"),

@@ -450,6 +450,7 @@ static void rest_sentence(churn_verdict *v)
                     churn_engines[v->shim.engine - 1].heap);
         break;
     case CHURN_VERDICT_NOT_TRACED:
+        amount[0] = amount[0] == 'a' ? 'A' : amount[0]; /* "About", opening the sentence */
         if (levels)
             fprintf(f,
                     "%s at the end is %s (the program's code, stacks and libraries among "
