@@ -5,7 +5,9 @@
  * reading older than their live set, the heap not resident) are left out; free-resident
  * memory needs the allocator's books, so when at least two epochs have them only those are
  * fitted, else it stays inside the outside part (free_with_outside).  A window with fewer than
- * two such epochs gives levels instead: the parts of its last known epoch.
+ * two such epochs gives levels instead: the parts of its last known epoch.  Each slope has its
+ * bound (base/fit.h), widened when its residuals go in runs; the bounds do not add up as the
+ * slopes do.
  */
 #ifndef CHURN_SPLIT_H
 #define CHURN_SPLIT_H
@@ -34,6 +36,8 @@ typedef struct churn_split {
     int levels;            /* the parts of one epoch (first = last), not slopes */
     uint64_t first, last;  /* the epochs fitted */
     double v[CHURN_SPLIT_PARTS];
+    double bound[CHURN_SPLIT_PARTS]; /* each slope's (churn_fit_slope_bound); -1: none */
+    double unmapped_bound;           /* the bound of the slope of OUTSIDE less MAPPED */
 } churn_split;
 
 /* The split over the epochs first..last of f's rows. */

@@ -446,6 +446,15 @@ static void functions(FILE *out, churn_analysis *a, const churn_report_options *
     free(rows);
 }
 
+/* A slope's bound (base/fit.h), null when it has none. */
+static void bound(FILE *out, double v)
+{
+    if (v < 0)
+        fputs("null", out);
+    else
+        json_double(out, v);
+}
+
 static void verdict_function(FILE *out, const churn_analysis *a,
                              const churn_verdict_function *d, size_t i)
 {
@@ -458,6 +467,8 @@ static void verdict_function(FILE *out, const churn_analysis *a,
     }
     fputs("], \"bytes_per_epoch\": ", out);
     json_double(out, d->bytes_per_epoch);
+    fputs(", \"bytes_per_epoch_bound\": ", out);
+    bound(out, d->bytes_bound);
     fputs(", \"count_per_epoch\": ", out);
     json_double(out, d->count_per_epoch);
     fputs(", \"share\": ", out);
@@ -504,15 +515,26 @@ static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
     fprintf(out, "],\n \"window\": {\"first\": %llu, \"last\": %llu}, ",
             (unsigned long long)a->steady.first, (unsigned long long)a->steady.last);
     int slopes = v.split.epochs && !v.split.levels;
-    fputs("\"rss_bytes_per_epoch\": ", out);
-    if (slopes)
-        json_double(out, v.part[CHURN_SPLIT_RSS]);
-    else if (v.has_rss && !v.split.levels)
-        json_double(out, v.rss_per_epoch);
+    int trend = !v.split.epochs && v.has_rss;
+    double rss = slopes ? v.part[CHURN_SPLIT_RSS] : v.rss_per_epoch;
+    double rss_bound = slopes ? v.bound[CHURN_SPLIT_RSS] : v.rss_bound;
+    fputs("\"confidence\": 0.95, \"rss_bytes_per_epoch\": ", out);
+    if (slopes || trend)
+        json_double(out, rss);
     else
+        fputs("null", out);
+    fputs(", \"rss_bytes_per_epoch_bound\": ", out);
+    bound(out, slopes || trend ? rss_bound : -1);
+    fputs(", \"rss_direction\": ", out);
+    if (slopes || trend) {
+        int way = churn_verdict_direction(rss, rss_bound);
+        fprintf(out, "\"%s\"", way < 0 ? "shrinks" : way > 0 ? "grows" : "none");
+    } else
         fputs("null", out);
     fputs(", \"live_bytes_per_epoch\": ", out);
     json_double(out, v.split.levels ? 0 : slopes ? v.part[CHURN_SPLIT_LIVE] : v.live_per_epoch);
+    fputs(", \"live_bytes_per_epoch_bound\": ", out);
+    bound(out, v.split.levels ? 0 : slopes ? v.bound[CHURN_SPLIT_LIVE] : v.live_bound);
     fprintf(out, ", \"free_with_outside\": %s", v.split.free_with_outside ? "true" : "false");
     for (int at_end = 0; at_end < 2; at_end++) {
         fputs(at_end ? ",\n \"at_end\": " : ",\n \"parts\": ", out);
@@ -533,6 +555,17 @@ static void verdict(FILE *out, churn_analysis *a, const churn_report_options *o)
         }
         fputs("}", out);
     }
+    fputs(",\n \"bounds\": ", out);
+    if (slopes) {
+        for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+            fprintf(out, "%s\"%s\": ", k ? ", " : "{", parts[k].key);
+            bound(out, parts[k].part == CHURN_SPLIT_FREE && v.split.free_with_outside
+                           ? -1
+                           : v.bound[parts[k].part]);
+        }
+        fputs("}", out);
+    } else
+        fputs("null", out);
     fputs(",\n \"functions\": [", out);
     for (size_t i = 0; i < v.nfunctions; i++)
         verdict_function(out, a, &v.functions[i], i);

@@ -29,6 +29,23 @@ static const char *signed_binary(double v, char *buf, size_t len)
     return buf;
 }
 
+int churn_verdict_direction(double slope, double bound)
+{
+    if (bound >= 0 && slope <= bound && slope >= -bound)
+        return 0;
+    return slope < 0 ? -1 : 1;
+}
+
+/* "+72B", "+1.1KiB +-9.0KiB" (without the sign when unsigned): a bound that rounds to nothing
+   is not printed, the fit's residuals being under half a byte. */
+static void estimate(FILE *f, double v, double bound, int sign)
+{
+    char b[32], c[32];
+    fputs(sign ? signed_binary(v, b, sizeof b) : binary(v, b, sizeof b), f);
+    if (bound >= 0.5)
+        fprintf(f, " +-%s", binary(bound, c, sizeof c));
+}
+
 static FILE *sentence(char **text, size_t *len)
 {
     FILE *f = open_memstream(text, len);
@@ -91,6 +108,7 @@ static void describe(churn_verdict_function *d, churn_analysis *a, churn_functio
     d->row = row;
     d->fn = churn_functions_of(f, row);
     d->bytes_per_epoch = levels ? 0 : churn_fit_slope(&row->bytes_fit);
+    d->bytes_bound = levels ? 0 : churn_fit_slope_bound(&row->bytes_fit);
     d->count_per_epoch = levels ? 0 : churn_fit_slope(&row->count_fit);
     d->share = total > 0 ? value / total : 0;
     d->retained = f == &a->functions
@@ -122,8 +140,9 @@ static void holders(churn_verdict *v, churn_analysis *a, const churn_report_opti
     }
     for (size_t i = 0; i < n && v->nfunctions < CHURN_VERDICT_FUNCTIONS; i++) {
         double by = levels ? (double)rows[i]->live_bytes : churn_fit_slope(&rows[i]->bytes_fit);
-        if (by < 0.5 || named >= NAMED_SHARE * total ||
-            (v->nfunctions && by < LEAST_SHARE * total))
+        double bound = levels ? 0 : churn_fit_slope_bound(&rows[i]->bytes_fit);
+        if (by < 0.5 || churn_verdict_direction(by, bound) <= 0 ||
+            named >= NAMED_SHARE * total || (v->nfunctions && by < LEAST_SHARE * total))
             continue;
         describe(&v->functions[v->nfunctions++], a, &a->functions, &a->growth, rows[i], by,
                  total, levels);
@@ -165,21 +184,38 @@ static void mappings(churn_verdict *v, churn_analysis *a)
             v->runtime = &churn_runtime_heaps[i];
 }
 
+/* Own mmap is what outside grew that the program's own mappings explain, at most all of it:
+   its bound is the one of the slope it took (mapped's or outside's), and not traced's that of
+   the difference it is, or of outside when own mmap explains none of it. */
+static void untraced_parts(churn_verdict *v)
+{
+    const churn_split *s = &v->split;
+    double outside = s->v[CHURN_SPLIT_OUTSIDE], mapped = s->v[CHURN_SPLIT_MAPPED];
+    double ceiling = outside > 0 ? outside : 0;
+    double mine = mapped < 0 ? 0 : mapped > ceiling ? ceiling : mapped;
+    v->part[CHURN_VERDICT_OWN_MMAP] = mine;
+    v->part[CHURN_VERDICT_NOT_TRACED] = outside - mine;
+    v->bound[CHURN_VERDICT_OWN_MMAP] = mapped > ceiling && ceiling > 0
+                                           ? s->bound[CHURN_SPLIT_OUTSIDE]
+                                           : s->bound[CHURN_SPLIT_MAPPED];
+    v->bound[CHURN_VERDICT_NOT_TRACED] =
+        mine > 0 ? s->unmapped_bound : s->bound[CHURN_SPLIT_OUTSIDE];
+}
+
 static void parts(churn_verdict *v, churn_analysis *a)
 {
     const churn_steady *w = &a->steady;
     v->split = churn_split_fit(&a->frag, w->first, w->last);
-    for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++)
+    for (size_t k = 0; k < CHURN_SPLIT_PARTS; k++) {
         v->part[k] = v->split.v[k];
-    double outside = v->part[CHURN_SPLIT_OUTSIDE], mapped = v->part[CHURN_SPLIT_MAPPED];
-    double mine = mapped < 0 ? 0 : mapped;
-    if (mine > (outside > 0 ? outside : 0))
-        mine = outside > 0 ? outside : 0;
-    v->part[CHURN_VERDICT_OWN_MMAP] = mine;
-    v->part[CHURN_VERDICT_NOT_TRACED] = outside - mine;
+        v->bound[k] = v->split.bound[k];
+    }
+    untraced_parts(v);
     churn_trends t = churn_trends_compute(&a->epochs, w->first, w->last);
     v->rss_per_epoch = t.rss_bytes_per_epoch;
     v->live_per_epoch = t.live_bytes_per_epoch;
+    v->rss_bound = churn_fit_slope_bound(&a->epochs.fits.rss);
+    v->live_bound = churn_fit_slope_bound(&a->epochs.fits.live);
     for (size_t i = 0; i < a->epochs.count && !v->has_rss; i++)
         v->has_rss = a->epochs.rows[i].has_summary && a->epochs.rows[i].rss_bytes;
 }
@@ -198,7 +234,6 @@ static void part_list(FILE *f, const churn_verdict *v)
                 {CHURN_VERDICT_OWN_MMAP, "own mmap"},
                 {CHURN_VERDICT_NOT_TRACED, "not traced"},
                 {CHURN_SPLIT_LIBCHURN, "libchurn"}};
-    char b[32];
     for (size_t i = 0; i < sizeof list / sizeof *list; i++) {
         int k = list[i].part;
         if (k == CHURN_SPLIT_FREE && v->split.free_with_outside)
@@ -212,15 +247,36 @@ static void part_list(FILE *f, const churn_verdict *v)
                                                        : "outside anything traced")
                    : v->split.free_with_outside ? "free-resident and not traced"
                                                 : "not traced";
-        fprintf(f, "%s%s %s", i ? ", " : "", name,
-                v->split.levels ? binary(v->part[k], b, sizeof b)
-                                : signed_binary(v->part[k], b, sizeof b));
+        fprintf(f, "%s%s ", i ? ", " : "", name);
+        estimate(f, v->part[k], v->split.levels ? 0 : v->bound[k], !v->split.levels);
     }
+}
+
+/* "RSS grows about 6.3KiB +-1.2KiB per epoch over epochs 5..422 (95% bounds)", or that it does
+   not measurably grow or shrink when the bound covers zero. */
+static void slope_clause(FILE *f, const char *what, int plural, double slope, double bound,
+                         const churn_steady *w)
+{
+    const char *s = plural ? "" : "s";
+    unsigned long long first = w->first, last = w->last;
+    int way = churn_verdict_direction(slope, bound);
+    if (!way) {
+        fprintf(f, "%s do%s not measurably grow or shrink over epochs %llu..%llu (", what,
+                plural ? "" : "es", first, last);
+        estimate(f, slope, bound, 1);
+        fputs(" per epoch, 95% bounds)", f);
+        return;
+    }
+    fprintf(f, "%s %s%s %s", what, way < 0 ? "shrink" : "grow", s,
+            bound >= 0.5 ? "about " : "");
+    estimate(f, way < 0 ? -slope : slope, bound, 0);
+    fprintf(f, " per epoch over epochs %llu..%llu (%s)", first, last,
+            bound < 0 ? "two readings: no bounds" : "95% bounds");
 }
 
 static void rss_sentence(churn_verdict *v, const churn_analysis *a)
 {
-    char *text, b[32], c[32];
+    char *text, b[32];
     size_t len;
     FILE *f = sentence(&text, &len);
     const churn_steady *w = &a->steady;
@@ -233,27 +289,17 @@ static void rss_sentence(churn_verdict *v, const churn_analysis *a)
                     binary(v->part[CHURN_SPLIT_RSS], b, sizeof b));
         part_list(f, v);
     } else if (v->split.epochs) {
-        double rss = v->part[CHURN_SPLIT_RSS];
-        fprintf(f,
-                "RSS %s %s per epoch over epochs %llu..%llu: ", rss < 0 ? "shrinks" : "grows",
-                binary(rss < 0 ? -rss : rss, b, sizeof b), (unsigned long long)w->first,
-                (unsigned long long)w->last);
+        slope_clause(f, "RSS", 0, v->part[CHURN_SPLIT_RSS], v->bound[CHURN_SPLIT_RSS], w);
+        fputs(": ", f);
         part_list(f, v);
     } else if (v->has_rss) {
-        fprintf(
-            f,
-            "RSS %s %s per epoch over epochs %llu..%llu, live bytes %s; without events "
-            "or an allocator model the rest is not split",
-            v->rss_per_epoch < 0 ? "shrinks" : "grows",
-            binary(v->rss_per_epoch < 0 ? -v->rss_per_epoch : v->rss_per_epoch, b, sizeof b),
-            (unsigned long long)w->first, (unsigned long long)w->last,
-            signed_binary(v->live_per_epoch, c, sizeof c));
+        slope_clause(f, "RSS", 0, v->rss_per_epoch, v->rss_bound, w);
+        fputs(", live bytes ", f);
+        estimate(f, v->live_per_epoch, v->live_bound, 1);
+        fputs("; without events or an allocator model the rest is not split", f);
     } else {
-        fprintf(f,
-                "Live bytes grow %s per epoch over epochs %llu..%llu; the trace has no RSS "
-                "reading to split",
-                signed_binary(v->live_per_epoch, c, sizeof c), (unsigned long long)w->first,
-                (unsigned long long)w->last);
+        slope_clause(f, "Live bytes", 1, v->live_per_epoch, v->live_bound, w);
+        fputs("; the trace has no RSS reading to split", f);
     }
     fputc('.', f);
     say(v, f, &text);
@@ -298,11 +344,13 @@ static void holder_clause(FILE *f, const churn_verdict *v, const churn_verdict_f
         fprintf(f, " holds %s live at the end, %.0f%% of what is live, %s",
                 binary((double)d->row->live_bytes, b, sizeof b), 100 * d->share,
                 retention_words(&d->retained));
-    else
-        fprintf(f, " holds %s per epoch (%s objects), %.0f%% of the live growth, %s",
-                signed_binary(d->bytes_per_epoch, b, sizeof b),
+    else {
+        fputs(d->bytes_bound >= 0.5 ? " holds about " : " holds ", f);
+        estimate(f, d->bytes_per_epoch, d->bytes_bound, 1);
+        fprintf(f, " per epoch (%s objects), %.0f%% of the live growth, %s",
                 count_rate(d->count_per_epoch, rate, sizeof rate), 100 * d->share,
                 retention_words(&d->retained));
+    }
     if (d->fn->type)
         fprintf(f, ", type %s", d->fn->type);
 }
@@ -320,7 +368,7 @@ static void holders_sentence(churn_verdict *v, const churn_analysis *a)
     if (!v->nfunctions && v->split.levels)
         fputs("No function holds anything live at the end", f);
     else if (!v->nfunctions)
-        fprintf(f, "No function's live bytes grow over epochs %llu..%llu",
+        fprintf(f, "No function's live bytes measurably grow over epochs %llu..%llu",
                 (unsigned long long)a->steady.first, (unsigned long long)a->steady.last);
     fputc('.', f);
     say(v, f, &text);
@@ -366,15 +414,24 @@ static void rest_sentence(churn_verdict *v)
         say(v, f, &text);
         return;
     }
-    int levels = v->split.levels, best = -1;
-    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
-        if (v->part[others[i]] >= 1 && (best < 0 || v->part[others[i]] > v->part[best]))
-            best = others[i];
-    char *text, b[32];
+    int levels = v->split.levels, best = -1, unmeasured = 0;
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        int k = others[i];
+        double bound = levels ? 0 : v->bound[k];
+        if (v->part[k] >= 1 && churn_verdict_direction(v->part[k], bound) <= 0)
+            unmeasured = 1;
+        else if (v->part[k] >= 1 && (best < 0 || v->part[k] > v->part[best]))
+            best = k;
+    }
+    char *text, b[32], c[32], amount[80] = "";
     size_t len;
     FILE *f = sentence(&text, &len);
     const char *per = levels ? " at the end" : " per epoch";
-    const char *amount = best >= 0 ? binary(v->part[best], b, sizeof b) : "";
+    if (best >= 0 && !levels && v->bound[best] >= 0.5)
+        snprintf(amount, sizeof amount, "about %s +-%s", binary(v->part[best], b, sizeof b),
+                 binary(v->bound[best], c, sizeof c));
+    else if (best >= 0)
+        binary(v->part[best], amount, sizeof amount);
     switch (best) {
     case CHURN_VERDICT_OWN_MMAP:
         fprintf(f, "The program's own mmap calls hold %s%s", amount, per);
@@ -393,6 +450,7 @@ static void rest_sentence(churn_verdict *v)
                     churn_engines[v->shim.engine - 1].heap);
         break;
     case CHURN_VERDICT_NOT_TRACED:
+        amount[0] = amount[0] == 'a' ? 'A' : amount[0]; /* "About", opening the sentence */
         if (levels)
             fprintf(f,
                     "%s at the end is %s (the program's code, stacks and libraries among "
@@ -436,8 +494,9 @@ static void rest_sentence(churn_verdict *v)
                 amount, per);
         break;
     default:
-        fputs(levels ? "Nothing but live objects holds memory at the end"
-                     : "No other part of RSS grows",
+        fputs(levels       ? "Nothing but live objects holds memory at the end"
+              : unmeasured ? "No other part of RSS measurably grows"
+                           : "No other part of RSS grows",
               f);
     }
     fputc('.', f);
