@@ -33,16 +33,17 @@ for mode in libc syscall; do
 done
 
 cat >"$WORK/pygrow.py" <<'PYGROW'
-import time
+import os, signal, time
 keep = []
 for i in range(12):
+    os.kill(os.getpid(), signal.SIGUSR2)  # an epoch a turn, whatever the machine's load
     keep.append([str(j) * 3 for j in range(12000)])
     time.sleep(0.1)
 PYGROW
 for how in traced pymalloc; do
     setting=
     [ $how = pymalloc ] && setting=PYTHONMALLOC=pymalloc
-    env $setting CHURN_EPOCH_MS=100 CHURN_OUT="$WORK/py_$how.zst" LD_PRELOAD="$SHIM" \
+    env $setting CHURN_EPOCH_SIGNAL=USR2 CHURN_OUT="$WORK/py_$how.zst" LD_PRELOAD="$SHIM" \
         /usr/bin/python3 "$WORK/pygrow.py" >"$WORK/py_$how.out" 2>"$WORK/py_$how.err" ||
         fail "python3 ($how) failed under the shim: $(tail -n 1 "$WORK/py_$how.err")"
     grep -q "not traced" "$WORK/py_$how.err" &&
