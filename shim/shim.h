@@ -7,8 +7,8 @@
  *
  * Under CHURN_SAMPLE_BYTES, sample.c sits at event.c's entry: it counts every allocation
  * and free and lets only the sampled ones, and their frees, go on.  interpose.c's malloc,
- * calloc, realloc and free count an unsampled call themselves (churn_sample_*_quick) and
- * go no further.
+ * calloc, realloc and free, and way_pymalloc.c's hooks, count an unsampled call themselves
+ * (churn_sample_*_quick) and go no further.
  *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  *
@@ -165,6 +165,9 @@ typedef struct churn_real {
 } churn_real;
 
 extern churn_real churn_next;
+/* 1 when churn_next's malloc, calloc, realloc and free are glibc's: they call nothing of
+   libchurn's, and a forwarded call needs no guard. */
+extern int churn_next_is_glibc;
 /* Resolves churn_next (idempotent, safe to call re-entrantly from dlsym's own calloc). */
 void churn_real_resolve(void);
 void *churn_next_of(void *_Atomic *slot, const char *name);
@@ -773,8 +776,16 @@ static inline int churn_sample_free(void *p)
     return churn_sample_take(p);
 }
 
-/* The program thread's whole share of an unsampled call (malloc's and free's fast paths,
-   interpose.c): 1 when the call is counted and is not a sample's, 0 when it is left, not
+/* Whether a way in may take its sampled fast path: sampling is on, the trace is on and the
+   call is not libchurn's own. */
+static inline __attribute__((always_inline)) int churn_sampling_fast(void)
+{
+    return CHURN_LIKELY(churn_opt.sample_bytes != 0) && CHURN_LIKELY(!churn_in_shim) &&
+           CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON);
+}
+
+/* The program thread's whole share of an unsampled call (the fast paths of interpose.c
+   and way_pymalloc.c): 1 when the call is counted and is not a sample's, 0 when it is left, not
    counted, to churn_sample_alloc or churn_sample_free (a sample falls due, a new epoch, the
    thread's first call).  Nothing here but loads, compares and the counts' stores, so that
    the way in keeps no registers of its own across the allocator's call. */

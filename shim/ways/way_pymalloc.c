@@ -93,9 +93,8 @@ static size_t usable(void *p, size_t size)
     return u < size ? size : u;
 }
 
-static void *hook_malloc(void *ctx, size_t size)
+static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_t size)
 {
-    py_allocator *n = ctx;
     if (!churn_tracing())
         return n->malloc(n->ctx, size);
     first_call();
@@ -106,9 +105,50 @@ static void *hook_malloc(void *ctx, size_t size)
     return p;
 }
 
-static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
+/* Under CHURN_SAMPLE_BYTES an unsampled block's call is counted and goes no further, as
+   interpose.c's fast path does (shim.h, churn_sample_*_quick); the allocator's call still
+   runs inside the hook's guard, since pymalloc hands what it does not serve to malloc.  A
+   thread's first call, a new epoch and a sample go the traced way, which counts them. */
+static inline void fast_enter(void)
+{
+    churn_in_shim = 1;
+    in_pymalloc = 1;
+}
+
+static inline void fast_leave(void)
+{
+    churn_in_shim = 0;
+    in_pymalloc = 0;
+}
+
+/* The allocation was made on the fast path and the quick count left it here. */
+static __attribute__((noinline)) void *hook_sample(void *p, size_t size, int kind)
+{
+    if (p) {
+        first_call();
+        ENTER();
+        churn_record_alloc_usable(p, size, usable(p, size), kind);
+    }
+    return p;
+}
+
+static void *hook_malloc(void *ctx, size_t size)
 {
     py_allocator *n = ctx;
+    if (churn_sampling_fast()) {
+        fast_enter();
+        void *p = n->malloc(n->ctx, size);
+        fast_leave();
+        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
+            return p;
+        return hook_sample(p, size, CHURN_ALLOC_MALLOC);
+    }
+    return hook_malloc_traced(n, size);
+}
+
+static __attribute__((noinline)) void *hook_calloc_traced(py_allocator *n, size_t nelem,
+                                                          size_t elsize)
+{
     size_t size;
     if (!churn_tracing() || __builtin_mul_overflow(nelem, elsize, &size))
         return n->calloc(n->ctx, nelem, elsize);
@@ -120,10 +160,25 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
     return p;
 }
 
-/* A block pymalloc shrinks in place keeps its class; it is recorded with the new size's. */
-static void *hook_realloc(void *ctx, void *ptr, size_t size)
+static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     py_allocator *n = ctx;
+    size_t size;
+    if (churn_sampling_fast() && !__builtin_mul_overflow(nelem, elsize, &size)) {
+        fast_enter();
+        void *p = n->calloc(n->ctx, nelem, elsize);
+        fast_leave();
+        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
+            return p;
+        return hook_sample(p, size, CHURN_ALLOC_CALLOC);
+    }
+    return hook_calloc_traced(n, nelem, elsize);
+}
+
+/* A block pymalloc shrinks in place keeps its class; it is recorded with the new size's. */
+static __attribute__((noinline)) void *hook_realloc_traced(py_allocator *n, void *ptr,
+                                                           size_t size)
+{
     if (!churn_tracing())
         return n->realloc(n->ctx, ptr, size);
     first_call();
@@ -140,11 +195,38 @@ static void *hook_realloc(void *ctx, void *ptr, size_t size)
     return q;
 }
 
-/* The free goes to pymalloc under the guard too: a block it took from malloc goes back to
-   free, which must not record it a second time. */
-static void hook_free(void *ctx, void *ptr)
+/* The realloc of an unsampled block (or of NULL) was made on the fast path and the quick
+   count left it here: counted as churn_realloc_end counts it. */
+static __attribute__((noinline)) void *hook_realloc_sample(void *ptr, void *q, size_t size)
+{
+    first_call();
+    ENTER();
+    if (ptr && (q || !size))
+        churn_sample_count_free();
+    if (q)
+        churn_record_alloc_usable(q, size, usable(q, size), CHURN_ALLOC_REALLOC);
+    return q;
+}
+
+/* A sampled block's realloc records its free: that is the traced way's. */
+static void *hook_realloc(void *ctx, void *ptr, size_t size)
 {
     py_allocator *n = ctx;
+    if (churn_sampling_fast() && (!ptr || CHURN_LIKELY(!churn_sample_filter_has(ptr)))) {
+        fast_enter();
+        void *q = n->realloc(n->ctx, ptr, size);
+        fast_leave();
+        if (CHURN_LIKELY(q != NULL) && ptr && CHURN_LIKELY(churn_sample_realloc_quick(size)))
+            return q;
+        return hook_realloc_sample(ptr, q, size);
+    }
+    return hook_realloc_traced(n, ptr, size);
+}
+
+/* The free goes to pymalloc under the guard too: a block it took from malloc goes back to
+   free, which must not record it a second time. */
+static __attribute__((noinline)) void hook_free_traced(py_allocator *n, void *ptr)
+{
     if (!churn_tracing()) {
         n->free(n->ctx, ptr);
         return;
@@ -154,6 +236,18 @@ static void hook_free(void *ctx, void *ptr)
     if (ptr)
         churn_record_free(ptr, CHURN_FREE_FREE);
     n->free(n->ctx, ptr);
+}
+
+static void hook_free(void *ctx, void *ptr)
+{
+    py_allocator *n = ctx;
+    if (churn_sampling_fast() && ptr && CHURN_LIKELY(churn_sample_free_quick(ptr))) {
+        fast_enter();
+        n->free(n->ctx, ptr);
+        fast_leave();
+        return;
+    }
+    hook_free_traced(n, ptr);
 }
 
 /* An arena holds 64 pools (CPython's ARENA_SIZE / POOL_SIZE: 256 KiB of 4 KiB in 3.8 and 3.9,
