@@ -44,14 +44,13 @@ static int have_next(void)
 
 /* ---- C ---- */
 
-/* Under CHURN_SAMPLE_BYTES, malloc, calloc, realloc and free first try the fast path
-   (churn_sampling_fast: the trace is on and the call is not libchurn's own), and
-   churn_sample_*_quick finds the call counted and not a sample's.  Those are the only
-   checks and stores an unsampled call makes.  The call goes to glibc as it is, a free's as
-   a tail call; another allocator behind libchurn may call back in, and gets its call under
-   the guard (the *_guarded functions).  Every other call, and a sample's, goes on out of
-   line, where nothing of it is done twice: the quick checks count nothing when they fail.
-   A failed allocation is not counted. */
+/* Under CHURN_SAMPLE_BYTES, malloc, calloc, realloc and free first try the fast path: the
+   thread's counts are current, the call is not libchurn's own and no sample falls due
+   (churn_sample_*_room, shim.h); then the call is made and counted, and that is all.  The
+   call goes to glibc as it is, a free's as a tail call; another allocator behind libchurn
+   may call back in, and gets its call under the guard (the *_guarded functions).  Every
+   other call, a sample's among them, goes the traced way, which counts it.  A failed
+   allocation is not counted. */
 static __attribute__((noinline)) void *malloc_guarded(size_t size)
 {
     churn_in_shim = 1;
@@ -98,25 +97,14 @@ static __attribute__((noinline)) void *malloc_traced(size_t size)
     return p;
 }
 
-/* The allocation was made on the fast path and the quick count left it here. */
-static __attribute__((noinline)) void *alloc_sample(void *p, size_t size, int kind)
-{
-    if (p) {
-        CHURN_GUARD();
-        if (churn_sample_alloc(p, size))
-            churn_record_sampled_alloc(p, size, kind);
-    }
-    return p;
-}
-
 CHURN_API void *malloc(size_t size)
 {
-    if (churn_sampling_fast()) {
+    if (churn_sample_alloc_room(size)) {
         void *p =
             CHURN_LIKELY(churn_next_is_glibc) ? churn_next.malloc(size) : malloc_guarded(size);
-        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
-            return p;
-        return alloc_sample(p, size, CHURN_ALLOC_MALLOC);
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(size);
+        return p;
     }
     return malloc_traced(size);
 }
@@ -142,7 +130,7 @@ CHURN_API void free(void *p)
 {
     if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
         return;
-    if (churn_sampling_fast() && CHURN_LIKELY(churn_sample_free_quick(p))) {
+    if (CHURN_LIKELY(churn_sample_free_quick(p))) {
         if (CHURN_LIKELY(churn_next_is_glibc))
             churn_next.free(p);
         else
@@ -174,12 +162,12 @@ static __attribute__((noinline)) void *calloc_traced(size_t n, size_t size)
 CHURN_API void *calloc(size_t n, size_t size)
 {
     size_t total;
-    if (churn_sampling_fast() && !__builtin_mul_overflow(n, size, &total)) {
+    if (!__builtin_mul_overflow(n, size, &total) && churn_sample_alloc_room(total)) {
         void *p = CHURN_LIKELY(churn_next_is_glibc) ? churn_next.calloc(n, size)
                                                     : calloc_guarded(n, size);
-        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(total)))
-            return p;
-        return alloc_sample(p, total, CHURN_ALLOC_CALLOC);
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(total);
+        return p;
     }
     return calloc_traced(n, size);
 }
@@ -206,30 +194,18 @@ static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
     return churn_record_realloc(p, size);
 }
 
-/* The realloc of an unsampled block (or of NULL) was made on the fast path and the quick
-   count left it here: counted as churn_realloc_end counts it.  The old block is freed
-   unless the realloc failed (a NULL answer to a size other than 0). */
-static __attribute__((noinline)) void *realloc_sample(void *p, void *q, size_t size)
-{
-    CHURN_GUARD();
-    if (p && (q || !size))
-        churn_sample_count_free();
-    if (q && churn_sample_alloc(q, size))
-        churn_record_sampled_alloc(q, size, CHURN_ALLOC_REALLOC);
-    return q;
-}
-
 CHURN_API void *realloc(void *p, size_t size)
 {
     if (p && CHURN_UNLIKELY(churn_bootstrap_owns(p)))
         return realloc_bootstrap(p, size);
-    /* a sampled block's realloc records its free: that is the traced path's */
-    if (churn_sampling_fast() && (!p || CHURN_LIKELY(!churn_sample_filter_has(p)))) {
+    /* a sampled block's realloc records its free, and realloc(p, 0) frees p and may
+       answer NULL: those are the traced way's */
+    if (churn_sample_realloc_room(p, size)) {
         void *q = CHURN_LIKELY(churn_next_is_glibc) ? churn_next.realloc(p, size)
                                                     : realloc_guarded(p, size);
-        if (CHURN_LIKELY(q != NULL) && p && CHURN_LIKELY(churn_sample_realloc_quick(size)))
-            return q;
-        return realloc_sample(p, q, size);
+        if (CHURN_LIKELY(q != NULL)) /* else p is as it was */
+            churn_sample_realloc_commit(p, size);
+        return q;
     }
     return realloc_traced(p, size);
 }

@@ -106,7 +106,7 @@ static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_
 }
 
 /* Under CHURN_SAMPLE_BYTES an unsampled block's call is counted and goes no further, as
-   interpose.c's fast path does (shim.h, churn_sample_*_quick); the allocator's call still
+   interpose.c's fast path does (shim.h, churn_sample_*_room); the allocator's call still
    runs inside the hook's guard, since pymalloc hands what it does not serve to malloc.  A
    thread's first call, a new epoch and a sample go the traced way, which counts them. */
 static inline void fast_enter(void)
@@ -121,27 +121,16 @@ static inline void fast_leave(void)
     in_pymalloc = 0;
 }
 
-/* The allocation was made on the fast path and the quick count left it here. */
-static __attribute__((noinline)) void *hook_sample(void *p, size_t size, int kind)
-{
-    if (p) {
-        first_call();
-        ENTER();
-        churn_record_alloc_usable(p, size, usable(p, size), kind);
-    }
-    return p;
-}
-
 static void *hook_malloc(void *ctx, size_t size)
 {
     py_allocator *n = ctx;
-    if (churn_sampling_fast()) {
+    if (churn_sample_alloc_room(size)) {
         fast_enter();
         void *p = n->malloc(n->ctx, size);
         fast_leave();
-        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
-            return p;
-        return hook_sample(p, size, CHURN_ALLOC_MALLOC);
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(size);
+        return p;
     }
     return hook_malloc_traced(n, size);
 }
@@ -164,13 +153,13 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     py_allocator *n = ctx;
     size_t size;
-    if (churn_sampling_fast() && !__builtin_mul_overflow(nelem, elsize, &size)) {
+    if (!__builtin_mul_overflow(nelem, elsize, &size) && churn_sample_alloc_room(size)) {
         fast_enter();
         void *p = n->calloc(n->ctx, nelem, elsize);
         fast_leave();
-        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
-            return p;
-        return hook_sample(p, size, CHURN_ALLOC_CALLOC);
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(size);
+        return p;
     }
     return hook_calloc_traced(n, nelem, elsize);
 }
@@ -195,30 +184,18 @@ static __attribute__((noinline)) void *hook_realloc_traced(py_allocator *n, void
     return q;
 }
 
-/* The realloc of an unsampled block (or of NULL) was made on the fast path and the quick
-   count left it here: counted as churn_realloc_end counts it. */
-static __attribute__((noinline)) void *hook_realloc_sample(void *ptr, void *q, size_t size)
-{
-    first_call();
-    ENTER();
-    if (ptr && (q || !size))
-        churn_sample_count_free();
-    if (q)
-        churn_record_alloc_usable(q, size, usable(q, size), CHURN_ALLOC_REALLOC);
-    return q;
-}
-
-/* A sampled block's realloc records its free: that is the traced way's. */
+/* A sampled block's realloc records its free, and a realloc to 0 bytes frees ptr and may
+   answer NULL: those are the traced way's. */
 static void *hook_realloc(void *ctx, void *ptr, size_t size)
 {
     py_allocator *n = ctx;
-    if (churn_sampling_fast() && (!ptr || CHURN_LIKELY(!churn_sample_filter_has(ptr)))) {
+    if (churn_sample_realloc_room(ptr, size)) {
         fast_enter();
         void *q = n->realloc(n->ctx, ptr, size);
         fast_leave();
-        if (CHURN_LIKELY(q != NULL) && ptr && CHURN_LIKELY(churn_sample_realloc_quick(size)))
-            return q;
-        return hook_realloc_sample(ptr, q, size);
+        if (CHURN_LIKELY(q != NULL)) /* else ptr is as it was */
+            churn_sample_realloc_commit(ptr, size);
+        return q;
     }
     return hook_realloc_traced(n, ptr, size);
 }
@@ -241,7 +218,7 @@ static __attribute__((noinline)) void hook_free_traced(py_allocator *n, void *pt
 static void hook_free(void *ctx, void *ptr)
 {
     py_allocator *n = ctx;
-    if (churn_sampling_fast() && ptr && CHURN_LIKELY(churn_sample_free_quick(ptr))) {
+    if (ptr && CHURN_LIKELY(churn_sample_free_quick(ptr))) {
         fast_enter();
         n->free(n->ctx, ptr);
         fast_leave();
