@@ -52,6 +52,12 @@ SAMPLE = "64"  # CHURN_STACK_SAMPLE of the libchurn-sampled mode
 SAMPLE_BYTES = "524288"  # CHURN_SAMPLE_BYTES of the libchurn-sample512k mode
 # The sampled mode's bar (issue 20): python3 at most this many times native wall time.
 SAMPLE_BAR = 1.05
+# The interpreters the sampled mode's bar is judged on (issue 30), each with its default
+# allocator, pymalloc, which libchurn traces through its hooks: Debian's, and pyenv's 3.11.7
+# where the machine has it.
+SAMPLED_PYTHONS = (("python3.11 (Debian)", "/usr/bin/python3.11"),
+                   ("python3.11.7 (pyenv)",
+                    os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")))
 
 
 def fail(msg):
@@ -258,7 +264,47 @@ def fmt(v, spec):
     return "—" if v is None else format(v, spec)
 
 
-def report(facts, runs, quick, wls, data, analyzer, events):
+def sampled_pairs(quick, pairs):
+    """Native against CHURN_SAMPLE_BYTES=SAMPLE_BYTES on each of SAMPLED_PYTHONS, with its
+    default allocator: pairs of runs, the order turning each pair (native first, then traced
+    first), so that a slow moment of the machine falls on both alike.  Returns, per
+    interpreter found, the wall and CPU ratios of each pair."""
+    rounds = 5000 if quick else 40000
+    script = os.path.join(ROOT, "bench", "python_churn.py")
+    found = {}
+    for name, py in SAMPLED_PYTHONS:
+        if not os.path.exists(py):
+            sys.stderr.write("bench: %s: no %s, its sampled bar is not measured\n" % (name, py))
+            continue
+        env = dict(clean_env(), PYTHONHASHSEED="0")
+        traced = dict(env, LD_PRELOAD=LIBCHURN, CHURN_SAMPLE_BYTES=SAMPLE_BYTES)
+        out = os.path.join(WORK, "sampled.out")
+        trace = os.path.join(WORK, "sampled.churn")
+        ratios = []
+        spawn([py, script, str(rounds)], env)  # untimed, for the page cache
+        for i in range(pairs):
+            sys.stderr.write("bench: sampled pair %d/%d %s\n" % (i + 1, pairs, name))
+            runs = {}
+            for mode in (("native", "traced") if i % 2 == 0 else ("traced", "native")):
+                for stale in glob.glob(trace + "*"):
+                    os.unlink(stale)
+                e = env if mode == "native" else dict(traced, CHURN_OUT=trace)
+                wall, cpu, _, status = spawn([py, script, str(rounds)], e, None, out)
+                if status != 0:
+                    fail("%s under %s exited with wait status %#x" % (name, mode, status))
+                with open(out) as f:
+                    runs[mode] = (wall, cpu, f.read())
+            if runs["native"][2] != runs["traced"][2]:
+                fail("%s printed a different result under CHURN_SAMPLE_BYTES" % name)
+            ratios.append((runs["traced"][0] / runs["native"][0],
+                           runs["traced"][1] / runs["native"][1]))
+        for stale in glob.glob(trace + "*"):
+            os.unlink(stale)
+        found[name] = dict(rounds=rounds, wall=[w for w, _ in ratios], cpu=[c for _, c in ratios])
+    return found
+
+
+def report(facts, runs, quick, wls, data, analyzer, events, sampled):
     out = []
     out.append("# libchurn benchmark results")
     out.append("")
@@ -307,6 +353,20 @@ def report(facts, runs, quick, wls, data, analyzer, events):
                % (SAMPLE_BYTES, SAMPLE_BAR, fmt(ratio, ".3f"),
                   "met" if ratio is not None and ratio <= SAMPLE_BAR else "NOT met"))
     out.append("")
+    out.append("## CHURN_SAMPLE_BYTES=%s against native, alternated pairs" % SAMPLE_BYTES)
+    out.append("")
+    out.append("bench/python_churn.py under each interpreter with its default allocator "
+               "(pymalloc, traced through its hooks); medians of the pairs' own ratios, with "
+               "their range.")
+    out.append("")
+    out.append("| interpreter | rounds | pairs | wall x native | range | CPU x native | range |")
+    out.append("|---|---:|---:|---:|---|---:|---|")
+    for name, r in sampled.items():
+        out.append("| %s | %d | %d | %s | %s to %s | %s | %s to %s |" % (
+            name, r["rounds"], len(r["wall"]), fmt(med(r["wall"]), ".3f"),
+            fmt(min(r["wall"]), ".2f"), fmt(max(r["wall"]), ".2f"), fmt(med(r["cpu"]), ".3f"),
+            fmt(min(r["cpu"]), ".2f"), fmt(max(r["cpu"]), ".2f")))
+    out.append("")
     out.append("## Allocation + free events per run (median)")
     out.append("")
     out.append("| workload | libchurn (churn-analyze --json totals) "
@@ -351,9 +411,11 @@ def report(facts, runs, quick, wls, data, analyzer, events):
     return "\n".join(out)
 
 
-def write_figures(wls, data, events):
+def write_figures(wls, data, events, sampled):
     """The figures bench/bars.py judges the issue's bars by, next to the run's traces."""
-    figures = {}
+    figures = {"sampled_pythons": {name: {"wall_x_native": med(r["wall"]),
+                                          "cpu_x_native": med(r["cpu"])}
+                                   for name, r in sampled.items()}}
     for w in wls:
         name = w["name"]
         native = data[name]["native"]
@@ -417,9 +479,13 @@ def main():
                     os.unlink(r["trace"])
 
     events = {w["name"]: {k: med(v) for k, v in ev_runs[w["name"]].items()} for w in wls}
+    pairs_env = os.environ.get("BENCH_SAMPLED_PAIRS")
+    if pairs_env is not None and (not pairs_env.isdigit() or int(pairs_env) < 1):
+        fail("BENCH_SAMPLED_PAIRS must be a positive integer, got %r" % pairs_env)
+    sampled = sampled_pairs(quick, int(pairs_env) if pairs_env else (2 if quick else 10))
     facts = dict(machine_facts(), load_start=load_start, load_end=load_average())
-    text = report(facts, runs, quick, wls, data, analyzer, events)
-    write_figures(wls, data, events)
+    text = report(facts, runs, quick, wls, data, analyzer, events, sampled)
+    write_figures(wls, data, events, sampled)
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
     with open(RESULTS, "w") as f:
         f.write(text)

@@ -4,7 +4,7 @@
 # CHURN_SAMPLE_BYTES=524288 (libchurn-sample512k) in alternation so that drift of the shared
 # machine hits all alike.  Prints subrequests/s of every run, the medians and the ratios
 # libchurn/native and libchurn-sample512k/native (the median of each round's own ratio),
-# the latter against its bar (0.95).  BENCH_ROUNDS
+# the latter against its bar (0.97, issue 30).  BENCH_ROUNDS
 # (3) and BENCH_SUBREQUESTS (20000) change the size; CHURN_* variables in the environment reach
 # the traced runs.
 set -eu
@@ -79,7 +79,7 @@ def paired(key, mode="libchurn"):
 print("ratio libchurn/native: subrequests/s %.3f, workerd CPU time %.3f (medians of the rounds' "
       "own ratios)" % (paired("subrequests_per_s"), paired("workerd_cpu_s")))
 sampled = paired("subrequests_per_s", "libchurn-sample512k")
-print("ratio libchurn-sample512k/native: subrequests/s %.3f, workerd CPU time %.3f; bar >= 0.95 "
+print("ratio libchurn-sample512k/native: subrequests/s %.3f, workerd CPU time %.3f; bar >= 0.97 "
       "of native throughput: %s" % (sampled, paired("workerd_cpu_s", "libchurn-sample512k"),
-                                    "met" if sampled >= 0.95 else "NOT met"))
+                                    "met" if sampled >= 0.97 else "NOT met"))
 PY

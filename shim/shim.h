@@ -7,8 +7,8 @@
  *
  * Under CHURN_SAMPLE_BYTES, sample.c sits at event.c's entry: it counts every allocation
  * and free and lets only the sampled ones, and their frees, go on.  interpose.c's malloc,
- * calloc, realloc and free count an unsampled call themselves (churn_sample_*_quick) and
- * go no further.
+ * calloc, realloc and free, and way_pymalloc.c's hooks, count an unsampled call themselves
+ * (churn_sample_*_quick) and go no further.
  *
  * Nothing here symbolizes or analyzes; nothing here allocates from the traced heap.
  *
@@ -165,6 +165,9 @@ typedef struct churn_real {
 } churn_real;
 
 extern churn_real churn_next;
+/* 1 when churn_next's malloc, calloc, realloc and free are glibc's: they call nothing of
+   libchurn's, and a forwarded call needs no guard. */
+extern int churn_next_is_glibc;
 /* Resolves churn_next (idempotent, safe to call re-entrantly from dlsym's own calloc). */
 void churn_real_resolve(void);
 void *churn_next_of(void *_Atomic *slot, const char *name);
@@ -773,49 +776,59 @@ static inline int churn_sample_free(void *p)
     return churn_sample_take(p);
 }
 
-/* The program thread's whole share of an unsampled call (malloc's and free's fast paths,
-   interpose.c): 1 when the call is counted and is not a sample's, 0 when it is left, not
-   counted, to churn_sample_alloc or churn_sample_free (a sample falls due, a new epoch, the
-   thread's first call).  Nothing here but loads, compares and the counts' stores, so that
-   the way in keeps no registers of its own across the allocator's call. */
-static inline int churn_sample_alloc_quick(size_t size)
+/* The program thread's whole share of an unsampled call (the fast paths of interpose.c and
+   way_pymalloc.c), in two halves around the allocator's call: *_room, before it, says
+   whether the call is only to be counted (not libchurn's own call, sampling on in this
+   thread's current epoch, no sample falling due, on a free no sampled address); *_commit,
+   after it succeeded, counts it.  A call *_room turns down goes the traced way, which
+   counts it there.  t->epoch matches the epoch only once the thread's counts are set
+   (UINT64_MAX until then), which needs sampling on and the trace up; when the trace ends
+   the fast path goes on counting what nothing reads.  Nothing here but loads, compares
+   and the counts' stores. */
+static inline __attribute__((always_inline)) int churn_sample_epoch_current(void)
+{
+    return CHURN_LIKELY(churn_sample_self.epoch ==
+                        atomic_load_explicit(&churn_epoch_now, memory_order_relaxed)) &&
+           CHURN_LIKELY(!churn_in_shim);
+}
+
+static inline __attribute__((always_inline)) int churn_sample_alloc_room(size_t size)
+{
+    return churn_sample_epoch_current() && CHURN_LIKELY(size < churn_sample_self.left);
+}
+
+static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size_t size)
 {
     churn_sample_thread *t = &churn_sample_self;
     churn_sample_counts *b = t->counts;
-    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
-    if (CHURN_UNLIKELY(t->epoch != epoch || !b || size >= t->left))
-        return 0;
     t->left -= size;
     churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
     churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+}
+
+/* A free's are one: the free is counted before the allocator's call, which can be a tail
+   call. */
+static inline __attribute__((always_inline)) int churn_sample_free_quick(void *p)
+{
+    if (!churn_sample_epoch_current() || churn_sample_filter_has(p))
+        return 0;
+    churn_sample_add(churn_sample_self.counts, CHURN_SAMPLE_FREES, 1);
     return 1;
 }
 
-static inline int churn_sample_free_quick(void *p)
+/* A realloc of an unsampled block p (or of NULL) to size bytes, other than 0. */
+static inline __attribute__((always_inline)) int churn_sample_realloc_room(void *p, size_t size)
 {
-    churn_sample_thread *t = &churn_sample_self;
-    churn_sample_counts *b = t->counts;
-    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
-    if (CHURN_UNLIKELY(t->epoch != epoch || !b || churn_sample_filter_has(p)))
-        return 0;
-    churn_sample_add(b, CHURN_SAMPLE_FREES, 1);
-    return 1;
+    return churn_sample_alloc_room(size) && size && (!p || !churn_sample_filter_has(p));
 }
 
-/* A realloc of an unsampled block that returned a block: the old one's free and the new
-   one's allocation, counted as the two above count them. */
-static inline int churn_sample_realloc_quick(size_t size)
+/* ... that returned a block: p's free and the new block's allocation. */
+static inline __attribute__((always_inline)) void churn_sample_realloc_commit(void *p,
+                                                                              size_t size)
 {
-    churn_sample_thread *t = &churn_sample_self;
-    churn_sample_counts *b = t->counts;
-    uint64_t epoch = atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
-    if (CHURN_UNLIKELY(t->epoch != epoch || !b || size >= t->left))
-        return 0;
-    t->left -= size;
-    churn_sample_add(b, CHURN_SAMPLE_FREES, 1);
-    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
-    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
-    return 1;
+    if (p)
+        churn_sample_add(churn_sample_self.counts, CHURN_SAMPLE_FREES, 1);
+    churn_sample_alloc_commit(size);
 }
 
 /* ---- dlopen.c: dlopen, a stub that leaves glibc's call the program's own (its caller's

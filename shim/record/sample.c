@@ -15,7 +15,8 @@
 
 #include "shim.h"
 
-__thread churn_sample_thread churn_sample_self;
+/* epoch UINT64_MAX: no counts yet, which keeps the fast path off (shim.h) */
+__thread churn_sample_thread churn_sample_self = {.epoch = UINT64_MAX};
 
 /* ---- the gap to the next sample ---- */
 

@@ -7,7 +7,8 @@
  * preloaded, operator new never calls malloc.  The guard is set around every forwarded call,
  * so whatever the next allocator calls back into (its own malloc, mmap) is not traced twice;
  * it is a cleanup variable so that a throwing operator new leaves it restored (this file is
- * built with -fexceptions).
+ * built with -fexceptions).  The one exception is the sampled fast path's call to glibc,
+ * which calls nothing back (churn_next_is_glibc).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -43,16 +44,42 @@ static int have_next(void)
 
 /* ---- C ---- */
 
-/* Under CHURN_SAMPLE_BYTES, malloc, calloc, realloc and free first try the fast path: the trace is on, the
-   call is not libchurn's own, and churn_sample_*_quick finds it counted and not a sample's.
-   Those are the only checks and stores an unsampled call makes; the guard is still set
-   around the forwarded call (a preloaded allocator behind libchurn may call back in).  Every
-   other call, and a sample's, goes on out of line, where nothing of it is done twice: the
-   quick checks count nothing when they fail.  A failed allocation is not counted. */
-static inline __attribute__((always_inline)) int sampling_fast(void)
+/* Under CHURN_SAMPLE_BYTES, malloc, calloc, realloc and free first try the fast path: the
+   thread's counts are current, the call is not libchurn's own and no sample falls due
+   (churn_sample_*_room, shim.h); then the call is made and counted, and that is all.  The
+   call goes to glibc as it is, a free's as a tail call; another allocator behind libchurn
+   may call back in, and gets its call under the guard (the *_guarded functions).  Every
+   other call, a sample's among them, goes the traced way, which counts it.  A failed
+   allocation is not counted. */
+static __attribute__((noinline)) void *malloc_guarded(size_t size)
 {
-    return CHURN_LIKELY(churn_opt.sample_bytes != 0) && CHURN_LIKELY(!churn_in_shim) &&
-           CHURN_LIKELY(atomic_load_explicit(&churn_state, memory_order_relaxed) == CHURN_ON);
+    churn_in_shim = 1;
+    void *p = churn_next.malloc(size);
+    churn_in_shim = 0;
+    return p;
+}
+
+static __attribute__((noinline)) void free_guarded(void *p)
+{
+    churn_in_shim = 1;
+    churn_next.free(p);
+    churn_in_shim = 0;
+}
+
+static __attribute__((noinline)) void *calloc_guarded(size_t n, size_t size)
+{
+    churn_in_shim = 1;
+    void *p = churn_next.calloc(n, size);
+    churn_in_shim = 0;
+    return p;
+}
+
+static __attribute__((noinline)) void *realloc_guarded(void *p, size_t size)
+{
+    churn_in_shim = 1;
+    void *q = churn_next.realloc(p, size);
+    churn_in_shim = 0;
+    return q;
 }
 
 static __attribute__((noinline)) void *malloc_traced(size_t size)
@@ -70,26 +97,14 @@ static __attribute__((noinline)) void *malloc_traced(size_t size)
     return p;
 }
 
-/* The allocation was made on the fast path and the quick count left it here. */
-static __attribute__((noinline)) void *alloc_sample(void *p, size_t size, int kind)
-{
-    if (p) {
-        CHURN_GUARD();
-        if (churn_sample_alloc(p, size))
-            churn_record_sampled_alloc(p, size, kind);
-    }
-    return p;
-}
-
 CHURN_API void *malloc(size_t size)
 {
-    if (sampling_fast()) {
-        churn_in_shim = 1;
-        void *p = churn_next.malloc(size);
-        churn_in_shim = 0;
-        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(size)))
-            return p;
-        return alloc_sample(p, size, CHURN_ALLOC_MALLOC);
+    if (churn_sample_alloc_room(size)) {
+        void *p =
+            CHURN_LIKELY(churn_next_is_glibc) ? churn_next.malloc(size) : malloc_guarded(size);
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(size);
+        return p;
     }
     return malloc_traced(size);
 }
@@ -115,10 +130,11 @@ CHURN_API void free(void *p)
 {
     if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
         return;
-    if (sampling_fast() && CHURN_LIKELY(churn_sample_free_quick(p))) {
-        churn_in_shim = 1;
-        churn_next.free(p);
-        churn_in_shim = 0;
+    if (CHURN_LIKELY(churn_sample_free_quick(p))) {
+        if (CHURN_LIKELY(churn_next_is_glibc))
+            churn_next.free(p);
+        else
+            free_guarded(p);
         return;
     }
     free_traced(p);
@@ -146,13 +162,12 @@ static __attribute__((noinline)) void *calloc_traced(size_t n, size_t size)
 CHURN_API void *calloc(size_t n, size_t size)
 {
     size_t total;
-    if (sampling_fast() && !__builtin_mul_overflow(n, size, &total)) {
-        churn_in_shim = 1;
-        void *p = churn_next.calloc(n, size);
-        churn_in_shim = 0;
-        if (CHURN_LIKELY(p != NULL) && CHURN_LIKELY(churn_sample_alloc_quick(total)))
-            return p;
-        return alloc_sample(p, total, CHURN_ALLOC_CALLOC);
+    if (!__builtin_mul_overflow(n, size, &total) && churn_sample_alloc_room(total)) {
+        void *p = CHURN_LIKELY(churn_next_is_glibc) ? churn_next.calloc(n, size)
+                                                    : calloc_guarded(n, size);
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(total);
+        return p;
     }
     return calloc_traced(n, size);
 }
@@ -179,31 +194,18 @@ static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
     return churn_record_realloc(p, size);
 }
 
-/* The realloc of an unsampled block (or of NULL) was made on the fast path and the quick
-   count left it here: counted as churn_realloc_end counts it.  The old block is freed
-   unless the realloc failed (a NULL answer to a size other than 0). */
-static __attribute__((noinline)) void *realloc_sample(void *p, void *q, size_t size)
-{
-    CHURN_GUARD();
-    if (p && (q || !size))
-        churn_sample_count_free();
-    if (q && churn_sample_alloc(q, size))
-        churn_record_sampled_alloc(q, size, CHURN_ALLOC_REALLOC);
-    return q;
-}
-
 CHURN_API void *realloc(void *p, size_t size)
 {
     if (p && CHURN_UNLIKELY(churn_bootstrap_owns(p)))
         return realloc_bootstrap(p, size);
-    /* a sampled block's realloc records its free: that is the traced path's */
-    if (sampling_fast() && (!p || CHURN_LIKELY(!churn_sample_filter_has(p)))) {
-        churn_in_shim = 1;
-        void *q = churn_next.realloc(p, size);
-        churn_in_shim = 0;
-        if (CHURN_LIKELY(q != NULL) && p && CHURN_LIKELY(churn_sample_realloc_quick(size)))
-            return q;
-        return realloc_sample(p, q, size);
+    /* a sampled block's realloc records its free, and realloc(p, 0) frees p and may
+       answer NULL: those are the traced way's */
+    if (churn_sample_realloc_room(p, size)) {
+        void *q = CHURN_LIKELY(churn_next_is_glibc) ? churn_next.realloc(p, size)
+                                                    : realloc_guarded(p, size);
+        if (CHURN_LIKELY(q != NULL)) /* else p is as it was */
+            churn_sample_realloc_commit(p, size);
+        return q;
     }
     return realloc_traced(p, size);
 }

@@ -56,23 +56,6 @@ static int installed;
 static _Atomic int called;
 static _Atomic uint64_t arena_bytes;
 
-/* Inside a hook: libchurn's guard, and this thread is in pymalloc (an arena it maps then is
-   one of its arenas, not a chunk of the interpreter's frame stack, which the arena allocator
-   also hands out). */
-static __thread int in_pymalloc;
-typedef struct entered {
-    int guard, inside;
-} entered;
-static void leave(entered *e)
-{
-    churn_in_shim = e->guard;
-    in_pymalloc = e->inside;
-}
-#define ENTER()                                                                                \
-    entered entered_ __attribute__((cleanup(leave))) = {churn_in_shim, in_pymalloc};           \
-    churn_in_shim = 1;                                                                         \
-    in_pymalloc = 1
-
 static void first_call(void)
 {
     if (CHURN_UNLIKELY(!atomic_load_explicit(&called, memory_order_relaxed))) {
@@ -93,16 +76,47 @@ static size_t usable(void *p, size_t size)
     return u < size ? size : u;
 }
 
-static void *hook_malloc(void *ctx, size_t size)
+static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_t size)
 {
-    py_allocator *n = ctx;
     if (!churn_tracing())
         return n->malloc(n->ctx, size);
     first_call();
-    ENTER();
+    CHURN_GUARD();
     void *p = n->malloc(n->ctx, size);
     if (p)
         churn_record_alloc_usable(p, size, usable(p, size), CHURN_ALLOC_MALLOC);
+    return p;
+}
+
+/* Under CHURN_SAMPLE_BYTES an unsampled block's call is counted and goes no further, as
+   interpose.c's fast path does (shim.h, churn_sample_*_room); the allocator's call still
+   runs inside the hook's guard, since pymalloc hands what it does not serve to malloc.  A
+   thread's first call, a new epoch and a sample go the traced way, which counts them. */
+static void *hook_malloc(void *ctx, size_t size)
+{
+    py_allocator *n = ctx;
+    if (churn_sample_alloc_room(size)) {
+        churn_in_shim = 1;
+        void *p = n->malloc(n->ctx, size);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(size);
+        return p;
+    }
+    return hook_malloc_traced(n, size);
+}
+
+static __attribute__((noinline)) void *hook_calloc_traced(py_allocator *n, size_t nelem,
+                                                          size_t elsize)
+{
+    size_t size;
+    if (!churn_tracing() || __builtin_mul_overflow(nelem, elsize, &size))
+        return n->calloc(n->ctx, nelem, elsize);
+    first_call();
+    CHURN_GUARD();
+    void *p = n->calloc(n->ctx, nelem, elsize);
+    if (p)
+        churn_record_alloc_usable(p, size, usable(p, size), CHURN_ALLOC_CALLOC);
     return p;
 }
 
@@ -110,24 +124,25 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     py_allocator *n = ctx;
     size_t size;
-    if (!churn_tracing() || __builtin_mul_overflow(nelem, elsize, &size))
-        return n->calloc(n->ctx, nelem, elsize);
-    first_call();
-    ENTER();
-    void *p = n->calloc(n->ctx, nelem, elsize);
-    if (p)
-        churn_record_alloc_usable(p, size, usable(p, size), CHURN_ALLOC_CALLOC);
-    return p;
+    if (!__builtin_mul_overflow(nelem, elsize, &size) && churn_sample_alloc_room(size)) {
+        churn_in_shim = 1;
+        void *p = n->calloc(n->ctx, nelem, elsize);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(p != NULL))
+            churn_sample_alloc_commit(size);
+        return p;
+    }
+    return hook_calloc_traced(n, nelem, elsize);
 }
 
 /* A block pymalloc shrinks in place keeps its class; it is recorded with the new size's. */
-static void *hook_realloc(void *ctx, void *ptr, size_t size)
+static __attribute__((noinline)) void *hook_realloc_traced(py_allocator *n, void *ptr,
+                                                           size_t size)
 {
-    py_allocator *n = ctx;
     if (!churn_tracing())
         return n->realloc(n->ctx, ptr, size);
     first_call();
-    ENTER();
+    CHURN_GUARD();
     churn_realloc_old o;
     if (!churn_realloc_begin(ptr, &o)) {
         void *q = n->realloc(n->ctx, ptr, size);
@@ -140,20 +155,47 @@ static void *hook_realloc(void *ctx, void *ptr, size_t size)
     return q;
 }
 
-/* The free goes to pymalloc under the guard too: a block it took from malloc goes back to
-   free, which must not record it a second time. */
-static void hook_free(void *ctx, void *ptr)
+/* A sampled block's realloc records its free, and a realloc to 0 bytes frees ptr and may
+   answer NULL: those are the traced way's. */
+static void *hook_realloc(void *ctx, void *ptr, size_t size)
 {
     py_allocator *n = ctx;
+    if (churn_sample_realloc_room(ptr, size)) {
+        churn_in_shim = 1;
+        void *q = n->realloc(n->ctx, ptr, size);
+        churn_in_shim = 0;
+        if (CHURN_LIKELY(q != NULL)) /* else ptr is as it was */
+            churn_sample_realloc_commit(ptr, size);
+        return q;
+    }
+    return hook_realloc_traced(n, ptr, size);
+}
+
+/* The free goes to pymalloc under the guard too: a block it took from malloc goes back to
+   free, which must not record it a second time. */
+static __attribute__((noinline)) void hook_free_traced(py_allocator *n, void *ptr)
+{
     if (!churn_tracing()) {
         n->free(n->ctx, ptr);
         return;
     }
     first_call();
-    ENTER();
+    CHURN_GUARD();
     if (ptr)
         churn_record_free(ptr, CHURN_FREE_FREE);
     n->free(n->ctx, ptr);
+}
+
+static void hook_free(void *ctx, void *ptr)
+{
+    py_allocator *n = ctx;
+    if (ptr && CHURN_LIKELY(churn_sample_free_quick(ptr))) {
+        churn_in_shim = 1;
+        n->free(n->ctx, ptr);
+        churn_in_shim = 0;
+        return;
+    }
+    hook_free_traced(n, ptr);
 }
 
 /* An arena holds 64 pools (CPython's ARENA_SIZE / POOL_SIZE: 256 KiB of 4 KiB in 3.8 and 3.9,
@@ -167,12 +209,15 @@ static void record_arena(void *p, size_t size, uint64_t unit)
         churn_record_map(CHURN_MAP_ARENA | CHURN_MAP_INTERNAL, p, size, unit, NULL);
 }
 
-/* pymalloc maps its arenas holding the GIL and no lock of another allocator: the records of
-   the mapping may wait for room, as the blocks' records do. */
+/* The arena allocator is called by pymalloc, inside a hook and so under libchurn's guard, and
+   by the interpreter's frame stack, outside any: what it maps under the guard is one of
+   pymalloc's arenas, the rest are chunks of the frame stack.  pymalloc maps its arenas
+   holding the GIL and no lock of another allocator: the records of the mapping may wait for
+   room, as the blocks' records do. */
 static void *arena_alloc(void *ctx, size_t size)
 {
     py_arenas *n = ctx;
-    if (!in_pymalloc)
+    if (!churn_in_shim)
         return n->alloc(n->ctx, size);
     churn_internal_may_wait = 1;
     void *p = n->alloc(n->ctx, size);
@@ -187,7 +232,7 @@ static void *arena_alloc(void *ctx, size_t size)
 static void arena_free(void *ctx, void *ptr, size_t size)
 {
     py_arenas *n = ctx;
-    if (!in_pymalloc || !ptr) {
+    if (!churn_in_shim || !ptr) {
         n->free(n->ctx, ptr, size);
         return;
     }

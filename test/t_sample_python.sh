@@ -1,0 +1,59 @@
+#!/bin/sh
+# CHURN_SAMPLE_BYTES on CPython (the sampled fast paths of shim/ways/way_pymalloc.c and
+# shim/ways/interpose.c): bench/python_churn.py, 3,000 rounds, traced in full and sampled at
+# N = 4 KiB and 512 KiB, under Debian's python3.11 and pyenv's 3.11.7 (a machine without it
+# says NOT RUN and checks the rest), each with its default allocator (pymalloc, traced
+# through its hooks) and with PYTHONMALLOC=malloc (every object through malloc, calloc,
+# realloc and free).  Sampled: the program prints the same; the totals of allocations and
+# frees equal the full trace's, and so do the bytes allocated, within 256 (the interpreter's
+# own, which vary by a few bytes from run to run); no free of an unsampled object is in
+# the trace (an unknown free).  (Every run's environment holds a CHURN_SAMPLE_BYTES value
+# of the same length, so the interpreter's own allocations are the same in all three.)
+. test/lib.sh
+
+PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
+pythons=/usr/bin/python3.11
+[ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 is missing (Debian 12's python3.11)"
+if [ -x "$PYENV/3.11.7/bin/python3.11" ]; then
+    pythons="$pythons $PYENV/3.11.7/bin/python3.11"
+else
+    echo "NOT RUN: CPython 3.11.7: no $PYENV/3.11.7/bin/python3.11 on this machine (pyenv's)"
+fi
+
+i=0
+for py in $pythons; do
+    for mem in pymalloc malloc; do
+        i=$((i + 1))
+        for n in 0000000 0004096 0524288; do
+            # (CPython takes an empty PYTHONMALLOC for none: its default allocator)
+            pm=
+            [ $mem = malloc ] && pm=malloc
+            PYTHONHASHSEED=0 PYTHONMALLOC=$pm CHURN_SAMPLE_BYTES=$n traced "$WORK/py$i.$n.zst" \
+                "$WORK/py$i.$n.out" "$py" bench/python_churn.py 3000
+            analyze "$WORK/py$i.$n.zst" "$WORK/py$i.$n.json"
+            cmp -s "$WORK/py$i.0000000.out" "$WORK/py$i.$n.out" ||
+                fail "$py ($mem) printed something else with CHURN_SAMPLE_BYTES=$n"
+        done
+        check "$WORK/py$i" "$py ($mem)" <<'PY'
+import sys
+from churncheck import *
+base, name = sys.argv[1], sys.argv[2]
+ft = field(load(base + ".0000000.json"), "totals")
+if ft["allocs"] < 300000:
+    fail("%s: the full trace counts %d allocations, fewer than the workload makes" % (name, ft["allocs"]))
+for n in ("0004096", "0524288"):
+    st = field(load("%s.%s.json" % (base, n)), "totals")
+    label = "%s at CHURN_SAMPLE_BYTES=%d" % (name, int(n))
+    expect(label + ": totals.allocs", st["allocs"], ft["allocs"])
+    # pyenv's 3.11.7 asks for a few bytes more or less from one run to the next (40,122,416
+    # to 40,122,458 bytes in five full traces): its count of calls does not vary
+    if abs(st["alloc_bytes"] - ft["alloc_bytes"]) > 256:
+        fail("%s: totals.alloc_bytes %d, the full trace's %d" % (label, st["alloc_bytes"],
+                                                                 ft["alloc_bytes"]))
+    expect(label + ": totals.frees", st["frees"], ft["frees"] + ft["unknown_frees"])
+    expect(label + ": unknown frees recorded", st["unknown_frees"], 0)
+print("%s: %d allocations, %d bytes, %d frees in every trace" % (name, ft["allocs"],
+      ft["alloc_bytes"], ft["frees"] + ft["unknown_frees"]))
+PY
+    done
+done
