@@ -3,13 +3,12 @@
 #
 # An assembly function calls malloc under a CFA rule that dereferences r12, with r12 pointing
 # at the null page, a PROT_NONE page, a non-canonical address, a word of garbage, and a word
-# holding an address whose return-address slot is unreadable: under CHURN_UNWIND=libunwind,
-# which checks every read, and fp the program runs to its end as natively, and each of its
-# allocations is in the trace with that function at the top of its stack.  The default (cfi)
-# hands such a stack on the thread's own stack to libunwind's local unwinder, which trusts the
-# CFI (unwind.c, fallback_walk: the checked walk there cost deno 6.6x its wall time), and
-# verify's reference is that unwinder: both are left out, an open item of
-# docs/reliability.md.
+# holding an address whose return-address slot is unreadable.  Under the default (cfi), whose
+# walker gives up on the expression rule and hands the stack to libunwind over checked reads,
+# under CHURN_UNWIND=libunwind, which checks every read, and under fp, the program runs to its
+# end as natively, and each of its allocations is in the trace with that function at the top
+# of its stack.  verify is left out: its reference is libunwind's local unwinder, which trusts
+# the CFI as written.
 #
 # CHURN_EPOCH_AT on a function whose loop jumps back into its first bytes from more than 512
 # bytes away: the entry is not patched (one line on stderr says why), and the program's sums
@@ -20,7 +19,7 @@
 build_c hostile_unwind test/programs/hostile_unwind.c test/programs/hostile_frames.S
 n=40
 "$WORK/hostile_unwind" wild $n >"$WORK/native.wild" 2>&1 || fail "hostile_unwind wild fails natively"
-for unwind in libunwind fp; do
+for unwind in cfi libunwind fp; do
     CHURN_UNWIND=$unwind traced "$WORK/wild.$unwind.zst" "$WORK/wild.$unwind" \
         "$WORK/hostile_unwind" wild $n
     analyze "$WORK/wild.$unwind.zst" "$WORK/wild.$unwind.json"

@@ -3,14 +3,13 @@
  *
  * By default (CHURN_UNWIND=cfi) the cached CFI walker in cfi.c takes the stack, a few loads a
  * frame; for the stacks it cannot be sure of (expression rules, signal frames, code without
- * CFI) libunwind takes it instead (fallback_walk): on a coroutine's stack or a sigaltstack,
- * and under CHURN_UNWIND=libunwind, over an address space whose every read is checked
- * (unwind_checked.c), so that hostile CFI cannot make it read wherever a register points; on
- * the thread's own stack its local unwinder, fast and trusting the CFI.  CHURN_UNWIND=verify is the test of that claim: each stack is
- * also taken by libunwind's own local unwinder (fast, and trusting the CFI: a test mode for
- * programs whose CFI is sound), and any difference aborts the process.  The frame-pointer
- * walk (fp) is for programs that keep frame pointers.  Frames inside libchurn itself are
- * dropped, wherever they are in the stack.
+ * CFI) libunwind takes it instead, as it takes every stack under CHURN_UNWIND=libunwind: over
+ * an address space whose every read is checked (unwind_checked.c), so that hostile CFI cannot
+ * make it read wherever a register points.  CHURN_UNWIND=verify is the test of that claim:
+ * each stack is also taken by libunwind's own local unwinder (fast, and trusting the CFI: a
+ * test mode for programs whose CFI is sound), and any difference aborts the process.  The
+ * frame-pointer walk (fp) is for programs that keep frame pointers.  Frames inside libchurn
+ * itself are dropped, wherever they are in the stack.
  *
  * A walk knows the bounds of the stack it runs on: the thread's own, a coroutine's the thread
  * switched to, the sigaltstack of a handler.  On a stack whose bounds libchurn does not know
@@ -40,7 +39,7 @@ static _Atomic uint64_t short_stacks;
 
 /* Stack below the stack pointer that each walk may take, twice its measured worst case or
    more.  The worst is a walk through a signal frame with every cache cold: the CFI walker
-   gives up and libunwind walks it, 1.7 KiB below the allocating function's frame with its
+   gives up and libunwind walks it, 1.8 KiB below the allocating function's frame with its
    registers and cursor in the thread's ring mapping (test/t_small_stack.sh prints what it
    takes beyond the program's own use of a thread's stack); libunwind's code is not ours, and
    an unusual frame (a long DWARF expression) may take it deeper, so it keeps the room its
@@ -178,23 +177,6 @@ static unsigned libunwind_walk(churn_thread *t, uintptr_t *ips, unsigned max,
     return churn_unwind_checked(&t->unw, ips, max, stacks, n);
 }
 
-/* What the CFI walker gives up on, by default: on the thread's own stack libunwind's local
-   unwinder, whose per-thread cache keeps it fast; elsewhere (a coroutine's stack, a
-   sigaltstack) the checked walk, which reads only inside the stacks it knows.  The checked
-   walk costs microseconds a frame (libunwind's cache masks signals at every step): deno
-   traced took 28.6 s instead of 4.3 s with it on every such stack.  So on the thread's own
-   stack hostile CFI (an expression dereferencing a wild register) is trusted, as libunwind
-   trusts it; CHURN_UNWIND=libunwind checks every read (docs/reliability.md). */
-static unsigned fallback_walk(churn_thread *t, uintptr_t *ips, unsigned max, churn_stack_range s,
-                              int kind)
-{
-    if (kind == THREAD_STACK && t && s.lo == t->stack_lo && s.hi == t->stack_hi) {
-        int got = unw_backtrace((void **)ips, (int)max);
-        return got > 0 ? (unsigned)got : 0;
-    }
-    return libunwind_walk(t, ips, max, s, kind);
-}
-
 /* Returns the CFI walker's frames on the stack s, or -1 when it could not be sure of them. */
 static int cfi_walk(churn_thread *t, uintptr_t *ips, unsigned max, churn_stack_range s,
                     uint64_t *chain, int lazy)
@@ -314,9 +296,14 @@ unsigned churn_unwind(uintptr_t *ips, unsigned max, uint64_t *key, int *partial)
            third of the frames walked). */
         got = cfi_walk(t, ips, want > CHURN_CFI_MEMO_FRAMES ? want : CHURN_CFI_MEMO_FRAMES, s,
                        &chain, 1);
+        /* What the CFI walker gives up on goes to the checked walk on every stack, the
+           thread's own included: hostile CFI (an expression dereferencing a wild register)
+           ends that walk instead of the program.  Its searches for unwind information are
+           kept (unwind_checked.c), which makes it cheap enough for that (deno, whose stacks
+           all go through code without unwind tables: docs/benchmarks.md). */
         if (got < 0) {
             n = room < ROOM_LIBUNWIND ? short_walk(ips, s.hi)
-                                      : keep(ips, fallback_walk(t, ips, want, s, kind), max);
+                                      : keep(ips, libunwind_walk(t, ips, want, s, kind), max);
             break;
         }
         /* The walk's chain from a frame outwards is the stack's hash when only frames

@@ -11,10 +11,14 @@
  * any other read fails the step, and the walk ends at that frame.
  *
  * The walk runs on libunwind's remote interface (libunwind-x86_64), with the caller's
- * registers from unw_getcontext; finding and parsing the CFI is libunwind's local code.
+ * registers from unw_getcontext; finding and parsing the CFI is libunwind's local code, whose
+ * answers are kept here by return address (find_proc_info), so that a walk takes no lock
+ * and masks no signal for a frame it has seen: it is the default's walk on every stack the
+ * CFI walker gives up on.
  */
 #include <libunwind.h>
 #include <link.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -22,10 +26,13 @@
 
 #define SEGMENTS 8
 #define STACK_PAGES 8
+#define OUTSIDE_PAGES 8
 
 typedef struct {
     uintptr_t lo, hi;
 } segment;
+
+typedef struct proc_info_cache proc_info_cache;
 
 typedef struct {
     unw_context_t context;
@@ -36,7 +43,14 @@ typedef struct {
     unsigned nmodules, next_module;
     uintptr_t mapped[STACK_PAGES]; /* pages of the other stacks found mapped */
     unsigned nmapped;
+    /* Pages found outside every loaded object, this walk: libunwind's guesses through code
+       without CFI read at JIT code and at wild frame pointers, often the same pages again, and
+       each such question is a walk of the loader's list under its lock (deno: 317,000 a run,
+       75,000 with these kept).  Kept for one walk only, as a dlopen may map an object there. */
+    uintptr_t outside[OUTSIDE_PAGES];
+    unsigned noutside, next_outside;
     uint32_t generation;
+    proc_info_cache *infos; /* the thread's, mapped at its first walk; kept with the ring */
 } walk_state;
 _Static_assert(sizeof(walk_state) <= sizeof(churn_unwind_checked_state),
                "churn_unwind_checked_state");
@@ -44,6 +58,79 @@ _Static_assert(_Alignof(walk_state) <= _Alignof(churn_unwind_checked_state), "al
 
 static unw_addr_space_t space;
 static _Atomic uint32_t generation;
+
+static int (*search_proc_info)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, int, void *);
+
+/* libunwind's search for an address's unwind information is what costs.  In an object
+   without an .eh_frame_hdr (deno's executable, 95 MB, has no unwind tables at all) it maps
+   the whole file again to look for an .eh_frame, every time, and keeps no answer.  Where it
+   finds one, it searches under the loader's lock with every signal masked, and allocates the
+   CIE's reading from its pool under another lock, masking them again: each of those is two
+   system calls.  Its own cache of register states would save the search, but it takes a lock
+   and masks signals at every step (libunwind 1.6 has no lock-free per-thread cache), so the
+   address space keeps none (UNW_CACHE_NONE) and the answers are kept here instead: the
+   addresses with none in a table shared by every thread, the others in the thread's own. */
+
+/* Return addresses libunwind found no unwind information for, by address (0: none).  Static
+   zero pages. */
+#define NOINFO_LOG 12
+static _Atomic uintptr_t noinfo[1u << NOINFO_LOG];
+
+static _Atomic uintptr_t *noinfo_slot(uintptr_t ip)
+{
+    return &noinfo[(ip * 0x9e3779b97f4a7c15ull) >> (64 - NOINFO_LOG)];
+}
+
+/* What libunwind's search gives for an address: its proc info, and the reading of the CIE it
+   points to (libunwind's dwarf_cie_info_t, 72 bytes, unchanged since libunwind 1.3), copied.
+   Handed back with the format UNW_INFO_FORMAT_REMOTE_TABLE, which libunwind parses as it
+   does its own TABLE but never frees into its pool: the copy stays the thread's, and is
+   overwritten only by the thread's next search, after libunwind has let go of the last. */
+#define CIE_INFO_BYTES 72
+#define INFOS_LOG 9
+typedef struct {
+    uintptr_t ip; /* 0: none */
+    uint32_t generation;
+    unw_proc_info_t pi;
+    _Alignas(8) unsigned char cie[CIE_INFO_BYTES];
+} proc_info;
+struct proc_info_cache {
+    proc_info e[1u << INFOS_LOG];
+};
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                          int need_unwind_info, void *arg)
+{
+    walk_state *w = arg;
+    _Atomic uintptr_t *slot = noinfo_slot(ip);
+    /* 0 marks an empty entry in both tables; no code is there */
+    if (!ip || atomic_load_explicit(slot, memory_order_relaxed) == ip)
+        return -UNW_ENOINFO;
+    size_t i = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - INFOS_LOG));
+    proc_info *e = w->infos ? &w->infos->e[i] : NULL;
+    if (e && need_unwind_info && e->ip == ip && e->generation == w->generation) {
+        *pi = e->pi;
+        return 0;
+    }
+    uint32_t gen = atomic_load(&generation);
+    int rc = search_proc_info(as, ip, pi, need_unwind_info, arg);
+    if (rc == -UNW_ENOINFO) {
+        /* an answer found before a dlclose emptied the table is not kept */
+        atomic_store(slot, ip);
+        uintptr_t stale = ip;
+        if (atomic_load(&generation) != gen)
+            atomic_compare_exchange_strong(slot, &stale, 0);
+    } else if (!rc && e && need_unwind_info && pi->format == UNW_INFO_FORMAT_TABLE &&
+               pi->unwind_info && gen == w->generation) {
+        e->ip = ip;
+        e->generation = gen;
+        e->pi = *pi;
+        e->pi.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+        e->pi.unwind_info = e->cie;
+        memcpy(e->cie, pi->unwind_info, CIE_INFO_BYTES);
+    }
+    return rc;
+}
 
 typedef struct {
     uintptr_t addr;
@@ -76,9 +163,18 @@ static int in_module(walk_state *w, uintptr_t addr)
     for (unsigned i = 0; i < w->nmodules; i++)
         if (inside(&w->modules[i], addr))
             return 1;
+    uintptr_t page = addr & ~(uintptr_t)4095;
+    for (unsigned i = 0; i < w->noutside; i++)
+        if (w->outside[i] == page)
+            return 0;
     segment_query q = {addr, {0, 0}};
-    if (!dl_iterate_phdr(find_segment, &q) || !inside(&q.found, addr))
+    if (!dl_iterate_phdr(find_segment, &q) || !inside(&q.found, addr)) {
+        w->outside[w->next_outside] = page;
+        w->next_outside = (w->next_outside + 1) % OUTSIDE_PAGES;
+        if (w->noutside < OUTSIDE_PAGES)
+            w->noutside++;
         return 0;
+    }
     w->modules[w->next_module] = q.found;
     w->next_module = (w->next_module + 1) % SEGMENTS;
     if (w->nmodules < SEGMENTS)
@@ -161,13 +257,15 @@ void churn_unwind_checked_init(void)
        our descriptors too (fds.c), the files it opens and closes stay its own */
     churn_fd_guard_unwinder((const void *)unw_create_addr_space);
     unw_accessors_t a = *unw_get_accessors(unw_local_addr_space);
+    search_proc_info = a.find_proc_info;
+    a.find_proc_info = find_proc_info;
     a.access_mem = access_mem;
     a.access_reg = access_reg;
     a.access_fpreg = access_fpreg;
     a.resume = resume;
     space = unw_create_addr_space(&a, 0);
     if (space)
-        unw_set_caching_policy(space, UNW_CACHE_PER_THREAD);
+        unw_set_caching_policy(space, UNW_CACHE_NONE);
 }
 
 void churn_unwind_checked_forget(void)
@@ -175,6 +273,8 @@ void churn_unwind_checked_forget(void)
     if (space)
         unw_flush_cache(space, 0, 0);
     atomic_fetch_add(&generation, 1);
+    for (unsigned i = 0; i < 1u << NOINFO_LOG; i++)
+        atomic_store_explicit(&noinfo[i], 0, memory_order_relaxed);
 }
 
 unsigned churn_unwind_checked(churn_unwind_checked_state *state, uintptr_t *ips, unsigned max,
@@ -188,7 +288,9 @@ unsigned churn_unwind_checked(churn_unwind_checked_state *state, uintptr_t *ips,
         w->nmodules = w->next_module = 0;
         w->generation = gen;
     }
-    w->nmapped = 0;
+    w->nmapped = w->noutside = w->next_outside = 0;
+    if (!w->infos)
+        w->infos = churn_os_map(sizeof *w->infos);
     if (unw_getcontext(&w->context))
         return 0;
     for (unsigned i = 0; i < nstacks; i++)
