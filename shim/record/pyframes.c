@@ -38,7 +38,7 @@
 #define CODES_MAX (1u << 16)
 #define INDEX_SLOTS (1u << 17)
 #define PAGES 4096u
-#define SITES 256u
+#define SITES 1024u
 #define NAME_BYTES 512u
 #define NONE_LEFT ((size_t)-1)
 
@@ -355,7 +355,7 @@ static uintptr_t frame_addr(site *sites, uintptr_t code, const unsigned char *he
                             int64_t lasti)
 {
     uintptr_t linetable = word_at(head, py.l.co_linetable);
-    site *s = &sites[(mix(code ^ (uintptr_t)lasti * 0x10001) >> 56) & (SITES - 1)];
+    site *s = &sites[(mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES - 1)];
     if (s->code == code && s->lasti == lasti && s->linetable == linetable)
         return s->addr;
     int64_t id = code_id(code, head);
