@@ -14,7 +14,8 @@
  * once per segment, as it names a perf map's entries.
  *
  * Reads never fault: every read is of pages the kernel said are readable (process_vm_readv
- * on the process itself, once per page, remembered), every pointer is checked to be a user
+ * on the process itself, churn_os_read_own, none under a seccomp filter libchurn did not
+ * see installed; once per page, remembered), every pointer is checked to be a user
  * address, the code object's type is PyCode_Type's address and the chain is bounded.  The
  * layouts are those of the version's headers, taken only for the versions they were
  * checked against (3.11 and 3.12 by known offsets, 3.13 by its _Py_DebugOffsets); another
@@ -26,9 +27,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "record/encode.h"
 #include "shim.h"
@@ -156,8 +154,7 @@ static int page_readable(uintptr_t page)
     if (atomic_load_explicit(&py.pages[slot], memory_order_relaxed) == page)
         return 1;
     char byte;
-    struct iovec local = {&byte, 1}, remote = {(void *)page, 1};
-    if (syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) != 1)
+    if (churn_os_read_own(&byte, (const void *)page, 1) != 1)
         return 0;
     atomic_store_explicit(&py.pages[slot], page, memory_order_relaxed);
     return 1;
@@ -551,7 +548,8 @@ void churn_pyframes_init(void)
     py.runtime = (uintptr_t)runtime;
     py.code_type = (uintptr_t)code_type;
     if (!page_readable((uintptr_t)version & ~(uintptr_t)4095)) {
-        churn_log("Python frames are not named: process_vm_readv cannot read this process");
+        churn_log("Python frames are not named: process_vm_readv cannot read this process "
+                  "(or may not, under a seccomp filter libchurn did not see installed)");
         return;
     }
     py.codes = churn_os_map(CODES_MAX * sizeof *py.codes);
