@@ -94,7 +94,8 @@ static long trailing_number(const char *s, const char **colon)
 
 /* V8's "TYPE:[tier]name location" for functions of scripts: the location is "file:line" or
    "file:line:column" (the function's start), the tier one of ~ * ^ + (interpreted,
-   optimized, baseline, Maglev: the same function's rows are one); CPython's
+   optimized, baseline, Maglev: the same function's rows are one), a ' after it for code
+   specialized to its context (V8 12 and later: workerd's); CPython's
    "py::qualname:file", and libchurn's for CPython's frame chain "py::qualname:file:line"
    (the frame's line, not the function's start). */
 static void parse(code *k)
@@ -123,6 +124,8 @@ static void parse(code *k)
             continue;
         const char *p = n + t;
         if (*p && strchr("~*^+", *p))
+            p++;
+        if (*p == '\'') /* a tier's code specialized to its context */
             p++;
         const char *space = strchr(p, ' ');
         if (!space || !space[1])
