@@ -834,8 +834,9 @@ void churn_codemap_stack(const uintptr_t *ips, unsigned depth);
 void churn_pyframes_init(void); /* at start-up, where CPython is in the process */
 int churn_pyframes_on(void);
 /* The calling thread's Python frames when it holds the GIL, innermost first, a 0 after
-   those of each evaluation; *cache is the thread's (churn_thread.py_sites). */
-unsigned churn_pyframes_read(void **cache, uintptr_t *out, unsigned max);
+   those of each evaluation, in *frames (the thread's, in *cache: churn_thread.py_sites);
+   how many. */
+unsigned churn_pyframes_read(void **cache, const uintptr_t **frames);
 /* The stack with them put outward of their native evaluation frames; its new depth. */
 unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max, const uintptr_t *py,
                               unsigned npy);

@@ -16,8 +16,8 @@ static uint32_t stack_id(churn_thread *t)
     int partial;
     unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &key, &partial);
     /* CPython's frames: the same native stack runs any Python code */
-    uintptr_t py[64];
-    unsigned npy = churn_pyframes_on() ? churn_pyframes_read(&t->py_sites, py, 64) : 0;
+    const uintptr_t *py = NULL;
+    unsigned npy = churn_pyframes_on() ? churn_pyframes_read(&t->py_sites, &py) : 0;
     if (npy)
         key = (key ^ churn_stack_hash(py, npy)) * 0x9e3779b97f4a7c15ull;
     unsigned slot = (unsigned)(key ^ (key >> 17)) & (CHURN_STACK_CACHE - 1);

@@ -38,6 +38,10 @@
 #define PAGES 4096u
 #define SITES 1024u
 #define NAME_BYTES 512u
+#define NAMES_CHUNK (1u << 20)
+#define FRAMES_MAX 64u
+/* Stack the read takes below its caller's frame, at most; with less left it reads nothing. */
+#define STACK_ROOM 4096u
 #define NONE_LEFT ((size_t)-1)
 
 /* Where the fields are, by version (offsets in bytes). */
@@ -128,6 +132,14 @@ typedef struct site {
     uintptr_t addr;
 } site;
 
+/* A thread's: its sites, and room for what a read finds, off the stack (which may be a small
+   sigaltstack). */
+typedef struct py_thread {
+    site sites[SITES];
+    uintptr_t frames[FRAMES_MAX];
+    char names[2 * NAME_BYTES];
+} py_thread;
+
 static struct {
     int on;
     layout l;
@@ -136,6 +148,7 @@ static struct {
     _Atomic uint32_t ncodes;
     _Atomic uint32_t *index; /* code object (hashed) -> code id + 1 */
     churn_spinlock lock;
+    char *names_at, *names_end; /* the free part of the names' chunk */
     _Atomic uintptr_t pages[PAGES]; /* pages found readable */
     /* the writer's: which addresses have their CODE record in which segment */
     uintptr_t *named;
@@ -298,8 +311,24 @@ static int64_t line_of(uintptr_t linetable, int firstlineno, int64_t lasti)
     return -1;
 }
 
+/* Room for a code object's names (under py.lock): chunks of NAMES_CHUNK bytes, as one
+   mapping a name would make thousands of them (churn_mem_alloc maps each block). */
+static char *names_room(size_t len)
+{
+    if ((size_t)(py.names_end - py.names_at) < len) {
+        char *chunk = churn_os_map(NAMES_CHUNK);
+        if (!chunk)
+            return NULL;
+        py.names_at = chunk;
+        py.names_end = chunk + NAMES_CHUNK;
+    }
+    char *at = py.names_at;
+    py.names_at += len;
+    return at;
+}
+
 /* The code id of the code object whose header is head, entered at first sight; -1: none. */
-static int64_t code_id(uintptr_t code, const unsigned char *head)
+static int64_t code_id(py_thread *t, uintptr_t code, const unsigned char *head)
 {
     uintptr_t linetable = word_at(head, py.l.co_linetable);
     int firstlineno;
@@ -316,19 +345,17 @@ static int64_t code_id(uintptr_t code, const unsigned char *head)
             break; /* another code object at the same address: named anew */
         slot = (slot + 1) & (INDEX_SLOTS - 1);
     }
-    char names[2 * NAME_BYTES];
+    char *names = t->names;
     size_t q = read_str(word_at(head, py.l.co_qualname), names, NAME_BYTES);
     size_t f = read_str(word_at(head, py.l.co_filename), names + q + 1, NAME_BYTES);
     if (!q || !f)
         return -1;
-    char *copy = churn_mem_alloc(q + f + 2);
-    if (!copy)
-        return -1;
-    memcpy(copy, names, q + f + 2);
     churn_spin_lock(&py.lock);
     uint32_t n = atomic_load_explicit(&py.ncodes, memory_order_relaxed);
     int64_t got = -1;
-    if (n < CODES_MAX) {
+    char *copy = n < CODES_MAX ? names_room(q + f + 2) : NULL;
+    if (copy) {
+        memcpy(copy, names, q + f + 2);
         py.codes[n] = (code_entry){code, linetable, firstlineno, copy};
         slot = (unsigned)(mix(code) >> 40) & (INDEX_SLOTS - 1);
         for (;;) {
@@ -342,20 +369,18 @@ static int64_t code_id(uintptr_t code, const unsigned char *head)
         got = n;
     }
     churn_spin_unlock(&py.lock);
-    if (got < 0)
-        churn_mem_free(copy);
     return got;
 }
 
 /* The address standing for a frame of code at lasti; 0: none. */
-static uintptr_t frame_addr(site *sites, uintptr_t code, const unsigned char *head,
+static uintptr_t frame_addr(py_thread *t, uintptr_t code, const unsigned char *head,
                             int64_t lasti)
 {
     uintptr_t linetable = word_at(head, py.l.co_linetable);
-    site *s = &sites[(mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES - 1)];
+    site *s = &t->sites[(mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES - 1)];
     if (s->code == code && s->lasti == lasti && s->linetable == linetable)
         return s->addr;
-    int64_t id = code_id(code, head);
+    int64_t id = code_id(t, code, head);
     if (id < 0)
         return 0;
     int64_t line = line_of(linetable, py.codes[id].firstlineno, lasti);
@@ -388,18 +413,21 @@ static uintptr_t current_frame(void)
     return peek_word(holder + l->cf_frame, &v) ? v : 0;
 }
 
-unsigned churn_pyframes_read(void **cache, uintptr_t *out, unsigned max)
+unsigned churn_pyframes_read(void **cache, const uintptr_t **frames)
 {
-    if (!py.on)
+    if (!py.on || (uintptr_t)__builtin_frame_address(0) - churn_stack_lo < STACK_ROOM)
         return 0;
-    site *sites = *cache;
-    if (!sites) {
-        sites = churn_mem_alloc(SITES * sizeof *sites);
-        if (!sites)
+    py_thread *t = *cache;
+    if (!t) {
+        t = churn_mem_alloc(sizeof *t);
+        if (!t)
             return 0;
-        memset(sites, 0, SITES * sizeof *sites);
-        *cache = sites;
+        memset(t, 0, sizeof *t);
+        *cache = t;
     }
+    uintptr_t *out = t->frames;
+    const unsigned max = FRAMES_MAX;
+    *frames = out;
     const layout *l = &py.l;
     unsigned n = 0;
     uintptr_t frame = current_frame();
@@ -412,7 +440,7 @@ unsigned churn_pyframes_read(void **cache, uintptr_t *out, unsigned max)
         if (!(l->entry_is_owner && entry) && peek(head, code, l->co_size) &&
             word_at(head, 8) == py.code_type) {
             int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
-            uintptr_t a = frame_addr(sites, code, head, lasti);
+            uintptr_t a = frame_addr(t, code, head, lasti);
             if (a)
                 out[n++] = a;
         }
