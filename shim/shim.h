@@ -64,6 +64,7 @@ typedef struct churn_options {
     uint64_t flush_ms;       /* CHURN_FLUSH_MS */
     int zstd_level;          /* CHURN_ZSTD_LEVEL */
     int quiet;               /* CHURN_QUIET */
+    int runtime_frames;      /* CHURN_RUNTIME_FRAMES */
 } churn_options;
 
 extern churn_options churn_opt;
@@ -502,6 +503,7 @@ typedef struct churn_thread {
     uint32_t cache_id[CHURN_STACK_CACHE];
     churn_cfi_thread cfi;           /* the CFI walker's state, owner only */
     churn_unwind_checked_state unw; /* libunwind's, owner only */
+    void *py_sites;                 /* pyframes.c's cache of Python frames, owner only */
     /* stack_id's frames, owner only: off the stack, which may be a small sigaltstack */
     uintptr_t ips[CHURN_STACK_MAX_DEPTH + 8];
     churn_slot slots[CHURN_RING_EVENTS];
@@ -838,6 +840,21 @@ static inline __attribute__((always_inline)) void churn_sample_realloc_commit(vo
 /* ---- codemap.c: names of code a runtime generates, from its perf map (writer only) ---- */
 /* Writes the CODE records of the stack's frames in such code, once a segment each. */
 void churn_codemap_stack(const uintptr_t *ips, unsigned depth);
+
+/* ---- pyframes.c: Python frames from CPython's frame chain (3.11 to 3.13) ---- */
+/* A frame's address there: no module's, named by the CODE record the writer writes. */
+#define CHURN_PY_BASE 0xfe00000000000000ull
+void churn_pyframes_init(void); /* at start-up, where CPython is in the process */
+int churn_pyframes_on(void);
+/* The calling thread's Python frames when it holds the GIL, innermost first, a 0 after
+   those of each evaluation, in *frames (the thread's, in *cache: churn_thread.py_sites);
+   how many. */
+unsigned churn_pyframes_read(void **cache, const uintptr_t **frames);
+/* The stack with them put outward of their native evaluation frames; its new depth. */
+unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max, const uintptr_t *py,
+                              unsigned npy);
+/* Writer: whether ip is such a frame, its CODE record written in this segment. */
+int churn_pyframes_name(uintptr_t ip);
 
 /* ---- modules.c: the module map, read with dl_iterate_phdr ---- */
 typedef struct churn_module {

@@ -2,12 +2,15 @@
 # CODE records (trace format 6): a runtime's names for the code it generated, from its perf
 # map, name the frames no module holds, on traces written by the independent encoder
 # (test/tools/mktrace.py):
-#   V8's "JS:*handler /srv/app.js:12:30" is handler (/srv/app.js:12), its tiers (~ * ^ +)
-#   one function; CPython's "py::fill:/srv/app.py" is fill (/srv/app.py); another entry
+#   V8's "JS:*'handler /srv/app.js:12:30" is handler (/srv/app.js:12), its tiers (~ * ^ +,
+#   ' for code specialized to its context) one function; CPython's "py::fill:/srv/app.py"
+#   is fill (/srv/app.py), libchurn's from CPython's frame chain "py::fill:/srv/app.py:7"
+#   (at an address above user space) fill (/srv/app.py:7); another entry
 #   (V8's "Builtin:ArrayPush") keeps its name; where two entries cover an address, the later
 #   names it; an address no entry covers stays bare;
 #   --script-functions ranks functions by the innermost script frame, past the runtime's own
-#   library (node:buffer): one row for handler's two tiers, one for fill;
+#   library (node:buffer): one row for handler's two tiers, one for fill, one for fill at
+#   line 7;
 #   in a version 5 trace a CODE record is malformed.
 LIB_ANALYZER_ONLY=1
 . test/lib.sh
@@ -20,24 +23,27 @@ W = sys.argv[1]
 
 OPT, BASE, BUILTIN, PY, OLD, LIB = (0x7f0000001000, 0x7f0000002000, 0x7f0000003000,
                                     0x7f0000004000, 0x7f0000005000, 0x7f0000006000)
-codes = [["code", OPT, 0x400, "JS:*handler /srv/app.js:12:30"],
+CHAIN = 0xfe00000000010000 | 7 << 1 | 1  # code id 1, line 7 (shim/record/pyframes.c)
+codes = [["code", OPT, 0x400, "JS:*'handler /srv/app.js:12:30"],
          ["code", BASE, 0x100, "JS:^handler /srv/app.js:12:30"],
          ["code", BUILTIN, 0x80, "Builtin:ArrayPush"],
          ["code", PY, 0xb, "py::fill:/srv/app.py"],
          ["code", OLD, 0x100, "JS:~before /srv/app.js:1:1"],
          ["code", OLD, 0x100, "JS:~after /srv/app.js:2:5"],
-         ["code", LIB, 0x200, "JS:*alloc node:buffer:391:34"]]
+         ["code", LIB, 0x200, "JS:*alloc node:buffer:391:34"],
+         ["code", CHAIN - 1, 2, "py::fill:/srv/app.py:7"]]
 # innermost first: a native frame, the library's Buffer.alloc, then the program's code
 stacks = [["stack", 1, [0x401000, LIB + 0x10, OPT + 0x10, 0x402000]],
           ["stack", 2, [0x401000, BUILTIN + 0x8, BASE + 0x20, 0x402000]],
           ["stack", 3, [0x401000, PY + 0xb, 0x402000]],
-          ["stack", 4, [0x401000, OLD + 0x40, 0x7f0000009000]]]
+          ["stack", 4, [0x401000, OLD + 0x40, 0x7f0000009000]],
+          ["stack", 5, [0x401000, CHAIN, 0x402000]]]
 
 def trace(name, version):
     recs = mktrace.prelude(0, 0) + codes + stacks + [["thread", 1]]
     for epoch in range(4):
         recs.append(["epoch", epoch])
-        for stack in (1, 2, 3, 4):
+        for stack in (1, 2, 3, 4, 5):
             recs.append(["alloc", 0, 0x10000000 + epoch * 0x1000 + stack * 0x100, 64, 0, stack])
         recs.append(["epoch_end", {"epoch": epoch}])
     recs.append(["exit", 1, 0])
@@ -62,15 +68,17 @@ want = {("0x401000", "alloc (node:buffer:391)", "handler (/srv/app.js:12)", "0x4
         ("0x401000", "Builtin:ArrayPush (0x7f0000003008)", "handler (/srv/app.js:12)",
          "0x402000"),
         ("0x401000", "fill (/srv/app.py)", "0x402000"),
-        ("0x401000", "after (/srv/app.js:2)", "0x7f0000009000")}
+        ("0x401000", "after (/srv/app.js:2)", "0x7f0000009000"),
+        ("0x401000", "fill (/srv/app.py:7)", "0x402000")}
 expect("the stacks, named", stacks, want)
 rows = {(f["function"], f["module"]): f["stacks"] for f in field(scripts, "functions")}
 expect("--script-functions rows (function, place): stacks",
        rows, {("handler", "/srv/app.js:12"): 2, ("fill", "/srv/app.py"): 1,
-              ("after", "/srv/app.js:2"): 1})
+              ("fill", "/srv/app.py:7"): 1, ("after", "/srv/app.js:2"): 1})
 w = field(old, "warnings")
 if not any(x.startswith("segment 0: malformed record (tag 0x80)") for x in w):
     fail("a version 5 trace with a CODE record is not said malformed: %s" % w)
-print("named: handler (/srv/app.js:12) in two tiers, fill (/srv/app.py), Builtin:ArrayPush, "
+print("named: handler (/srv/app.js:12) in two tiers, fill (/srv/app.py) and (/srv/app.py:7), "
+      "Builtin:ArrayPush, "
       "the later of two entries; --script-functions: %d rows" % len(rows))
 PY

@@ -11,10 +11,11 @@
 #   CPython 3.12 and 3.13 (pyenv's; a machine without them says NOT RUN for each) run
 #   test/programs/py_cache.py, a dict cache growing an entry per request, under `churn run`
 #   (which sets PYTHONPERFSUPPORT=1 and removes the map it had written): the walk gets
-#   through CPython's perf trampolines, the callsite's stack names remember (py_cache.py)
-#   outward of _PyEval_EvalFrameDefault, --script-functions makes remember the top row,
-#   an object a request, and the line tracemalloc names for the growth is inside
-#   remember.  With --runtime-frames=0 nothing names it.
+#   through CPython's perf trampolines, the callsite's stack names remember (py_cache.py:
+#   LINE) outward of _PyEval_EvalFrameDefault, LINE the one tracemalloc names for the
+#   growth (the frame chain's, t_py_frames.sh), the trampoline's own frame left out, and
+#   --script-functions makes remember the top row, an object a request.  With
+#   --runtime-frames=0 nothing names it.
 . test/lib.sh
 
 # ---- node ----
@@ -103,22 +104,24 @@ import sys
 from churncheck import *
 report, plain, tm, script = load(sys.argv[1]), load(sys.argv[2]), open(sys.argv[3]).read().split(), sys.argv[4]
 where, first, last = tm[0], int(tm[1]), int(tm[2])
-f = field(report, "functions")[0]
-expect("the top function row", (f["function"], f["module"]), ("remember", script))
-if abs(f["count_per_epoch"] - 1) > 0.05:
-    fail("remember keeps %.3f objects a request, not one" % f["count_per_epoch"])
 expect("tracemalloc's line, in this file", where.rsplit(":", 1)[0], script)
 line = int(where.rsplit(":", 1)[1])
 if not first <= line <= last:
     fail("tracemalloc names line %d, outside remember (%d-%d)" % (line, first, last))
+f = field(report, "functions")[0]
+expect("the top function row", (f["function"], f["module"]), ("remember", where))
+if abs(f["count_per_epoch"] - 1) > 0.05:
+    fail("remember keeps %.3f objects a request, not one" % f["count_per_epoch"])
 mixed = [g["stack"] for g in field(report, "growth")
-         if "remember (%s)" % script in g["stack"]]
+         if "remember (%s)" % where in g["stack"]]
 if not mixed:
-    fail("no callsite's stack names remember (%s)" % script)
+    fail("no callsite's stack names remember (%s)" % where)
 s = mixed[0]
-at = s.index("remember (%s)" % script)
+at = s.index("remember (%s)" % where)
 if not any(x.startswith("_PyEval_EvalFrameDefault") for x in s[:at]):
     fail("no interpreter frame inward of remember: %s" % s[:at + 1])
+if "remember (%s)" % script in s:
+    fail("the perf trampoline's frame is named beside the frame chain's: %s" % s[:at + 2])
 if any("remember" in x for g in field(plain, "growth") for x in g["stack"]):
     fail("--runtime-frames=0: remember is named all the same")
 print("%s: remember (%s) %.2f objects/epoch, tracemalloc's %s inside it (%d-%d); nothing "

@@ -94,8 +94,10 @@ static long trailing_number(const char *s, const char **colon)
 
 /* V8's "TYPE:[tier]name location" for functions of scripts: the location is "file:line" or
    "file:line:column" (the function's start), the tier one of ~ * ^ + (interpreted,
-   optimized, baseline, Maglev: the same function's rows are one); CPython's
-   "py::qualname:file". */
+   optimized, baseline, Maglev: the same function's rows are one), a ' after it for code
+   specialized to its context (V8 12 and later: workerd's); CPython's
+   "py::qualname:file", and libchurn's for CPython's frame chain "py::qualname:file:line"
+   (the frame's line, not the function's start). */
 static void parse(code *k)
 {
     static const char *const script_types[] = {
@@ -107,6 +109,12 @@ static void parse(code *k)
             k->function = copy(n + 4, (size_t)(colon - (n + 4)));
             k->file = churn_xstrdup(colon + 1);
             k->label = churn_xstrdup(k->file);
+            char *line_colon;
+            long line = trailing_number(k->file, (const char **)&line_colon);
+            if (line > 0 && line_colon > k->file) {
+                *line_colon = '\0';
+                k->line = (unsigned)line;
+            }
         }
         return;
     }
@@ -116,6 +124,8 @@ static void parse(code *k)
             continue;
         const char *p = n + t;
         if (*p && strchr("~*^+", *p))
+            p++;
+        if (*p == '\'') /* a tier's code specialized to its context */
             p++;
         const char *space = strchr(p, ' ');
         if (!space || !space[1])

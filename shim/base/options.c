@@ -91,11 +91,13 @@ static const opt_row table[] = {
      "`cfi` (cached DWARF CFI, libunwind where it cannot go on), `libunwind`, `fp` (frame "
      "pointers: needs them), `verify` (test mode: cfi and libunwind on every stack, abort if "
      "they differ)", NULL},
-    {"CHURN_RUNTIME_FRAMES", OPT_BOOL, "1", 0, 1, NOWHERE,
+    {"CHURN_RUNTIME_FRAMES", OPT_BOOL, "1", 0, 1, AT(runtime_frames, 0),
      "`churn run` of `node` or `python*` switches the runtime's perf map on for the tree "
      "(`NODE_OPTIONS` gets `--perf-basic-prof --interpreted-frames-native-stack`; "
-     "`PYTHONPERFSUPPORT=1`, CPython 3.12 and later), so that the trace names JavaScript and "
-     "Python frames (docs/runtimes.md); 0 leaves the environment as it is",
+     "`PYTHONPERFSUPPORT=1`, CPython 3.12 and later), and libchurn names CPython 3.11 to "
+     "3.13's Python frames with their lines from the interpreter's frame chain, so that the "
+     "trace names JavaScript and Python frames (docs/runtimes.md); 0 leaves the environment "
+     "as it is and reads no frame chain",
      "--runtime-frames=N"},
     {"CHURN_FORK", OPT_CHOICE, "follow", 0, 0, CHOICE(fork_follow, fork_names),
      "follow: a forked child traces into its own file; stop: the child is not traced", NULL},

@@ -284,6 +284,8 @@ void churn_codemap_stack(const uintptr_t *ips, unsigned depth)
 {
     uint64_t now = churn_now_ns();
     for (unsigned i = 0; i < depth; i++) {
+        if (churn_pyframes_name(ips[i]))
+            continue;
         uint32_t e = entry_of(ips[i] - 1, now);
         if (!e)
             continue;

@@ -15,12 +15,21 @@ static uint32_t stack_id(churn_thread *t)
     uint64_t key, hash;
     int partial;
     unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &key, &partial);
+    /* CPython's frames: the same native stack runs any Python code */
+    const uintptr_t *py = NULL;
+    unsigned npy = churn_pyframes_on() ? churn_pyframes_read(&t->py_sites, &py) : 0;
+    if (npy)
+        key = (key ^ churn_stack_hash(py, npy)) * 0x9e3779b97f4a7c15ull;
     unsigned slot = (unsigned)(key ^ (key >> 17)) & (CHURN_STACK_CACHE - 1);
     if (t->cache_hash[slot] == key)
         return t->cache_id[slot];
     hash = key;
     if (partial)
         depth = churn_unwind_complete(ips, churn_opt.stack_depth, &hash);
+    if (npy) {
+        depth = churn_pyframes_merge(ips, depth, churn_opt.stack_depth, py, npy);
+        hash = churn_stack_hash(ips, depth);
+    }
     uint32_t id = churn_stack_intern(ips, depth, hash);
     if (id) {
         t->cache_hash[slot] = key;

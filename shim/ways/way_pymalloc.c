@@ -251,6 +251,8 @@ static int set_in_environment(const char *name)
 
 void churn_pymalloc_found(const churn_pymalloc_entries *e, const char *where, int late)
 {
+    if (!late)
+        churn_pyframes_init();
     if (late || installed) {
         churn_log("CPython in %s, %s: its pymalloc is not traced (PYTHONMALLOC=malloc in the "
                   "environment sends Python's objects to malloc, traced)",

@@ -1,0 +1,643 @@
+/*
+ * Python frames from the interpreter's own frame chain, for CPython 3.11, 3.12 and 3.13: the
+ * thread state's current _PyInterpreterFrame, its code object and its instruction pointer,
+ * each frame's line by the code's location table (the line tracemalloc names).  A perf map
+ * (codemap.c) names a Python function by its file only, and CPython before 3.12 writes none.
+ *
+ * On the allocating thread, when it holds the GIL (the GIL's holder is its thread state):
+ * each frame becomes an address that no module holds, PY_BASE | code id << ID_SHIFT |
+ * line << 1 | 1, where the code id numbers the code object in a table of names (qualified
+ * name and file) read once per code object.  Those addresses are put into the native stack
+ * outward of the _PyEval_EvalFrameDefault frame that runs them (the frames one call of it
+ * runs end at an entry frame), so the stack table, its cache and the trace take them as
+ * frames.  The writer names each such address in a CODE record "py::qualname:file:line",
+ * once per segment, as it names a perf map's entries.
+ *
+ * Reads never fault: every read is of pages the kernel said are readable (process_vm_readv
+ * on the process itself, churn_os_read_own, none under a seccomp filter libchurn did not
+ * see installed; once per page, remembered), every pointer is checked to be a user
+ * address, the code object's type is PyCode_Type's address and the chain is bounded.  The
+ * layouts are those of the version's headers, taken only for the versions they were
+ * checked against (3.11 and 3.12 by known offsets, 3.13 by its _Py_DebugOffsets); another
+ * version gets no Python frames.  Nothing here takes the GIL, calls into Python or writes
+ * to its memory.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "record/encode.h"
+#include "shim.h"
+
+#define ID_SHIFT 24
+#define LINE_MAX_ ((1u << (ID_SHIFT - 1)) - 1)
+#define CODES_MAX (1u << 16)
+#define INDEX_SLOTS (1u << 17)
+#define PAGES 4096u
+#define SITES 1024u
+#define NAME_BYTES 512u
+#define NAMES_CHUNK (1u << 20)
+#define FRAMES_MAX 64u
+/* Stack the read takes below its caller's frame, at most; with less left it reads nothing. */
+#define STACK_ROOM 4096u
+#define NONE_LEFT ((size_t)-1)
+
+/* Where the fields are, by version (offsets in bytes). */
+typedef struct layout {
+    int holder_in_interp; /* 3.12, 3.13: the GIL's last holder and lock in the interp */
+    size_t rt_tstate;     /* 3.11: _PyRuntime.gilstate.tstate_current */
+    size_t rt_interp;     /* _PyRuntime.interpreters.head */
+    size_t in_locked, in_holder;
+    size_t ts_thread_id; /* pthread_self() of the thread */
+    size_t ts_cframe;    /* NONE_LEFT: the frame is the thread state's own (3.13) */
+    size_t cf_frame;     /* the current frame, in the cframe or the thread state */
+    size_t fr_previous, fr_code, fr_instr, fr_entry, fr_size;
+    int entry_is_owner; /* owner == FRAME_OWNED_BY_CSTACK (3.12, 3.13) or is_entry */
+    size_t co_filename, co_qualname, co_linetable, co_firstlineno, co_code, co_size;
+    size_t ascii_size; /* sizeof(PyASCIIObject); the compact object is 16 more */
+} layout;
+
+/* CPython 3.11 (pyenv's 3.11.7 and Debian's 3.11.2 alike, Include/internal). */
+static const layout v311 = {.rt_tstate = 576,
+                            .ts_thread_id = 152,
+                            .ts_cframe = 56,
+                            .cf_frame = 8,
+                            .fr_previous = 48,
+                            .fr_code = 32,
+                            .fr_instr = 56,
+                            .fr_entry = 68,
+                            .fr_size = 72,
+                            .co_filename = 112,
+                            .co_qualname = 128,
+                            .co_linetable = 136,
+                            .co_firstlineno = 72,
+                            .co_code = 184,
+                            .co_size = 144,
+                            .ascii_size = 48};
+/* CPython 3.12 (3.12.1). */
+static const layout v312 = {.holder_in_interp = 1,
+                            .rt_interp = 40,
+                            .in_locked = 1056,
+                            .in_holder = 1048,
+                            .ts_thread_id = 136,
+                            .ts_cframe = 56,
+                            .cf_frame = 0,
+                            .fr_previous = 8,
+                            .fr_code = 0,
+                            .fr_instr = 56,
+                            .fr_entry = 70,
+                            .fr_size = 72,
+                            .entry_is_owner = 1,
+                            .co_filename = 112,
+                            .co_qualname = 128,
+                            .co_linetable = 136,
+                            .co_firstlineno = 68,
+                            .co_code = 192,
+                            .co_size = 144,
+                            .ascii_size = 40};
+
+/* CPython 3.13's _Py_DebugOffsets, the first field of _PyRuntime (Include/internal/
+   pycore_runtime.h): the words this file uses, by their index. */
+enum {
+    DO_VERSION = 1,
+    DO_FREE_THREADED = 2,
+    DO_INTERPRETERS_HEAD = 5,
+    DO_GIL_LOCKED = 17,
+    DO_GIL_HOLDER = 18,
+    DO_TS_CURRENT_FRAME = 23,
+    DO_TS_THREAD_ID = 24,
+    DO_FR_PREVIOUS = 29,
+    DO_FR_EXECUTABLE = 30,
+    DO_FR_INSTR_PTR = 31,
+    DO_FR_OWNER = 33,
+    DO_CO_FILENAME = 35,
+    DO_CO_QUALNAME = 37,
+    DO_CO_LINETABLE = 38,
+    DO_CO_FIRSTLINENO = 39,
+    DO_CO_CODE_ADAPTIVE = 43,
+    DO_UNICODE_ASCII_SIZE = 70
+};
+
+typedef struct code_entry {
+    uintptr_t code, linetable;
+    int firstlineno;
+    char *names; /* qualname, NUL, file, NUL */
+} code_entry;
+
+typedef struct site {
+    uintptr_t code, linetable;
+    int64_t lasti;
+    uintptr_t addr;
+} site;
+
+/* A thread's: its sites, and room for what a read finds, off the stack (which may be a small
+   sigaltstack). */
+typedef struct py_thread {
+    site sites[SITES];
+    uintptr_t frames[FRAMES_MAX];
+    char names[2 * NAME_BYTES];
+} py_thread;
+
+static struct {
+    int on;
+    layout l;
+    uintptr_t runtime, code_type, eval_lo, eval_hi;
+    code_entry *codes;
+    _Atomic uint32_t ncodes;
+    _Atomic uint32_t *index; /* code object (hashed) -> code id + 1 */
+    churn_spinlock lock;
+    char *names_at, *names_end; /* the free part of the names' chunk */
+    _Atomic uintptr_t pages[PAGES]; /* pages found readable */
+    /* the writer's: which addresses have their CODE record in which segment */
+    uintptr_t *named;
+    uint32_t *named_in;
+    size_t named_count, named_cap;
+} py;
+
+static inline uint64_t mix(uint64_t x)
+{
+    return x * 0x9e3779b97f4a7c15ull;
+}
+
+static int page_readable(uintptr_t page)
+{
+    unsigned slot = (unsigned)(mix(page >> 12) >> 52) & (PAGES - 1);
+    if (atomic_load_explicit(&py.pages[slot], memory_order_relaxed) == page)
+        return 1;
+    char byte;
+    if (churn_os_read_own(&byte, (const void *)page, 1) != 1)
+        return 0;
+    atomic_store_explicit(&py.pages[slot], page, memory_order_relaxed);
+    return 1;
+}
+
+/* Copies n bytes at src (n at most a page) if every page of them is readable. */
+static int peek(void *dst, uintptr_t src, size_t n)
+{
+    if (src < 4096 || src >= (1ull << 47) - n)
+        return 0;
+    uintptr_t first = src & ~(uintptr_t)4095, last = (src + n - 1) & ~(uintptr_t)4095;
+    if (!page_readable(first) || (last != first && !page_readable(last)))
+        return 0;
+    memcpy(dst, (const void *)src, n);
+    return 1;
+}
+
+static int peek_word(uintptr_t src, uintptr_t *v)
+{
+    return peek(v, src, sizeof *v);
+}
+
+static uintptr_t word_at(const unsigned char *b, size_t at)
+{
+    uintptr_t v;
+    memcpy(&v, b + at, sizeof v);
+    return v;
+}
+
+/* A str as UTF-8 into out (at most cap - 1 bytes, NUL-terminated); its length, 0 when it is
+   not a compact str. */
+static size_t read_str(uintptr_t s, char *out, size_t cap)
+{
+    unsigned char head[48];
+    if (!peek(head, s, 40))
+        return 0;
+    uint32_t state;
+    memcpy(&state, head + 32, sizeof state);
+    uintptr_t length = word_at(head, 16);
+    unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+    if (!compact || (kind != 1 && kind != 2 && kind != 4))
+        return 0;
+    uintptr_t data = s + py.l.ascii_size + (ascii ? 0 : 16);
+    size_t len = 0, have = 0, used = 0;
+    unsigned char chunk[64];
+    for (uintptr_t i = 0; i < length && len + 5 < cap; i++, used += kind) {
+        if (used == have) {
+            uintptr_t left = (length - i) * kind;
+            have = left < sizeof chunk ? (size_t)left : sizeof chunk;
+            if (!peek(chunk, data + i * kind, have))
+                break;
+            used = 0;
+        }
+        const unsigned char *b = chunk + used;
+        uint32_t c = kind == 1   ? b[0]
+                     : kind == 2 ? (uint32_t)b[0] | (uint32_t)b[1] << 8
+                                 : (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                                       (uint32_t)b[3] << 24;
+        if (c < 0x80) {
+            out[len++] = (char)c;
+        } else if (c < 0x800) {
+            out[len++] = (char)(0xc0 | c >> 6);
+            out[len++] = (char)(0x80 | (c & 63));
+        } else if (c < 0x10000) {
+            out[len++] = (char)(0xe0 | c >> 12);
+            out[len++] = (char)(0x80 | ((c >> 6) & 63));
+            out[len++] = (char)(0x80 | (c & 63));
+        } else {
+            out[len++] = (char)(0xf0 | ((c >> 18) & 7));
+            out[len++] = (char)(0x80 | ((c >> 12) & 63));
+            out[len++] = (char)(0x80 | ((c >> 6) & 63));
+            out[len++] = (char)(0x80 | (c & 63));
+        }
+    }
+    out[len] = '\0';
+    return len;
+}
+
+/* The line of the code unit at lasti by the location table (3.11 and later,
+   Objects/locations.md): entries of one byte (bit 7 set, the kind in bits 3-6, the code
+   units it covers less one in bits 0-2) and their varints.  -1: no line. */
+typedef struct table_reader {
+    uintptr_t at, end;
+    unsigned char buf[128];
+    uintptr_t buf_at;
+    size_t buf_len;
+} table_reader;
+
+static int table_byte(table_reader *r)
+{
+    if (r->at >= r->end)
+        return -1;
+    if (r->at - r->buf_at >= r->buf_len) {
+        size_t n = r->end - r->at < sizeof r->buf ? (size_t)(r->end - r->at) : sizeof r->buf;
+        if (!peek(r->buf, r->at, n))
+            return -1;
+        r->buf_at = r->at;
+        r->buf_len = n;
+    }
+    return r->buf[r->at++ - r->buf_at];
+}
+
+static int64_t svarint(table_reader *r)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    int b;
+    do {
+        b = table_byte(r);
+        if (b < 0 || shift > 30)
+            return 0;
+        v |= (uint64_t)(b & 63) << shift;
+        shift += 6;
+    } while (b & 64);
+    return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+}
+
+static int64_t line_of(uintptr_t linetable, int firstlineno, int64_t lasti)
+{
+    unsigned char head[32];
+    if (lasti < 0 || !peek(head, linetable, sizeof head))
+        return firstlineno;
+    table_reader r = {linetable + 32, linetable + 32 + word_at(head, 16), {0}, 0, 0};
+    if (r.end < r.at || r.end - r.at > (1u << 24))
+        return -1;
+    int64_t line = firstlineno, unit = 0;
+    int b = table_byte(&r);
+    while (b >= 0) {
+        unsigned kind = (unsigned)(b >> 3) & 15;
+        int64_t delta = kind == 13 || kind == 14   ? svarint(&r)
+                        : kind >= 10 && kind <= 12 ? kind - 10
+                                                   : 0;
+        line += delta;
+        unit += (b & 7) + 1;
+        if (unit > lasti)
+            return kind == 15 ? -1 : line;
+        do
+            b = table_byte(&r);
+        while (b >= 0 && !(b & 128));
+    }
+    return -1;
+}
+
+/* Room for a code object's names (under py.lock): chunks of NAMES_CHUNK bytes, as one
+   mapping a name would make thousands of them (churn_mem_alloc maps each block). */
+static char *names_room(size_t len)
+{
+    if ((size_t)(py.names_end - py.names_at) < len) {
+        char *chunk = churn_os_map(NAMES_CHUNK);
+        if (!chunk)
+            return NULL;
+        py.names_at = chunk;
+        py.names_end = chunk + NAMES_CHUNK;
+    }
+    char *at = py.names_at;
+    py.names_at += len;
+    return at;
+}
+
+/* The code id of the code object whose header is head, entered at first sight; -1: none. */
+static int64_t code_id(py_thread *t, uintptr_t code, const unsigned char *head)
+{
+    uintptr_t linetable = word_at(head, py.l.co_linetable);
+    int firstlineno;
+    memcpy(&firstlineno, head + py.l.co_firstlineno, sizeof firstlineno);
+    unsigned slot = (unsigned)(mix(code) >> 40) & (INDEX_SLOTS - 1);
+    for (unsigned probes = 0; probes < INDEX_SLOTS; probes++) {
+        uint32_t id = atomic_load_explicit(&py.index[slot], memory_order_acquire);
+        if (!id)
+            break;
+        const code_entry *e = &py.codes[id - 1];
+        if (e->code == code && e->linetable == linetable && e->firstlineno == firstlineno)
+            return id - 1;
+        if (e->code == code)
+            break; /* another code object at the same address: named anew */
+        slot = (slot + 1) & (INDEX_SLOTS - 1);
+    }
+    char *names = t->names;
+    size_t q = read_str(word_at(head, py.l.co_qualname), names, NAME_BYTES);
+    size_t f = read_str(word_at(head, py.l.co_filename), names + q + 1, NAME_BYTES);
+    if (!q || !f)
+        return -1;
+    churn_spin_lock(&py.lock);
+    uint32_t n = atomic_load_explicit(&py.ncodes, memory_order_relaxed);
+    int64_t got = -1;
+    char *copy = n < CODES_MAX ? names_room(q + f + 2) : NULL;
+    if (copy) {
+        memcpy(copy, names, q + f + 2);
+        py.codes[n] = (code_entry){code, linetable, firstlineno, copy};
+        slot = (unsigned)(mix(code) >> 40) & (INDEX_SLOTS - 1);
+        for (;;) {
+            uint32_t id = atomic_load_explicit(&py.index[slot], memory_order_relaxed);
+            if (!id || py.codes[id - 1].code == code)
+                break;
+            slot = (slot + 1) & (INDEX_SLOTS - 1);
+        }
+        atomic_store_explicit(&py.ncodes, n + 1, memory_order_relaxed);
+        atomic_store_explicit(&py.index[slot], n + 1, memory_order_release);
+        got = n;
+    }
+    churn_spin_unlock(&py.lock);
+    return got;
+}
+
+/* The address standing for a frame of code at lasti; 0: none. */
+static uintptr_t frame_addr(py_thread *t, uintptr_t code, const unsigned char *head,
+                            int64_t lasti)
+{
+    uintptr_t linetable = word_at(head, py.l.co_linetable);
+    site *s = &t->sites[(mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES - 1)];
+    if (s->code == code && s->lasti == lasti && s->linetable == linetable)
+        return s->addr;
+    int64_t id = code_id(t, code, head);
+    if (id < 0)
+        return 0;
+    int64_t line = line_of(linetable, py.codes[id].firstlineno, lasti);
+    if (line < 0 || line > LINE_MAX_)
+        line = 0;
+    *s = (site){code, linetable, lasti,
+                CHURN_PY_BASE | (uintptr_t)id << ID_SHIFT | (uintptr_t)line << 1 | 1};
+    return s->addr;
+}
+
+/* The calling thread's current frame when it holds the GIL, else 0. */
+static uintptr_t current_frame(void)
+{
+    const layout *l = &py.l;
+    uintptr_t tstate = 0, interp, v;
+    if (l->holder_in_interp) {
+        uint32_t locked;
+        if (!peek_word(py.runtime + l->rt_interp, &interp) ||
+            !peek(&locked, interp + l->in_locked, sizeof locked) || locked != 1 ||
+            !peek_word(interp + l->in_holder, &tstate))
+            return 0;
+    } else if (!peek_word(py.runtime + l->rt_tstate, &tstate)) {
+        return 0;
+    }
+    if (!tstate || !peek_word(tstate + l->ts_thread_id, &v) || v != (uintptr_t)pthread_self())
+        return 0;
+    uintptr_t holder = tstate;
+    if (l->ts_cframe != NONE_LEFT && !peek_word(tstate + l->ts_cframe, &holder))
+        return 0;
+    return peek_word(holder + l->cf_frame, &v) ? v : 0;
+}
+
+unsigned churn_pyframes_read(void **cache, const uintptr_t **frames)
+{
+    if (!py.on || (uintptr_t)__builtin_frame_address(0) - churn_stack_lo < STACK_ROOM)
+        return 0;
+    py_thread *t = *cache;
+    if (!t) {
+        t = churn_mem_alloc(sizeof *t);
+        if (!t)
+            return 0;
+        memset(t, 0, sizeof *t);
+        *cache = t;
+    }
+    uintptr_t *out = t->frames;
+    const unsigned max = FRAMES_MAX;
+    *frames = out;
+    const layout *l = &py.l;
+    unsigned n = 0;
+    uintptr_t frame = current_frame();
+    for (unsigned hops = 0; frame && hops < 4 * max && n + 1 < max; hops++) {
+        unsigned char f[80], head[200];
+        if (!peek(f, frame, l->fr_size))
+            break;
+        uintptr_t code = word_at(f, l->fr_code), instr = word_at(f, l->fr_instr);
+        int entry = l->entry_is_owner ? f[l->fr_entry] == 3 : f[l->fr_entry] != 0;
+        if (!(l->entry_is_owner && entry) && peek(head, code, l->co_size) &&
+            word_at(head, 8) == py.code_type) {
+            int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
+            uintptr_t a = frame_addr(t, code, head, lasti);
+            if (a)
+                out[n++] = a;
+        }
+        if (entry && n && out[n - 1])
+            out[n++] = 0; /* the end of one evaluation's frames */
+        frame = word_at(f, l->fr_previous);
+    }
+    return n;
+}
+
+static int in_eval(uintptr_t ip)
+{
+    return ip - 1 - py.eval_lo < py.eval_hi - py.eval_lo;
+}
+
+/* CPython's perf trampoline (-X perf, PYTHONPERFSUPPORT): code in no module that calls the
+   evaluation loop for one Python function, which the frame chain names with its line. */
+static int trampoline(uintptr_t ip)
+{
+    for (size_t i = 0; i < churn_modules_count(); i++) {
+        const churn_module *m = churn_module_get(i);
+        if (m && ip - 1 - m->start < m->end - m->start)
+            return 0;
+    }
+    return 1;
+}
+
+unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max,
+                              const uintptr_t *pyf, unsigned npy)
+{
+    /* the frames one evaluation runs go after its native frame of the evaluation loop, the
+       innermost group after the innermost such frame, and so on outward */
+    unsigned start[64], len[64], groups = 0, at = 0;
+    for (unsigned i = 0; i <= npy && groups < 64; i++)
+        if (i == npy || !pyf[i]) {
+            if (i > at) {
+                start[groups] = at;
+                len[groups++] = i - at;
+            }
+            at = i + 1;
+        }
+    uint64_t skip[(CHURN_STACK_MAX_DEPTH + 8 + 63) / 64] = {0};
+    unsigned evals = 0, all = 0, total = depth;
+    for (unsigned i = 0; i < depth; i++)
+        if (in_eval(ips[i]) && all++ < groups) {
+            total += len[evals++];
+            if (i + 1 < depth && trampoline(ips[i + 1])) {
+                skip[(i + 1) / 64] |= 1ull << ((i + 1) % 64);
+                total--;
+            }
+        }
+    /* from the outermost down, so that nothing is overwritten before it is moved */
+    unsigned w = total, e = all;
+    for (unsigned i = depth; i-- > 0;) {
+        if (in_eval(ips[i]) && --e < evals)
+            for (unsigned k = len[e]; k-- > 0;)
+                if (--w < max)
+                    ips[w] = pyf[start[e] + k];
+        if (!(skip[i / 64] >> (i % 64) & 1) && --w < max)
+            ips[w] = ips[i];
+    }
+    return total < max ? total : max;
+}
+
+int churn_pyframes_on(void)
+{
+    return py.on;
+}
+
+static int layout_313(const uint64_t *d)
+{
+    if (d[DO_FREE_THREADED] || (d[DO_VERSION] >> 16) != 0x030d)
+        return 0;
+    layout l = {.holder_in_interp = 1,
+                .rt_interp = d[DO_INTERPRETERS_HEAD],
+                .in_locked = d[DO_GIL_LOCKED],
+                .in_holder = d[DO_GIL_HOLDER],
+                .ts_thread_id = d[DO_TS_THREAD_ID],
+                .ts_cframe = NONE_LEFT,
+                .cf_frame = d[DO_TS_CURRENT_FRAME],
+                .fr_previous = d[DO_FR_PREVIOUS],
+                .fr_code = d[DO_FR_EXECUTABLE],
+                .fr_instr = d[DO_FR_INSTR_PTR],
+                .fr_entry = d[DO_FR_OWNER],
+                .entry_is_owner = 1,
+                .co_filename = d[DO_CO_FILENAME],
+                .co_qualname = d[DO_CO_QUALNAME],
+                .co_linetable = d[DO_CO_LINETABLE],
+                .co_firstlineno = d[DO_CO_FIRSTLINENO],
+                .co_code = d[DO_CO_CODE_ADAPTIVE],
+                .ascii_size = d[DO_UNICODE_ASCII_SIZE]};
+    size_t fr_end = l.fr_previous > l.fr_code ? l.fr_previous : l.fr_code;
+    fr_end = (fr_end > l.fr_instr ? fr_end : l.fr_instr) + 8;
+    l.fr_size = fr_end > l.fr_entry + 1 ? fr_end : l.fr_entry + 1;
+    size_t co_end = l.co_filename > l.co_qualname ? l.co_filename : l.co_qualname;
+    co_end = co_end > l.co_linetable ? co_end : l.co_linetable;
+    l.co_size = co_end + 8;
+    if (l.fr_size > 80 || l.co_size > 200 || l.co_firstlineno + 4 > l.co_size ||
+        l.ascii_size > 48)
+        return 0;
+    py.l = l;
+    return 1;
+}
+
+void churn_pyframes_init(void)
+{
+    if (py.on || !churn_opt.runtime_frames)
+        return;
+    const unsigned long *version = dlsym(RTLD_DEFAULT, "Py_Version");
+    void *runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+    void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    if (!version || !runtime || !code_type || !eval)
+        return; /* before 3.11, or no CPython */
+    unsigned minor = (unsigned)(*version >> 16);
+    if (minor == 0x030b)
+        py.l = v311;
+    else if (minor == 0x030c)
+        py.l = v312;
+    else if (minor != 0x030d || memcmp(runtime, "xdebugpy", 8) ||
+             !layout_313((const uint64_t *)runtime)) {
+        churn_log("CPython %lu.%lu: its Python frames are not named (CPython 3.11 to 3.13 "
+                  "are; 3.12 and later name functions by the perf map, docs/runtimes.md)",
+                  *version >> 24, (*version >> 16) & 255);
+        return;
+    }
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size)
+        return;
+    py.eval_lo = (uintptr_t)eval;
+    py.eval_hi = (uintptr_t)eval + sym->st_size;
+    py.runtime = (uintptr_t)runtime;
+    py.code_type = (uintptr_t)code_type;
+    if (!page_readable((uintptr_t)version & ~(uintptr_t)4095)) {
+        churn_log("Python frames are not named: process_vm_readv cannot read this process "
+                  "(or may not, under a seccomp filter libchurn did not see installed)");
+        return;
+    }
+    py.codes = churn_os_map(CODES_MAX * sizeof *py.codes);
+    py.index = churn_os_map(INDEX_SLOTS * sizeof *py.index);
+    py.on = py.codes && py.index;
+}
+
+/* ---- the writer's side ---- */
+
+static int named_in_segment(uintptr_t ip)
+{
+    if (py.named_count * 2 >= py.named_cap) {
+        size_t cap = py.named_cap ? py.named_cap * 2 : 4096;
+        uintptr_t *keys = churn_mem_alloc(cap * sizeof *keys);
+        uint32_t *segs = churn_mem_alloc(cap * sizeof *segs);
+        if (!keys || !segs) {
+            churn_mem_free(keys);
+            churn_mem_free(segs);
+            return 0;
+        }
+        memset(keys, 0, cap * sizeof *keys);
+        for (size_t i = 0; i < py.named_cap; i++)
+            if (py.named[i]) {
+                size_t j = mix(py.named[i]) >> 32 & (cap - 1);
+                while (keys[j])
+                    j = (j + 1) & (cap - 1);
+                keys[j] = py.named[i];
+                segs[j] = py.named_in[i];
+            }
+        churn_mem_free(py.named);
+        churn_mem_free(py.named_in);
+        py.named = keys;
+        py.named_in = segs;
+        py.named_cap = cap;
+    }
+    size_t j = mix(ip) >> 32 & (py.named_cap - 1);
+    while (py.named[j] && py.named[j] != ip)
+        j = (j + 1) & (py.named_cap - 1);
+    if (py.named[j] == ip && py.named_in[j] == churn_enc.segments)
+        return 1;
+    if (!py.named[j])
+        py.named_count++;
+    py.named[j] = ip;
+    py.named_in[j] = UINT32_MAX;
+    char name[2 * NAME_BYTES + 32];
+    uint32_t id = (uint32_t)((ip & ~CHURN_PY_BASE) >> ID_SHIFT);
+    if (id >= atomic_load_explicit(&py.ncodes, memory_order_acquire))
+        return 1;
+    const char *q = py.codes[id].names, *f = q + strlen(q) + 1;
+    int n =
+        snprintf(name, sizeof name, "py::%s:%s:%u", q, f, (unsigned)((ip >> 1) & LINE_MAX_));
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof name ? (size_t)n : sizeof name - 1;
+    if (len && churn_emit_code(ip - 1, 2, name, len))
+        py.named_in[j] = churn_enc.segments;
+    return 1;
+}
+
+int churn_pyframes_name(uintptr_t ip)
+{
+    if ((ip & CHURN_PY_BASE) != CHURN_PY_BASE || !py.on)
+        return 0;
+    return named_in_segment(ip);
+}
