@@ -2,7 +2,8 @@
 # Four threads that take libchurn's descriptor numbers over (test/programs/fd_storm.c: dup2,
 # write, close, and the same past libc), with an epoch every millisecond and the trace written
 # and opened again all along: the program runs as natively (no call of its own fails), and
-# every one of its mallocs is in the trace, or the trace counts events as dropped and says so.
+# every one of its mallocs is in the trace, or the trace counts events as dropped and says so;
+# and the epoch summaries agree with the events.
 # The takeovers race libchurn's own moves of its descriptors, so the storm runs RUNS times:
 # the races that lost a segment of the trace without a word, or closed the program's file
 # under it, came up in about one run in fifteen.
@@ -42,6 +43,10 @@ for i in range(1, runs + 1):
     if dropped and (allocs + dropped < n or allocs > n or not warned):
         fail("%s: %d allocations traced and %d events dropped of %d, warned: %s"
              % (what, allocs, dropped, n, warned))
+    # each summary's live figures are what the events before it leave live (t_summary_late.sh)
+    live = [w for w in field(report, "warnings") if "live objects" in w]
+    if dropped == 0 and live:
+        fail("%s: %s" % (what, live[0]))
     counted += dropped > 0
 print("%d storms of %d allocations each: the program as natively, every allocation traced "
       "(%d runs counted a loss, with a warning)" % (runs, n, counted))

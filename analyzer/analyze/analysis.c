@@ -371,8 +371,11 @@ static void on_epoch_end(churn_analysis *a, const churn_epoch_summary *s)
         return;
     }
     if (a->events) {
-        if (row->summary_epoch == s->epoch)
+        if (row->summary_epoch == s->epoch) {
             row->mapped_bytes = a->regions.bytes;
+            row->at_summary_count = a->live_count;
+            row->at_summary_bytes = a->live_bytes;
+        }
         if (a->sample_bytes) {
             /* the counts of every allocation and free, the events being a sample */
             row->allocs += s->allocs;

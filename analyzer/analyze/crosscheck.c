@@ -64,10 +64,12 @@ static void check_summaries(churn_analysis *a)
                 first = d.first;
             d = (run_diff){0};
         }
-        /* Late events move the live value between epochs; only exact epochs compare. */
-        if (!row->late_events && row->has_live && row->live_epoch == row->summary_epoch &&
-            (row->live_count != (int64_t)row->s_live_count ||
-             row->live_bytes != (int64_t)row->s_live_bytes)) {
+        /* The summary's live figures are the writer's when it closed the epoch, which is
+           where it wrote the EPOCH_END: the events before that record are the ones it had
+           counted.  The epoch's live value (epochs.h) is taken later, at the first event of
+           a later epoch, and also holds the late events drained in between. */
+        if (row->at_summary_count != (int64_t)row->s_live_count ||
+            row->at_summary_bytes != (int64_t)row->s_live_bytes) {
             if (!bad_live++)
                 first_live = row;
         }
@@ -84,14 +86,17 @@ static void check_summaries(churn_analysis *a)
                    (unsigned long long)first->s_alloc_bytes,
                    (unsigned long long)first->s_free_bytes);
     if (bad_live)
-        churn_warn(a->warn,
-                   "%zu epoch(s) whose live objects per events disagree with the shim's "
-                   "summary (first: epoch %llu: events %lld objects/%lld B, summary "
-                   "%llu/%llu B)",
-                   bad_live, (unsigned long long)first_live->epoch,
-                   (long long)first_live->live_count, (long long)first_live->live_bytes,
-                   (unsigned long long)first_live->s_live_count,
-                   (unsigned long long)first_live->s_live_bytes);
+        churn_warn(
+            a->warn,
+            "%zu epoch summar(ies) whose live objects differ from the events written "
+            "before them (first: epoch %llu: summary %llu objects/%llu B, events "
+            "%lld objects/%lld B, %+lld objects/%+lld B)",
+            bad_live, (unsigned long long)first_live->summary_epoch,
+            (unsigned long long)first_live->s_live_count,
+            (unsigned long long)first_live->s_live_bytes,
+            (long long)first_live->at_summary_count, (long long)first_live->at_summary_bytes,
+            (long long)churn_wrap_sub(first_live->at_summary_count, first_live->s_live_count),
+            (long long)churn_wrap_sub(first_live->at_summary_bytes, first_live->s_live_bytes));
 }
 
 static void undefined_stacks(churn_analysis *a)

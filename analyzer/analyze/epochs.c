@@ -160,6 +160,8 @@ static void merge_into(churn_epoch_row *a, const churn_epoch_row *b)
         a->counters_stale = b->counters_stale;
         a->counters_age_ns = b->counters_age_ns;
         a->mapped_bytes = b->mapped_bytes;
+        a->at_summary_count = b->at_summary_count;
+        a->at_summary_bytes = b->at_summary_bytes;
     }
     a->n_summary += b->n_summary;
     a->has_summary = 1;
@@ -363,6 +365,7 @@ churn_epoch_row *churn_epochs_summary(churn_epochs *t, const churn_epoch_summary
         r->s_live_count = s->live_count;
         r->s_live_bytes = s->live_bytes;
         r->mapped_bytes = 0;
+        r->at_summary_count = r->at_summary_bytes = 0;
         churn_reserve(&t->counters, &t->counters_cap, t->ncounters + s->n_counters,
                       sizeof *t->counters);
         if (s->n_counters)

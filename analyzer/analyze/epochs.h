@@ -54,6 +54,9 @@ typedef struct churn_epoch_row {
     uint64_t rss_bytes, rss_min, rss_max; /* rss_bytes at summary_epoch's end */
     uint64_t s_allocs, s_frees, s_alloc_bytes, s_free_bytes; /* sums */
     uint64_t s_live_count, s_live_bytes;                      /* at summary_epoch's end */
+    /* the events' live objects and bytes where summary_epoch's EPOCH_END lies in the trace:
+       the same point as s_live_count, s_live_bytes (crosscheck.c) */
+    int64_t at_summary_count, at_summary_bytes;
     size_t counters_first, n_counters; /* into churn_epochs.counters: summary_epoch's */
     int counters_stale;      /* the counters are a reading counters_age_ns before the end */
     uint64_t counters_age_ns;
