@@ -29,9 +29,12 @@ for name in demo cxx one; do
     "$ANALYZE" "$WORK/$name.zst" >"$WORK/$name.txt" 2>&1 || fail "churn-analyze $name.zst failed"
 done
 "$ANALYZE" --html "$WORK/demo.zst" >"$WORK/demo.html" 2>&1 || fail "churn-analyze --html failed"
+# the window a reader would pick by hand: past the eight requests that fill the parked ring
+analyze "$WORK/demo.zst" "$WORK/demo.window.json" --epochs 8:199
 
 check "$WORK/demo.json" "$WORK/demo.txt" "$WORK/demo.html" \
-    "$WORK/cxx.json" "$WORK/cxx.txt" "$WORK/one.json" "$WORK/one.txt" "$WORK/v8.html" <<'PY'
+    "$WORK/cxx.json" "$WORK/cxx.txt" "$WORK/one.json" "$WORK/one.txt" "$WORK/v8.html" \
+    "$WORK/demo.window.json" <<'PY'
 import html, re, sys
 from churncheck import *
 
@@ -105,6 +108,19 @@ if not re.search(r"remember_session \(request_loop\)[^.]*\+48B per epoch[^.]*100
     fail("demo: the verdict does not name remember_session with +48B per epoch, 100%% and leaked: %r" % joined)
 if "stash_response" in joined:
     fail("demo: the parked responses are in the verdict: %r" % joined)
+# The steady window found without --epochs leaves out the start-up (epochs 0..7 fill the ring
+# of eight parked 4 KiB responses; epoch 8 ends on the steady line) and ends before the
+# exit's epoch; over it the leak's slope is exact and the same as over --epochs 8:199, and
+# the parked responses grow nothing.
+w = field(demo, "steady_window")
+if w["how"] != "found" or w["first"] < 8 or w["last"] != 199 or field(w, "start_up")[0] != 0:
+    fail("demo: the default window %r does not leave out the start-up 0..7 and end at 199" % w)
+expect("demo: the verdict's window", field(v, "window"), {"first": w["first"], "last": w["last"]})
+by_hand = load(sys.argv[9])
+for report, how in ((demo, "default window"), (by_hand, "--epochs 8:199")):
+    rows = {f["function"]: f["bytes_per_epoch"] for f in field(report, "functions")}
+    expect("demo: remember_session over the %s" % how, rows.get("remember_session"), 48)
+    expect("demo: stash_response over the %s" % how, rows.get("stash_response"), 0)
 
 # the page: the verdict first, before the summary and the charts
 body = page[page.index("<body"):]
@@ -132,6 +148,6 @@ if "V8&#39;s own heap" not in first and "V8's own heap" not in first:
     fail("v8: the page's verdict does not name V8's own heap:\n%s" % first[:2000])
 if "heap snapshot" not in first:
     fail("v8: the page's verdict gives no heap snapshot as the next step")
-print("demo: %s" % " ".join(sentences))
+print("demo: window %d..%d (start-up %r); %s" % (w["first"], w["last"], w["start_up"], " ".join(sentences)))
 PY
 echo "ok: the verdict leads the text report, the page and the JSON, and its figures are the JSON's"

@@ -71,6 +71,10 @@ check_traced() {
     # table's 4096 rows: docs/analyzer.md, Epoch buckets)
     "$ANALYZE" --all-epochs --json "$WORK/traced.zst" >"$WORK/traced.all.json" ||
         fail "churn-analyze --all-epochs failed on the workerd trace"
+    # the window a reader would pick from the epochs table: past the first top-level request
+    # and its hundred subrequests, up to the exit's epoch (left out of every fit)
+    "$ANALYZE" --epochs 100: --json "$WORK/traced.zst" >"$WORK/traced.window.json" ||
+        fail "churn-analyze --epochs 100: failed on the workerd trace"
     check "$WORK/traced.json" "$WORK/traced.report.json" "$WORK/traced.log" "$WORK/traced.all.json" <<'PY'
 import sys
 from churncheck import *
@@ -190,6 +194,52 @@ print("workerd: %d epochs for %d requests served, %d allocations, top growth +%.
       " pinned bytes within tcmalloc's free lists in %d of %d epochs"
       % (ended, served, totals["allocs"], top[0]["bytes_per_epoch"], top[0]["stack"][0][:80],
          baseline, len(exact), len(diffs), len(within), len(books)))
+PY
+    # The steady window found without --epochs (docs/analyzer.md, "The steady window") ends
+    # before the exit's drain.  workerd has no start-up apart from its steady line: live bytes
+    # and RSS climb from epoch 0 on, and RSS's curve scatters about its robust line by more
+    # than the first epochs leave it, so the window starts at 0 or a few dozen epochs in
+    # (measured: 0..20200 and 56..20200).  Either way the verdict gives the seed's growth:
+    # RSS about 12 KiB per epoch (5.3 KiB of it live), and first the Headers that
+    # makeHttpResponse builds, 944 B once per subrequest, 100 of every 101 epochs: 934.65
+    # B/epoch, to the byte; each the same, within its bound, as over the window --epochs 100:
+    # names (measured: RSS 12,115 +-48 B/epoch found, 12,098 +-47 by hand; makeHttpResponse
+    # 934.6537 +-0.0007 both).
+    check "$WORK/traced.report.json" "$WORK/traced.window.json" <<'PY'
+import sys
+from churncheck import *
+found, by_hand = load(sys.argv[1]), load(sys.argv[2])
+w = field(found, "steady_window")
+if w["how"] != "found" or w["first"] > w["last"] // 4 or w["last"] != field(w, "exit_epoch") - 1 \
+        or w["start_up"] not in (None, [0, w["first"] - 1]) or w["teardown"] is not None:
+    fail("the default window %r: not the run from its first epochs to the exit's drain" % w)
+expect("--epochs 100: window", (by_hand["steady_window"]["how"], by_hand["steady_window"]["first"]),
+       ("--epochs", 100))
+v, hv = field(found, "verdict"), field(by_hand, "verdict")
+expect("the verdict's window", field(v, "window"), {"first": w["first"], "last": w["last"]})
+for key in ("rss_bytes_per_epoch", "live_bytes_per_epoch"):
+    bound = field(v, key + "_bound")
+    if abs(v[key] - hv[key]) > bound:
+        fail("%s: %.1f +-%.1f over the default window, %.1f over --epochs 100:"
+             % (key, v[key], bound, hv[key]))
+if not 10 << 10 <= v["rss_bytes_per_epoch"] <= 13 << 10 or not 4 << 10 <= v["live_bytes_per_epoch"] <= 7 << 10:
+    fail("RSS grows %.0f B/epoch and live bytes %.0f: not the seed's 11 KiB and 5 KiB a subrequest"
+         % (v["rss_bytes_per_epoch"], v["live_bytes_per_epoch"]))
+headers = 944 * 100 / 101
+for name, verdict in (("default window", v), ("--epochs 100:", hv)):
+    top = field(verdict, "functions")[0]
+    if not top["function"].startswith("workerd::api::makeHttpResponse(") or \
+            top["type"] != "workerd::api::Headers":
+        fail("%s: the verdict's first function is %s (type %s), not makeHttpResponse's Headers"
+             % (name, top["function"][:60], top["type"]))
+    if abs(top["bytes_per_epoch"] - headers) > max(top["bytes_per_epoch_bound"], 0.01):
+        fail("%s: makeHttpResponse grows %.4f +-%.4f B/epoch, not %.4f"
+             % (name, top["bytes_per_epoch"], top["bytes_per_epoch_bound"], headers))
+print("workerd: steady window %d..%d (start-up %r): RSS %+.0f +-%.0f B/epoch (by hand %+.0f), live"
+      " %+.0f (%+.0f), makeHttpResponse %.4f B/epoch (%.4f)"
+      % (w["first"], w["last"], w["start_up"], v["rss_bytes_per_epoch"], v["rss_bytes_per_epoch_bound"],
+         hv["rss_bytes_per_epoch"], v["live_bytes_per_epoch"], hv["live_bytes_per_epoch"],
+         v["functions"][0]["bytes_per_epoch"], hv["functions"][0]["bytes_per_epoch"]))
 PY
 }
 
