@@ -124,10 +124,14 @@ static void advance_clock(churn_analysis *a, uint64_t epoch)
 }
 
 /* Events after the window's end cannot change any figure; events before its start still
-   build the live state the window starts from. */
-static int past_window(const churn_analysis *a, uint64_t epoch)
+   build the live state the window starts from.  That the process went on past the window is
+   kept: what is live at the window's end was not live at any exit (churn_analysis_ending). */
+static int past_window(churn_analysis *a, uint64_t epoch)
 {
-    return a->window.has_last && epoch > a->window.last;
+    if (!a->window.has_last || epoch <= a->window.last)
+        return 0;
+    a->went_on = 1;
+    return 1;
 }
 
 /* Events of one epoch and allocation info, counted by the decoder (records.h): the same

@@ -110,6 +110,7 @@ typedef struct churn_analysis {
     uint64_t map_epoch;
     int has_exit;
     int detached;            /* the trace ends at a churn detach: the process went on */
+    int went_on;             /* events past the window's end: the process went on after it */
     uint64_t stop_signal;    /* a signal that asks to stop (TERM, INT, QUIT) the program caught
                                 before it exited (counter libchurn.stop_signal), or 0 */
     uint64_t exit_how, exit_detail;
@@ -169,7 +170,7 @@ typedef struct churn_peak_row {
 /* How the trace ended (growth.h), for what its live objects are called. */
 static inline enum churn_ending churn_analysis_ending(const churn_analysis *a)
 {
-    if (!a->has_exit)
+    if (!a->has_exit || a->went_on)
         return CHURN_ENDED_NOT;
     if (a->exit_how == CHURN_EXIT_SIGNAL || a->stop_signal)
         return CHURN_ENDED_BY_SIGNAL;

@@ -146,7 +146,8 @@ enum churn_ending { CHURN_ENDED_NOT, CHURN_ENDED_ITSELF, CHURN_ENDED_BY_SIGNAL }
                  epoch before the teardown: a collection, a flush (also given, with its epoch,
                  for a callsite that is then leaked or kept);
    LIVE          still live where the trace ends otherwise (cut short, detached, or after a
-                 signal): whether the program would have freed them cannot be told;
+                 signal), or at the end of a window the process went on past: whether the
+                 program would have freed them cannot be told;
    STEADY        none of these: freed as it goes, no accumulation that lasts. */
 enum churn_retention { CHURN_RETENTION_STEADY, CHURN_RETENTION_LEAKED, CHURN_RETENTION_KEPT,
                        CHURN_RETENTION_RECLAIMED, CHURN_RETENTION_LIVE };
