@@ -5,7 +5,9 @@ libchurn, in paired rounds: every round runs the four modes of a workload one af
 other, in an order that turns by one each round, so that drift in the machine's speed hits
 every mode alike.  "on" is what `churn run` sets: NODE_OPTIONS=--perf-basic-prof
 --interpreted-frames-native-stack for node, PYTHONPERFSUPPORT=1 for CPython (its default
-allocator, pymalloc, traced by libchurn).  Every run must print what the native run with the
+allocator, pymalloc, traced by libchurn), and under libchurn its default runtime frames
+(the perf map copied into the trace, CPython's frame chain read); "off" under libchurn is
+CHURN_RUNTIME_FRAMES=0, no runtime frames at all.  Every run must print what the native run with the
 map off prints: the frames must not change what the program computes.
 
 Run by bench/run.sh (`make bench`) after bench.py, whose helpers (build/bench/detach) it uses;
@@ -51,6 +53,8 @@ def run(wl, mode, rnd):
     if mode.startswith("libchurn"):
         trace = os.path.join(bench.WORK, "frames-%s-%s-%d.zst" % (wl["name"], mode, rnd))
         env.update(LD_PRELOAD=bench.LIBCHURN, CHURN_OUT=trace)
+        if not mode.endswith("+frames"):
+            env["CHURN_RUNTIME_FRAMES"] = "0"
     out = os.path.join(bench.WORK, "frames-%s-%s.out" % (wl["name"], mode))
     # the run's own perf map, and the V8 log --perf-basic-prof has node write where it runs
     made = ("/tmp/perf-*.map", "isolate-0x*-v8.log")
