@@ -7,7 +7,9 @@ GET /?n=N requests until the requested total of subrequests is served, then stop
 SIGTERM (SIGKILL after --stop-timeout) and prints one JSON object on stdout.  With --collect
 NAME,... it then makes V8 collect the named workers' isolates through workerd's inspector
 (inspector.py) and serves --after-collect more requests of n=1 before it stops workerd.  Extra environment
-for workerd (LD_PRELOAD, CHURN_OUT, ...) comes from --env NAME=VALUE.  Exit status 0 only when
+for workerd (LD_PRELOAD, CHURN_OUT, ...) comes from --env NAME=VALUE; --config runs another
+config instead (a copy of this one with V8 flags added: t_workerd_js.sh), in its directory,
+where V8 writes its logs.  Exit status 0 only when
 every request answered 200 with the expected count.
 """
 import argparse
@@ -42,6 +44,8 @@ def parse_args():
     p.add_argument("--workerd", help="workerd binary (default: test/workerd/install.sh's)")
     p.add_argument("--subrequests", type=int, default=20000, help="total subrequests (20000)")
     p.add_argument("--per-request", type=int, default=100, help="n of each GET /?n=n (100)")
+    p.add_argument("--config", default=os.path.join(HERE, "config.capnp"),
+                   help="workerd config (default: config.capnp beside this script)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="extra environment for workerd; repeatable")
     p.add_argument("--request-timeout", type=float, default=60.0, help="seconds per request")
@@ -249,7 +253,7 @@ def main():
     listener.listen(128)
     port = listener.getsockname()[1]
     fd = listener.fileno()
-    command = [workerd, "serve", os.path.join(HERE, "config.capnp"), "--socket-fd",
+    command = [workerd, "serve", os.path.abspath(args.config), "--socket-fd",
                "http=%d" % fd]
     inspector_port = None
     if args.collect:
@@ -260,7 +264,8 @@ def main():
         probe.close()
         command += ["--inspector-addr", "127.0.0.1:%d" % inspector_port]
     proc = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT, pass_fds=(fd,), cwd=HERE)
+                            stderr=subprocess.STDOUT, pass_fds=(fd,),
+                            cwd=os.path.dirname(os.path.abspath(args.config)))
     # Only workerd may accept on it from now on.
     listener.close()
 
