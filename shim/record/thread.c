@@ -196,6 +196,13 @@ static int wait_for_room(churn_thread *t, uint64_t end)
    stays so; tail is read only then (or when the ring looks full). */
 #define WAKE_AGAIN 1024u
 
+/* Events that may wait for the writer stop short of the ring's last RING_RESERVE slots and
+   wait there; those are kept for the events that cannot wait, a mapping the allocator makes
+   while it holds its lock, which a ring full of the program's own events dropped when the
+   writer fell behind (12 of php's under a loaded machine, t_runtimes.sh).  A few such events
+   come between two that may wait, never hundreds. */
+#define RING_RESERVE 256u
+
 /* Reads the tail, wakes the writer, waits for room for n slots when the ring is full;
    returns 0 when there is none (the event is dropped, counted). */
 static int make_room(churn_thread *t, uint64_t head, unsigned n, int may_wait)
@@ -204,18 +211,19 @@ static int make_room(churn_thread *t, uint64_t head, unsigned n, int may_wait)
     uint64_t used = head - t->tail_seen;
     if (used >= CHURN_RING_EVENTS / 2)
         churn_writer_poke();
-    int full = used + n > CHURN_RING_EVENTS;
-    if (full && (!may_wait || wait_for_room(t, head + n))) {
+    uint64_t limit = CHURN_RING_EVENTS - (may_wait ? RING_RESERVE : 0);
+    if (used + n > limit && may_wait && !wait_for_room(t, head + n))
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+    used = head - t->tail_seen;
+    /* (an event that could not wait after all takes the reserve, if it has room) */
+    if (used + n > CHURN_RING_EVENTS) {
         atomic_fetch_add(&churn_dropped_events, 1);
         return 0;
     }
-    if (full)
-        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-    used = head - t->tail_seen;
     t->tail_check = used < CHURN_RING_EVENTS / 2 ? t->tail_seen + CHURN_RING_EVENTS / 2
                                                  : head + WAKE_AGAIN;
-    if (t->tail_check > t->tail_seen + CHURN_RING_EVENTS)
-        t->tail_check = t->tail_seen + CHURN_RING_EVENTS;
+    if (t->tail_check > t->tail_seen + CHURN_RING_EVENTS - RING_RESERVE)
+        t->tail_check = t->tail_seen + CHURN_RING_EVENTS - RING_RESERVE;
     return 1;
 }
 
