@@ -67,9 +67,17 @@ static int hook_may_record(void)
            churn_thread_current() && !churn_stack_short();
 }
 
+/* Under CHURN_SAMPLE_BYTES an unsampled call is counted and goes no further, as
+   interpose.c's fast path does (shim.h, churn_sample_*_room): tcmalloc has already answered
+   when the hook runs, so room and commit come together.  A thread's first call, a new epoch
+   and a sample go the traced way, which counts them. */
 static void on_new(const void *arg)
 {
     const new_info *i = arg;
+    if (churn_sample_alloc_room(i->requested_size)) {
+        churn_sample_alloc_commit(i->requested_size);
+        return;
+    }
     if (!hook_may_record())
         return;
     CHURN_GUARD();
@@ -79,6 +87,8 @@ static void on_new(const void *arg)
 static void on_delete(const void *arg)
 {
     const delete_info *i = arg;
+    if (i->ptr && CHURN_LIKELY(churn_sample_free_quick(i->ptr)))
+        return;
     if (!hook_may_record())
         return;
     CHURN_GUARD();
