@@ -413,7 +413,9 @@ static uintptr_t current_frame(void)
     return peek_word(holder + l->cf_frame, &v) ? v : 0;
 }
 
-unsigned churn_pyframes_read(void **cache, const uintptr_t **frames)
+/* noinline, as merge: under LTO its buffers would widen stack_id's frame on every stack,
+   a 2 KiB coroutine's included (t_coroutine_stacks.sh), Python or not. */
+__attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames)
 {
     if (!py.on || (uintptr_t)__builtin_frame_address(0) - churn_stack_lo < STACK_ROOM)
         return 0;
@@ -468,7 +470,7 @@ static int trampoline(uintptr_t ip)
     return 1;
 }
 
-unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max,
+__attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max,
                               const uintptr_t *pyf, unsigned npy)
 {
     /* the frames one evaluation runs go after its native frame of the evaluation loop, the
