@@ -43,7 +43,15 @@ static void *storm(void *arg)
            other's), both taken both ways in turn */
         int n = LOW + (int)(me + THREADS * ((r + r / 2) % (NUMBERS / THREADS)));
         int raw = r % 2;
-        if ((raw ? syscall(SYS_dup3, data, n, 0) : dup2(data, n)) != n)
+        /* A raw dup3 onto a number libchurn's F_DUPFD has taken and not yet filled fails
+           with EBUSY, which the libc wrapper waits out and a raw call cannot
+           (docs/reliability.md, Open): the raw way tries again, libc's never needs to. */
+        long got;
+        int tries = 0;
+        do
+            got = raw ? syscall(SYS_dup3, data, n, 0) : dup2(data, n);
+        while (raw && got < 0 && errno == EBUSY && ++tries < 1000);
+        if (got != n)
             die("dup onto", n);
         char line[32];
         int len = snprintf(line, sizeof line, "%ld %ld\n", me, r);
