@@ -19,7 +19,6 @@
 /* Scans before the first segment, and after being stuck, at most this often. */
 #define SCAN_EVERY_NS 1000000000ull
 
-#define BLOCK_HEADER_BYTES 3 /* a zstd block's header: what a decoder between blocks asks */
 
 struct churn_tail {
     char *path;
@@ -260,40 +259,12 @@ static int zstd_magic_at(const uint8_t *p)
 }
 
 /* Feeds in[0, n) to the segment's zstd stream, which must give exactly want raw bytes into
-   t->rbuf and then end its frame (a closed segment) or stand between blocks (an open one's
-   checkpoint), as the reader's decompress_open checks.  Returns 0, or -1 with why. */
+   t->rbuf (churn_inflate_exact, the reader's check).  Returns 0, or -1 with why. */
 static int inflate(churn_tail *t, const uint8_t *in, size_t n, size_t want, int frame_end,
                    char *why, size_t whylen)
 {
     churn_reserve(&t->rbuf, &t->rcap, want + CHURN_RECORDS_PADDING, 1);
-    ZSTD_inBuffer ib = {in, n, 0};
-    ZSTD_outBuffer ob = {t->rbuf, want, 0};
-    size_t r = 1;
-    while (ib.pos < ib.size) {
-        size_t before_in = ib.pos, before_out = ob.pos;
-        r = ZSTD_decompressStream(t->stream, &ob, &ib);
-        if (ZSTD_isError(r) || r == 0 || (ib.pos == before_in && ob.pos == before_out))
-            break;
-    }
-    /* decoded bytes the output could not take are more than the header counts */
-    uint8_t extra;
-    ZSTD_outBuffer past = {&extra, 1, 0};
-    if (!ZSTD_isError(r) && r != 0 && ob.pos == ob.size)
-        ZSTD_decompressStream(t->stream, &past, &ib);
-    int ok = !ZSTD_isError(r) && ib.pos == ib.size && !past.pos && ob.pos == want &&
-             (frame_end ? r == 0 : r == BLOCK_HEADER_BYTES);
-    if (!ok) {
-        snprintf(why, whylen, "%s",
-                 ZSTD_isError(r)                 ? ZSTD_getErrorName(r)
-                 : ib.pos != ib.size || past.pos ? "more in its frame than its header counts"
-                 : frame_end && r != 0           ? "its frame does not end"
-                 : !frame_end && r == 0          ? "its frame ends, as no checkpoint leaves it"
-                 : ob.pos != want                ? "its blocks hold less than its header counts"
-                                                 : "its last block is cut short");
-        return -1;
-    }
-    memset(t->rbuf + want, 0, CHURN_RECORDS_PADDING);
-    return 0;
+    return churn_inflate_exact(t->stream, in, n, t->rbuf, want, frame_end, why, whylen);
 }
 
 static void hand_over(churn_tail *t, const churn_tail_sink *sink, const uint8_t *raw,

@@ -360,6 +360,40 @@ const churn_segment_info *churn_trace_segment(const churn_trace *t, size_t i)
 
 #define BLOCK_HEADER_BYTES 3 /* a zstd block's header */
 
+int churn_inflate_exact(ZSTD_DCtx *d, const uint8_t *in, size_t n, uint8_t *out, size_t want,
+                        int frame_end, char *why, size_t whylen)
+{
+    ZSTD_inBuffer ib = {in, n, 0};
+    ZSTD_outBuffer ob = {out, want, 0};
+    size_t r = 1;
+    while (ib.pos < ib.size) {
+        size_t before_in = ib.pos, before_out = ob.pos;
+        r = ZSTD_decompressStream(d, &ob, &ib);
+        if (ZSTD_isError(r) || r == 0 || (ib.pos == before_in && ob.pos == before_out))
+            break;
+    }
+    /* Decoded bytes the full output could not take are more than the header counts. */
+    uint8_t extra;
+    ZSTD_outBuffer past = {&extra, 1, 0};
+    if (!ZSTD_isError(r) && r != 0 && ob.pos == ob.size)
+        ZSTD_decompressStream(d, &past, &ib);
+    /* Between blocks the decoder asks for the next block's header, and for more inside one. */
+    int ok = !ZSTD_isError(r) && ib.pos == ib.size && !past.pos && ob.pos == want &&
+             (frame_end ? r == 0 : r == BLOCK_HEADER_BYTES);
+    if (!ok) {
+        snprintf(why, whylen, "%s",
+                 ZSTD_isError(r)                 ? ZSTD_getErrorName(r)
+                 : ib.pos != ib.size || past.pos ? "more in its frame than its header counts"
+                 : frame_end && r != 0           ? "its frame does not end"
+                 : !frame_end && r == 0          ? "its frame ends, as no checkpoint leaves it"
+                 : ob.pos != want                ? "its blocks hold less than its header counts"
+                                                 : "its last block is cut short");
+        return -1;
+    }
+    memset(out + want, 0, CHURN_RECORDS_PADDING);
+    return 0;
+}
+
 /* An open segment's frame so far: a frame header and complete blocks, not ended, which
    must give exactly raw_bytes with every byte of it taken.  A frame that ends in it, a block
    cut short, or more (or less) output than the header counts is damage, never read as
@@ -368,36 +402,17 @@ static int decompress_open(churn_trace *t, const churn_segment_info *s, const ui
                            uint8_t **buf, size_t *cap, size_t *len, char *why, size_t whylen)
 {
     churn_reserve(buf, cap, (size_t)s->raw_bytes + CHURN_RECORDS_PADDING, 1);
-    ZSTD_inBuffer in = {payload, s->zstd_bytes, 0};
-    ZSTD_outBuffer out = {*buf, s->raw_bytes, 0};
+    char damage[96];
     ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
-    size_t r = 1;
-    while (in.pos < in.size) {
-        size_t before_in = in.pos, before_out = out.pos;
-        r = ZSTD_decompressStream(t->dctx, &out, &in);
-        if (ZSTD_isError(r) || r == 0 || (in.pos == before_in && out.pos == before_out))
-            break;
-    }
-    /* Decoded bytes the full output could not take are more than the header counts. */
-    uint8_t extra;
-    ZSTD_outBuffer past = {&extra, 1, 0};
-    if (!ZSTD_isError(r) && r != 0 && out.pos == out.size)
-        ZSTD_decompressStream(t->dctx, &past, &in);
+    int rc = churn_inflate_exact(t->dctx, payload, s->zstd_bytes, *buf, s->raw_bytes, 0, damage,
+                                 sizeof damage);
     ZSTD_DCtx_reset(t->dctx, ZSTD_reset_session_only);
-    /* Between blocks the decoder asks for the next block's header, and for more inside one. */
-    if (ZSTD_isError(r) || r != BLOCK_HEADER_BYTES || in.pos != in.size || past.pos ||
-        out.pos != s->raw_bytes) {
+    if (rc) {
         t->info.ends_open = 0; /* the trace does not hold what its checkpoint says */
-        snprintf(why, whylen, "open segment damaged (%s)",
-                 ZSTD_isError(r)      ? ZSTD_getErrorName(r)
-                 : r == 0             ? "its frame ends, as no checkpoint leaves it"
-                 : in.pos != in.size || past.pos ? "more in its frame than its header counts"
-                 : r != BLOCK_HEADER_BYTES ? "its last block is cut short"
-                                      : "its blocks hold less than its header counts");
+        snprintf(why, whylen, "open segment damaged (%s)", damage);
         return -1;
     }
-    memset(*buf + out.pos, 0, CHURN_RECORDS_PADDING);
-    *len = out.pos;
+    *len = s->raw_bytes;
     return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <zstd.h>
 
 #include "read/records.h"
 #include "base/warnings.h"
@@ -44,6 +45,14 @@ int churn_file_header_check(const churn_file_header *h, churn_trace_info *info, 
                             size_t errlen);
 /* 1 with the version in info->producer when the producer frame's checks hold, else 0. */
 int churn_producer_frame_check(const churn_producer_frame *p, churn_trace_info *info);
+
+/* Feeds in[0, n) to d, which must give exactly want bytes into out and then end its frame
+   (frame_end: a closed segment) or stand between blocks (an open segment's checkpoint).  out
+   has want + CHURN_RECORDS_PADDING bytes, the padding zeroed.  0, or -1 with the damage in
+   why.  The reader's open segments, and the follower's segments (live/tail.c), whose stream
+   goes on across checkpoints. */
+int churn_inflate_exact(ZSTD_DCtx *d, const uint8_t *in, size_t n, uint8_t *out, size_t want,
+                        int frame_end, char *why, size_t whylen);
 
 /* Opens and indexes path.  On a fatal problem returns NULL with a one-line reason in err;
    problems that leave usable segments become warnings. */
