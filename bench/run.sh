@@ -1,12 +1,14 @@
 #!/bin/sh
 # `make bench`: builds the benchmark's own helpers, then bench/bench.py measures native,
-# libchurn (every stack, stacks sampled, histograms only) and heaptrack on every workload and
-# writes bench/results/latest.md (BENCH_RESULTS: elsewhere), bench/frames.py adds the cost of
-# the runtimes' perf maps (node, CPython 3.12: JavaScript and Python frames),
-# bench/workerd.sh adds workerd's throughput under libchurn against native, and the micro
-# benchmarks of the live map and the stack walk add their tables.  The Makefile has already built build/libchurn.so
-# and build/churn-analyze.  BENCH_RUNS=N sets the rounds (default 5); BENCH_QUICK=1 is the
-# short form for CI (2 rounds, small workloads, 2,000 subrequests).
+# libchurn (every stack, stacks sampled, histograms only, sampled by bytes) and heaptrack on
+# every workload, and python3's alternated pairs against native, and writes
+# bench/results/latest.md (BENCH_RESULTS: elsewhere), bench/frames.py adds the cost of the
+# runtimes' perf maps (node, CPython 3.12: JavaScript and Python frames), bench/workerd.sh
+# adds workerd's throughput under libchurn against native, the micro benchmarks of the live
+# map and the stack walk add their tables, and bench/bars.py issue #30's bars.  The Makefile
+# has already built build/libchurn.so and build/churn-analyze.  BENCH_RUNS=N sets the rounds
+# (default 5), BENCH_PAIRS=N the pairs (default 10); BENCH_QUICK=1 is the short form for CI
+# (2 rounds, 2 pairs, small workloads, 2,000 subrequests).
 set -eu
 cd "$(dirname "$0")/.."
 CC=${CC:-gcc}
