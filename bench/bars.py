@@ -4,7 +4,7 @@ met or not met) for bench/run.sh to append to the results.
 
 Reads build/bench/work/figures.json (bench/bench.py: under "paired_pythons" the medians of the
 alternated pairs of bench/python_churn.py against native on each interpreter of
-bench.PAIRED_PYTHONS, with its default allocator, in each of bench.PAIRED_MODES; and per
+bench.PAIRED_PYTHONS, in each of bench.PAIRED_MODES with its allocator; and per
 workload the trace's bytes per event) and the workerd runs in build/bench/workerd/
 (bench/workerd.sh: the median of each round's own libchurn/native throughput ratio).  A bar
 whose figure this run did not measure (an interpreter the machine lacks) is printed as not
@@ -33,12 +33,13 @@ SAMPLED_BAR = 1.05
 SAMPLED = "CHURN_SAMPLE_BYTES=" + SAMPLE_BYTES
 
 # "Trace bytes per event no larger than today's", on the python workload (Debian's python3,
-# PYTHONMALLOC=malloc, every stack): the trace's size over churn-analyze's allocs + frees, for
-# each of its sizes (full, and BENCH_QUICK's), measured on main at 6adafd5 (2026-12-03, load
-# 3.5), the median of 5 runs of bench.py's run_mode at each size: 0.4266 to 0.4280 at 40,000
-# rounds, 0.7472 to 0.7621 at 5,000.  The size varies a little with the machine's speed,
+# PYTHONMALLOC=malloc, every stack): the trace's size over churn-analyze's allocs + frees.  At
+# 40,000 rounds the figure of `make bench` when issue #30 was filed (2026-12-02, the results
+# in bench/results/latest.md of that day), before Python's frames were named; at BENCH_QUICK's
+# 5,000 rounds, which no such run recorded, the median of 5 runs of bench.py's run_mode on
+# main at 6adafd5 (0.7472 to 0.7621).  The size varies a little with the machine's speed,
 # since each segment of the trace (closed every second) defines again the stacks it uses.
-TODAY_BYTES_PER_EVENT = {"40000 rounds": 0.4272, "5000 rounds": 0.7597}
+TODAY_BYTES_PER_EVENT = {"40000 rounds": 0.390, "5000 rounds": 0.7597}
 
 
 def workerd_ratio(mode):
@@ -78,14 +79,15 @@ def main():
         workerd_ratio("libchurn-sample512k"), ".3f", lambda v: v >= 0.97)
     for name, _ in PAIRED_PYTHONS:
         limit = EVERY_STACK_BAR[name]
-        bar("%s, every stack: wall <= %.1fx native" % (name, limit), wall(name, "every stack"),
+        bar("%s, every stack (PYTHONMALLOC=malloc): wall <= %.1fx native" % (name, limit),
+            wall(name, "every stack"),
             ".3f", lambda v, limit=limit: v <= limit)
     bar("workerd, every stack: throughput >= 0.75 of native", workerd_ratio("libchurn"), ".3f",
         lambda v: v >= 0.75)
     python = fig.get("python", {})
     today = TODAY_BYTES_PER_EVENT.get(python.get("size"))
     bar("python workload (Debian's python3, PYTHONMALLOC=malloc, %s), every stack: trace "
-        "bytes/event <= %s (main at 6adafd5)" % (python.get("size"), today),
+        "bytes/event <= %s (when issue #30 was filed)" % (python.get("size"), today),
         python.get("bytes_per_event") if today is not None else None, ".4f",
         lambda v: v <= today)
 

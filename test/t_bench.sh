@@ -44,9 +44,10 @@ pyenv = os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python3.11")
 pythons = [("python3.11 (Debian)", "/usr/bin/python3.11", "2.2"),
            ("python3.11.7 (pyenv)", pyenv, "1.6")]
 for name, path, _ in pythons:
-    for mode in ("every stack", "CHURN_SAMPLE_BYTES=524288"):
-        row = re.search(r"^\| %s \| pymalloc \| %s \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ to "
-                        r"[\d.]+ \|" % (re.escape(name), re.escape(mode)), text, re.M)
+    for mode, allocator in (("every stack", "malloc"), ("CHURN_SAMPLE_BYTES=524288", "pymalloc")):
+        row = re.search(r"^\| %s \| %s \| %s \| \d+ \| \d+ \| [\d.]+ \| [\d.]+ to "
+                        r"[\d.]+ \|" % (re.escape(name), allocator, re.escape(mode)), text,
+                        re.M)
         if os.path.exists(path) and not row:
             fail("no row of the pairs for %s under %s" % (name, mode))
         if row and not os.path.exists(path):
