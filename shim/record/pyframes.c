@@ -44,6 +44,7 @@
 /* Stack the read takes below its caller's frame, at most; with less left it reads nothing. */
 #define STACK_ROOM 4096u
 #define NONE_LEFT ((size_t)-1)
+#define HASH_STEP 0xff51afd7ed558ccdull
 
 /* Where the fields are, by version (offsets in bytes). */
 typedef struct layout {
@@ -483,7 +484,8 @@ static uintptr_t current_frame(py_thread *t)
 
 /* noinline, as merge: under LTO its buffers would widen stack_id's frame on every stack,
    a 2 KiB coroutine's included (t_coroutine_stacks.sh), Python or not. */
-__attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames)
+__attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames,
+                                                       uint64_t *hash)
 {
     if (!py.on || (uintptr_t)__builtin_frame_address(0) - churn_stack_lo < STACK_ROOM)
         return 0;
@@ -500,6 +502,9 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
     *frames = out;
     const layout *l = &py.l;
     unsigned n = 0;
+    /* The frames' hash, a step as each is found: the stack table's, outermost first, would
+       take a second pass */
+    uint64_t h = 0;
     uintptr_t frame = current_frame(t);
     /* Each frame's fields and its code's type are read in place once their pages are known
        readable: copying the frame and the code's header (216 bytes) cost python3 as much as
@@ -516,19 +521,24 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
         near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 56) & (NEAR - 1)];
         if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr)) {
             out[n++] = nf->addr;
+            h = (h ^ nf->addr) * HASH_STEP;
         } else if (!(l->entry_is_owner && entry) && readable(code, l->co_size) &&
                    field(code, 8) == py.code_type) {
             int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
             uintptr_t a = frame_addr(t, code, lasti);
             if (a) {
                 out[n++] = a;
+                h = (h ^ a) * HASH_STEP;
                 *nf = (near_frame){frame, code, instr, a};
             }
         }
-        if (entry && n && out[n - 1])
+        if (entry && n && out[n - 1]) {
             out[n++] = 0; /* the end of one evaluation's frames */
+            h = (h ^ 1) * HASH_STEP;
+        }
         frame = field(frame, l->fr_previous);
     }
+    *hash = h ^ (h >> 29) ^ n;
     return n;
 }
 
