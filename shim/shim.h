@@ -848,8 +848,8 @@ void churn_pyframes_init(void); /* at start-up, where CPython is in the process 
 int churn_pyframes_on(void);
 /* The calling thread's Python frames when it holds the GIL, innermost first, a 0 after
    those of each evaluation, in *frames (the thread's, in *cache: churn_thread.py_sites);
-   how many. */
-unsigned churn_pyframes_read(void **cache, const uintptr_t **frames);
+   how many.  *hash: a hash of them, taken as they are read (not the stack table's). */
+unsigned churn_pyframes_read(void **cache, const uintptr_t **frames, uint64_t *hash);
 /* The stack with them put outward of their native evaluation frames; its new depth. */
 unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max, const uintptr_t *py,
                               unsigned npy);

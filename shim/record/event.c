@@ -17,9 +17,10 @@ static uint32_t stack_id(churn_thread *t)
     unsigned depth = churn_unwind(ips, churn_opt.stack_depth, &key, &partial);
     /* CPython's frames: the same native stack runs any Python code */
     const uintptr_t *py = NULL;
-    unsigned npy = churn_pyframes_on() ? churn_pyframes_read(&t->py_sites, &py) : 0;
+    uint64_t pyhash = 0;
+    unsigned npy = churn_pyframes_on() ? churn_pyframes_read(&t->py_sites, &py, &pyhash) : 0;
     if (npy)
-        key = (key ^ churn_stack_hash(py, npy)) * 0x9e3779b97f4a7c15ull;
+        key = (key ^ pyhash) * 0x9e3779b97f4a7c15ull;
     unsigned slot = (unsigned)(key ^ (key >> 17)) & (CHURN_STACK_CACHE - 1);
     if (t->cache_hash[slot] == key)
         return t->cache_id[slot];

@@ -37,12 +37,14 @@
 #define INDEX_SLOTS (1u << 17)
 #define PAGES 4096u
 #define SITES 1024u
+#define NEAR 256u
 #define NAME_BYTES 512u
 #define NAMES_CHUNK (1u << 20)
 #define FRAMES_MAX 64u
 /* Stack the read takes below its caller's frame, at most; with less left it reads nothing. */
 #define STACK_ROOM 4096u
 #define NONE_LEFT ((size_t)-1)
+#define HASH_STEP 0xff51afd7ed558ccdull
 
 /* Where the fields are, by version (offsets in bytes). */
 typedef struct layout {
@@ -132,9 +134,16 @@ typedef struct site {
     uintptr_t addr;
 } site;
 
-/* A thread's: its sites, and room for what a read finds, off the stack (which may be a small
-   sigaltstack). */
+/* A frame as the thread's last reads found it. */
+typedef struct near_frame {
+    uintptr_t frame, code, instr, addr;
+} near_frame;
+
+/* A thread's: its frames as last read and its sites, and room for what a read finds, off
+   the stack (which may be a small sigaltstack). */
 typedef struct py_thread {
+    uintptr_t pages[8]; /* pages found readable, by this thread's last reads */
+    near_frame near[NEAR];
     site sites[SITES];
     uintptr_t frames[FRAMES_MAX];
     char names[2 * NAME_BYTES];
@@ -144,6 +153,7 @@ static struct {
     int on;
     layout l;
     uintptr_t runtime, code_type, eval_lo, eval_hi;
+    _Atomic uintptr_t home_lo, home_hi; /* the evaluation loop's module, once seen */
     code_entry *codes;
     _Atomic uint32_t ncodes;
     _Atomic uint32_t *index; /* code object (hashed) -> code id + 1 */
@@ -161,11 +171,8 @@ static inline uint64_t mix(uint64_t x)
     return x * 0x9e3779b97f4a7c15ull;
 }
 
-static int page_readable(uintptr_t page)
+static __attribute__((noinline)) int page_found_readable(uintptr_t page, unsigned slot)
 {
-    unsigned slot = (unsigned)(mix(page >> 12) >> 52) & (PAGES - 1);
-    if (atomic_load_explicit(&py.pages[slot], memory_order_relaxed) == page)
-        return 1;
     char byte;
     if (churn_os_read_own(&byte, (const void *)page, 1) != 1)
         return 0;
@@ -173,21 +180,55 @@ static int page_readable(uintptr_t page)
     return 1;
 }
 
-/* Copies n bytes at src (n at most a page) if every page of them is readable. */
-static int peek(void *dst, uintptr_t src, size_t n)
+static inline int page_readable(uintptr_t page)
+{
+    unsigned slot = (unsigned)(mix(page >> 12) >> 52) & (PAGES - 1);
+    if (CHURN_LIKELY(atomic_load_explicit(&py.pages[slot], memory_order_relaxed) == page))
+        return 1;
+    return page_found_readable(page, slot);
+}
+
+/* Whether the n bytes at src (n at most a page) are all on pages found readable. */
+static inline int readable(uintptr_t src, size_t n)
 {
     if (src < 4096 || src >= (1ull << 47) - n)
         return 0;
     uintptr_t first = src & ~(uintptr_t)4095, last = (src + n - 1) & ~(uintptr_t)4095;
-    if (!page_readable(first) || (last != first && !page_readable(last)))
+    return page_readable(first) && (last == first || page_readable(last));
+}
+
+/* Copies n bytes at src (n at most a page) if every page of them is readable. */
+static int peek(void *dst, uintptr_t src, size_t n)
+{
+    if (!readable(src, n))
         return 0;
     memcpy(dst, (const void *)src, n);
     return 1;
 }
 
-static int peek_word(uintptr_t src, uintptr_t *v)
+/* readable(), asked of the thread's own few pages first: a read's pages (its thread state,
+   the evaluation loop's C frame, the frames' chunk) are the same from one read to the next,
+   and a line of the thread's own stays in the cache where the shared table's slots do not. */
+static inline int readable_by(py_thread *t, uintptr_t src, size_t n)
 {
-    return peek(v, src, sizeof *v);
+    uintptr_t first = src & ~(uintptr_t)4095, last = (src + n - 1) & ~(uintptr_t)4095;
+    uintptr_t *mine = &t->pages[(first >> 12) & 7];
+    /* the first page's slot starts at 0, which no address is taken from */
+    if (CHURN_LIKELY(*mine == first && last == first && first))
+        return 1;
+    if (!readable(src, n))
+        return 0;
+    if (last == first)
+        *mine = first;
+    return 1;
+}
+
+static inline int word_by(py_thread *t, uintptr_t src, uintptr_t *v)
+{
+    if (!readable_by(t, src, sizeof *v))
+        return 0;
+    memcpy(v, (const void *)src, sizeof *v);
+    return 1;
 }
 
 static uintptr_t word_at(const unsigned char *b, size_t at)
@@ -372,50 +413,79 @@ static int64_t code_id(py_thread *t, uintptr_t code, const unsigned char *head)
     return got;
 }
 
-/* The address standing for a frame of code at lasti; 0: none. */
-static uintptr_t frame_addr(py_thread *t, uintptr_t code, const unsigned char *head,
-                            int64_t lasti)
+/* The word at byte `at` of a struct at base whose bytes were found readable. */
+static inline uintptr_t field(uintptr_t base, size_t at)
 {
-    uintptr_t linetable = word_at(head, py.l.co_linetable);
-    site *s = &t->sites[(mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES - 1)];
-    if (s->code == code && s->lasti == lasti && s->linetable == linetable)
-        return s->addr;
+    uintptr_t v;
+    memcpy(&v, (const void *)(base + at), sizeof v);
+    return v;
+}
+
+/* A site not in the thread's table: its code id (the code object named at first sight) and
+   line, into the set's first way, the one there before into its second.  Apart from the hot
+   path, with the code's header on its frame. */
+static __attribute__((noinline)) uintptr_t site_fill(py_thread *t, site *set, uintptr_t code,
+                                                      uintptr_t linetable, int64_t lasti)
+{
+    unsigned char head[200];
+    if (!peek(head, code, py.l.co_size))
+        return 0;
     int64_t id = code_id(t, code, head);
     if (id < 0)
         return 0;
     int64_t line = line_of(linetable, py.codes[id].firstlineno, lasti);
     if (line < 0 || line > LINE_MAX_)
         line = 0;
-    *s = (site){code, linetable, lasti,
-                CHURN_PY_BASE | (uintptr_t)id << ID_SHIFT | (uintptr_t)line << 1 | 1};
-    return s->addr;
+    set[1] = set[0];
+    set[0] = (site){code, linetable, lasti,
+                    CHURN_PY_BASE | (uintptr_t)id << ID_SHIFT | (uintptr_t)line << 1 | 1};
+    return set[0].addr;
+}
+
+/* The address standing for a frame of code (its header readable) at lasti; 0: none.  A
+   site this thread has seen costs a probe of its own table: the code object and its
+   location table are the ones it was named by, so its line is too.  Two ways a set: a
+   loop's two sites that share a set, each found again by reading the location table from
+   its start, cost python3 a tenth of its frame reads. */
+static inline uintptr_t frame_addr(py_thread *t, uintptr_t code, int64_t lasti)
+{
+    uintptr_t linetable = field(code, py.l.co_linetable);
+    site *set = &t->sites[((mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES / 2 - 1)) * 2];
+    for (unsigned w = 0; w < 2; w++)
+        if (CHURN_LIKELY(set[w].code == code && set[w].lasti == lasti &&
+                         set[w].linetable == linetable))
+            return set[w].addr;
+    return site_fill(t, set, code, linetable, lasti);
 }
 
 /* The calling thread's current frame when it holds the GIL, else 0. */
-static uintptr_t current_frame(void)
+static uintptr_t current_frame(py_thread *t)
 {
     const layout *l = &py.l;
     uintptr_t tstate = 0, interp, v;
     if (l->holder_in_interp) {
         uint32_t locked;
-        if (!peek_word(py.runtime + l->rt_interp, &interp) ||
-            !peek(&locked, interp + l->in_locked, sizeof locked) || locked != 1 ||
-            !peek_word(interp + l->in_holder, &tstate))
+        if (!word_by(t, py.runtime + l->rt_interp, &interp) ||
+            !readable_by(t, interp + l->in_locked, sizeof locked))
             return 0;
-    } else if (!peek_word(py.runtime + l->rt_tstate, &tstate)) {
+        memcpy(&locked, (const void *)(interp + l->in_locked), sizeof locked);
+        if (locked != 1 || !word_by(t, interp + l->in_holder, &tstate))
+            return 0;
+    } else if (!word_by(t, py.runtime + l->rt_tstate, &tstate)) {
         return 0;
     }
-    if (!tstate || !peek_word(tstate + l->ts_thread_id, &v) || v != (uintptr_t)pthread_self())
+    if (!tstate || !word_by(t, tstate + l->ts_thread_id, &v) || v != (uintptr_t)pthread_self())
         return 0;
     uintptr_t holder = tstate;
-    if (l->ts_cframe != NONE_LEFT && !peek_word(tstate + l->ts_cframe, &holder))
+    if (l->ts_cframe != NONE_LEFT && !word_by(t, tstate + l->ts_cframe, &holder))
         return 0;
-    return peek_word(holder + l->cf_frame, &v) ? v : 0;
+    return word_by(t, holder + l->cf_frame, &v) ? v : 0;
 }
 
 /* noinline, as merge: under LTO its buffers would widen stack_id's frame on every stack,
    a 2 KiB coroutine's included (t_coroutine_stacks.sh), Python or not. */
-__attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames)
+__attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames,
+                                                       uint64_t *hash)
 {
     if (!py.on || (uintptr_t)__builtin_frame_address(0) - churn_stack_lo < STACK_ROOM)
         return 0;
@@ -432,24 +502,43 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
     *frames = out;
     const layout *l = &py.l;
     unsigned n = 0;
-    uintptr_t frame = current_frame();
+    /* The frames' hash, a step as each is found: the stack table's, outermost first, would
+       take a second pass */
+    uint64_t h = 0;
+    uintptr_t frame = current_frame(t);
+    /* Each frame's fields and its code's type are read in place once their pages are known
+       readable: copying the frame and the code's header (216 bytes) cost python3 as much as
+       the rest of the read. */
     for (unsigned hops = 0; frame && hops < 4 * max && n + 1 < max; hops++) {
-        unsigned char f[80], head[200];
-        if (!peek(f, frame, l->fr_size))
+        if (!readable_by(t, frame, l->fr_size))
             break;
-        uintptr_t code = word_at(f, l->fr_code), instr = word_at(f, l->fr_instr);
-        int entry = l->entry_is_owner ? f[l->fr_entry] == 3 : f[l->fr_entry] != 0;
-        if (!(l->entry_is_owner && entry) && peek(head, code, l->co_size) &&
-            word_at(head, 8) == py.code_type) {
+        uintptr_t code = field(frame, l->fr_code), instr = field(frame, l->fr_instr);
+        unsigned char owner = *(const unsigned char *)(frame + l->fr_entry);
+        int entry = l->entry_is_owner ? owner == 3 : owner != 0;
+        /* The frames outside the innermost few are where the last read found them, on the
+           same instruction of the same code: a probe of a table small enough to stay in
+           the cache names them (the sites' table is not). */
+        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 56) & (NEAR - 1)];
+        if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr)) {
+            out[n++] = nf->addr;
+            h = (h ^ nf->addr) * HASH_STEP;
+        } else if (!(l->entry_is_owner && entry) && readable(code, l->co_size) &&
+                   field(code, 8) == py.code_type) {
             int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
-            uintptr_t a = frame_addr(t, code, head, lasti);
-            if (a)
+            uintptr_t a = frame_addr(t, code, lasti);
+            if (a) {
                 out[n++] = a;
+                h = (h ^ a) * HASH_STEP;
+                *nf = (near_frame){frame, code, instr, a};
+            }
         }
-        if (entry && n && out[n - 1])
+        if (entry && n && out[n - 1]) {
             out[n++] = 0; /* the end of one evaluation's frames */
-        frame = word_at(f, l->fr_previous);
+            h = (h ^ 1) * HASH_STEP;
+        }
+        frame = field(frame, l->fr_previous);
     }
+    *hash = h ^ (h >> 29) ^ n;
     return n;
 }
 
@@ -462,10 +551,21 @@ static int in_eval(uintptr_t ip)
    evaluation loop for one Python function, which the frame chain names with its line. */
 static int trampoline(uintptr_t ip)
 {
+    /* The evaluation loop's caller is nearly always code of the loop's own module: that one
+       is known without a search of every module's extent. */
+    uintptr_t lo = atomic_load_explicit(&py.home_lo, memory_order_relaxed),
+              hi = atomic_load_explicit(&py.home_hi, memory_order_relaxed);
+    if (ip - 1 - lo < hi - lo)
+        return 0;
     for (size_t i = 0; i < churn_modules_count(); i++) {
         const churn_module *m = churn_module_get(i);
-        if (m && ip - 1 - m->start < m->end - m->start)
+        if (m && ip - 1 - m->start < m->end - m->start) {
+            if (py.eval_lo - m->start < m->end - m->start) {
+                atomic_store_explicit(&py.home_lo, m->start, memory_order_relaxed);
+                atomic_store_explicit(&py.home_hi, m->end, memory_order_relaxed);
+            }
             return 0;
+        }
     }
     return 1;
 }
