@@ -387,39 +387,42 @@ static void mark_dirty(churn_site *s, uint32_t id)
 }
 
 /* s is the event's site, NULL when libchurn's memory had no room for it. */
-static void count_event(const churn_event *ev, churn_site *s)
+static inline void count_alloc(const churn_event *ev, churn_site *s)
 {
     unsigned cls = churn_size_class(ev->size);
-    if (ev->type == CHURN_EV_ALLOC) {
-        w.epoch_totals.allocs++;
-        w.epoch_totals.alloc_bytes += ev->size;
-        w.classes[cls].allocs++;
-        w.classes[cls].alloc_bytes += ev->size;
-        w.live_count++;
-        w.live_bytes += ev->size;
-        if (s) {
-            s->epoch.allocs++;
-            s->epoch.alloc_bytes += ev->size;
-            s->live_count++;
-            s->live_bytes += ev->size;
-        }
-    } else {
-        w.epoch_totals.frees++;
-        w.epoch_totals.free_bytes += ev->size;
-        w.classes[cls].frees++;
-        w.classes[cls].free_bytes += ev->size;
-        w.live_count--;
-        w.live_bytes -= ev->size;
-        if (s) {
-            s->epoch.frees++;
-            s->epoch.free_bytes += ev->size;
-            s->live_count--;
-            s->live_bytes -= ev->size;
-        }
-    }
+    w.epoch_totals.allocs++;
+    w.epoch_totals.alloc_bytes += ev->size;
+    w.classes[cls].allocs++;
+    w.classes[cls].alloc_bytes += ev->size;
+    w.live_count++;
+    w.live_bytes += ev->size;
     w.class_dirty[cls] = 1;
-    if (s)
+    if (s) {
+        s->epoch.allocs++;
+        s->epoch.alloc_bytes += ev->size;
+        s->live_count++;
+        s->live_bytes += ev->size;
         mark_dirty(s, ev->stack);
+    }
+}
+
+static inline void count_free(const churn_event *ev, churn_site *s)
+{
+    unsigned cls = churn_size_class(ev->size);
+    w.epoch_totals.frees++;
+    w.epoch_totals.free_bytes += ev->size;
+    w.classes[cls].frees++;
+    w.classes[cls].free_bytes += ev->size;
+    w.live_count--;
+    w.live_bytes -= ev->size;
+    w.class_dirty[cls] = 1;
+    if (s) {
+        s->epoch.frees++;
+        s->epoch.free_bytes += ev->size;
+        s->live_count--;
+        s->live_bytes -= ev->size;
+        mark_dirty(s, ev->stack);
+    }
 }
 
 /* The ring stores the low 32 bits of the epoch; the writer knows the high ones. */
@@ -431,22 +434,23 @@ static uint64_t widen_epoch(uint32_t e, uint64_t now)
 
 /* The live map is the writer's, and events reach it in their address's order (the merge
    below): a free finds the allocation it frees there, or is one of an object the trace never
-   saw allocated.  Returns 0 for an event that only the live map needed (a SKIP). */
-static int apply_live(churn_event *ev)
+   saw allocated. */
+static inline void live_alloc(const churn_event *ev)
 {
-    if (ev->type == CHURN_EV_ALLOC) {
-        churn_livemap_insert(ev->addr, ev->size,
-                             ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN,
-                             ev->stack, ev->epoch);
-        return 1;
-    }
-    if (ev->type != CHURN_EV_FREE)
-        return ev->type != CHURN_EV_SKIP;
+    churn_livemap_insert(ev->addr, ev->size,
+                         ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN,
+                         ev->stack, ev->epoch);
+}
+
+/* Returns 0 when the free is of an object the live map does not hold: it is made a
+   FREE_UNKNOWN. */
+static inline int live_free(churn_event *ev)
+{
     churn_live live;
     if (!churn_livemap_remove(ev->addr, &live)) {
         ev->type = CHURN_EV_FREE_UNKNOWN;
         ev->usable = 0;
-        return 1;
+        return 0;
     }
     ev->size = live.size;
     ev->stack = live.stack;
@@ -462,32 +466,75 @@ static int apply_live(churn_event *ev)
    the parent's to write. */
 static int live_only;
 
-static void process_event(churn_event *ev, pid_t tid, uint64_t epoch)
+/* An event past the live map: its site (NULL when libchurn's memory had no room for it),
+   after the segment is checked: a new segment's carry must not already include the event
+   that follows it. */
+static inline churn_site *event_site(uint32_t stack)
 {
-    if (epoch < w.first_epoch || !apply_live(ev) || live_only)
-        return;
-    /* A new segment's carry must not already include the event that follows it. */
     if (churn_opt.events)
         segment_check();
-    site_reserve(ev->stack);
-    churn_site *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
-    if (ev->type == CHURN_EV_ALLOC || ev->type == CHURN_EV_FREE) {
-        if (epoch < w.open_epoch)
-            w.late++;
-        count_event(ev, s);
+    site_reserve(stack);
+    return stack < w.nsites ? &w.sites[stack] : NULL;
+}
+
+/* Whether the event's records may be written: its stack defined in the segment. */
+static inline int write_ready(churn_site *s, uint32_t stack)
+{
+    if (!s) {
+        w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
+        return 0;
     }
-    if (churn_opt.events) {
-        if (!s) {
-            w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
-            return;
-        }
-        if (ev->stack && churn_enc_stack_due(s))
-            churn_define_stack(w.sites, ev->stack);
-        if (churn_encode_event(ev, tid, epoch))
-            w.seg_events++;
-        else
-            w.write_dropped++;
-    }
+    if (stack && churn_enc_stack_due(s))
+        churn_define_stack(w.sites, stack);
+    return 1;
+}
+
+static inline void written(int ok)
+{
+    if (ok)
+        w.seg_events++;
+    else
+        w.write_dropped++;
+}
+
+/* An allocation and a free have their own paths, inlined into the drain: the type is known
+   there, and none of its tests is taken again. */
+static inline __attribute__((always_inline)) void record_alloc(const churn_event *ev, pid_t tid,
+                                                               uint64_t epoch)
+{
+    if (live_only)
+        return;
+    churn_site *s = event_site(ev->stack);
+    if (epoch < w.open_epoch)
+        w.late++;
+    count_alloc(ev, s);
+    if (churn_opt.events && write_ready(s, ev->stack))
+        written(churn_encode_alloc(ev, tid, epoch));
+}
+
+static inline __attribute__((always_inline)) void record_free(const churn_event *ev, pid_t tid,
+                                                              uint64_t epoch)
+{
+    if (live_only)
+        return;
+    churn_site *s = event_site(ev->stack);
+    if (epoch < w.open_epoch)
+        w.late++;
+    count_free(ev, s);
+    if (churn_opt.events && write_ready(s, ev->stack))
+        written(churn_encode_free(ev, tid, epoch));
+}
+
+/* The other types (a free of an object the live map does not hold among them), out of line;
+   a SKIP only took its number in the order. */
+static __attribute__((noinline)) void record_other(const churn_event *ev, pid_t tid,
+                                                   uint64_t epoch)
+{
+    if (ev->type == CHURN_EV_SKIP || live_only)
+        return;
+    churn_site *s = event_site(ev->stack);
+    if (churn_opt.events && write_ready(s, ev->stack))
+        written(churn_encode_other(ev, tid, epoch));
 }
 
 /* ---- closing epochs ---- */
@@ -697,16 +744,27 @@ static void unpark_all(void)
     order.nparked = 0;
 }
 
-/* The ring's events of epochs up to next, until one must wait for its shard. */
+/* The ring's events of epochs up to next, until one must wait for its shard.  The cursor's
+   positions are kept in registers: the encoder's byte stores may alias any memory, so the
+   compiler would otherwise load them again after every event. */
 static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
 {
-    while (c->tail < c->head) {
+    churn_thread *t = c->t;
+    const pid_t tid = t->tid;
+    uint64_t tail = c->tail, head = c->head, drained = 0;
+    uint32_t e32 = churn_ring_epoch(t, tail);
+    uint64_t e = widen_epoch(e32, global);
+    while (tail < head) {
         churn_event ev;
-        uint64_t at = c->tail;
-        uint64_t e = widen_epoch(churn_ring_epoch(c->t, at), global);
+        uint64_t at = tail;
+        uint32_t at32 = churn_ring_epoch(t, at);
+        if (at32 != e32) {
+            e32 = at32;
+            e = widen_epoch(e32, global);
+        }
         if (e > next)
             break;
-        unsigned slots = churn_ring_read(c->t, at, &ev);
+        unsigned slots = churn_ring_read(t, at, &ev);
         if (churn_event_numbered(ev.type)) {
             unsigned shard = churn_livemap_shard(ev.addr);
             int32_t ahead = (int32_t)(ev.seq - order.next[shard]);
@@ -721,16 +779,29 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
                     unpark(shard);
             }
         }
-        c->tail += slots;
-        process_event(&ev, c->t->tid, e);
-        order.drained += ev.type != CHURN_EV_SKIP;
+        tail += slots;
+        drained += ev.type != CHURN_EV_SKIP;
+        if (e < w.first_epoch) {
+            /* another trace's (attach.c): not this one's live map either */
+        } else if (CHURN_LIKELY(ev.type == CHURN_EV_ALLOC)) {
+            live_alloc(&ev);
+            record_alloc(&ev, tid, e);
+        } else if (CHURN_LIKELY(ev.type == CHURN_EV_FREE) && live_free(&ev)) {
+            record_free(&ev, tid, e);
+        } else {
+            /* (a copy: ev's address given out of line would keep it in memory here) */
+            churn_event other = ev;
+            record_other(&other, tid, e);
+        }
         /* A producer waiting for room gets it as it is made, not after the batch. */
-        if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
-            atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+        if ((at ^ tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
+            atomic_store_explicit(&t->tail, tail, memory_order_release);
             churn_threads_room_made();
         }
     }
-    atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+    c->tail = tail;
+    order.drained += drained;
+    atomic_store_explicit(&t->tail, tail, memory_order_release);
 }
 
 /* Drains every event of epochs up to next that its shard's order lets through, reading the
