@@ -259,8 +259,9 @@ static inline uint8_t *at_z(uint8_t *p, int64_t v)
     return at_u(p, churn_zigzag(v));
 }
 
-/* Returns the end of what it wrote, NULL when the event is not written. */
-static inline uint8_t *encode_alloc(uint8_t *p, const churn_event *ev, uint64_t epoch)
+/* Returns the end of what it wrote, NULL when the event is not written.  The allocation's
+   entry in the live map is noted with its segment and number there. */
+static inline uint8_t *encode_alloc(uint8_t *p, const churn_event *ev, churn_live *note)
 {
     uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
     int is_new;
@@ -277,28 +278,25 @@ static inline uint8_t *encode_alloc(uint8_t *p, const churn_event *ev, uint64_t 
     p = at_u(p, (uint64_t)info);
     uint64_t code = churn_encode_alloc_addr(&enc->coder, ev->addr, ev->size + slack);
     p = at_u(p, code);
-    uint64_t number = churn_coder_allocated(&enc->coder, ev->addr, ev->size + slack, code);
-    churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
+    note->number =
+        (uint32_t)churn_coder_allocated(&enc->coder, ev->addr, ev->size + slack, code);
+    note->seg = churn_seg_current();
     return p;
 }
 
-/* Short form when the segment's live map holds exactly this object; otherwise the free
-   describes itself (its allocation is in an older segment, or another thread's events were
-   drained in a different order). */
-static inline uint8_t *encode_free(uint8_t *p, const churn_event *ev, uint64_t epoch)
+/* Short form when the allocation was written in this segment with the slack the free has
+   (an allocator's hook may say another usable size at the free); otherwise the free
+   describes itself.  live is the allocation's entry in the live map, which gave the free
+   its size, stack and age. */
+static inline uint8_t *encode_free(uint8_t *p, const churn_event *ev, const churn_live *live)
 {
     uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
-    uint32_t info;
-    uint64_t number, alloc_epoch;
-    if (churn_seg_live_take(ev->addr, &number, &info, &alloc_epoch)) {
-        const churn_seg_info *in = churn_seg_info_get(info);
-        if (in && in->size == ev->size && in->slack == slack && in->stack == ev->stack &&
-            alloc_epoch + ev->aux == epoch) {
-            *p++ = (uint8_t)(CHURN_REC_FREE_SHORT | ev->kind);
-            p = at_u(p, enc->coder.allocs - number);
-            churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
-            return p;
-        }
+    uint64_t alloc_slack = live->slack == CHURN_SLACK_UNKNOWN ? 0 : live->slack;
+    if (live->seg == churn_seg_current() && alloc_slack == slack) {
+        *p++ = (uint8_t)(CHURN_REC_FREE_SHORT | ev->kind);
+        p = at_u(p, enc->coder.allocs - live->number);
+        churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
+        return p;
     }
     *p++ = (uint8_t)(CHURN_REC_FREE | ev->kind);
     p = at_z(p, (int64_t)(ev->addr - enc->coder.prev_addr));
@@ -335,23 +333,23 @@ static inline void event_end(uint8_t *p)
     enc->raw.len = (size_t)(p - enc->raw.buf);
 }
 
-int churn_encode_alloc(const churn_event *ev, pid_t tid, uint64_t epoch)
+int churn_encode_alloc(const churn_event *ev, pid_t tid, uint64_t epoch, churn_live *note)
 {
     uint8_t *p = event_begin(tid, epoch);
     if (!p)
         return 0;
-    uint8_t *end = encode_alloc(p, ev, epoch);
+    uint8_t *end = encode_alloc(p, ev, note);
     /* None: the tags are written, the event is counted as dropped, not one of the segment. */
     event_end(end ? end : p);
     return end != NULL;
 }
 
-int churn_encode_free(const churn_event *ev, pid_t tid, uint64_t epoch)
+int churn_encode_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live)
 {
     uint8_t *p = event_begin(tid, epoch);
     if (!p)
         return 0;
-    event_end(encode_free(p, ev, epoch));
+    event_end(encode_free(p, ev, live));
     return 1;
 }
 

@@ -278,7 +278,7 @@ static void segment_open(void)
     w.ckpt_off = 0;
     w.short_noted = 0;
     w.seg_noted_ring = w.seg_noted_write = w.seg_noted_too_big = 0;
-    churn_seg_reset(w.seg_first_epoch);
+    churn_seg_reset();
     w.seg_open = 1;
 }
 
@@ -435,30 +435,30 @@ static uint64_t widen_epoch(uint32_t e, uint64_t now)
 /* The live map is the writer's, and events reach it in their address's order (the merge
    below): a free finds the allocation it frees there, or is one of an object the trace never
    saw allocated. */
-static inline void live_alloc(const churn_event *ev)
+static inline churn_live *live_alloc(const churn_event *ev)
 {
-    churn_livemap_insert(ev->addr, ev->size,
-                         ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN,
-                         ev->stack, ev->epoch);
+    return churn_livemap_insert(ev->addr, ev->size,
+                                ev->usable >= ev->size ? ev->usable - ev->size
+                                                       : CHURN_SLACK_UNKNOWN,
+                                ev->stack, ev->epoch);
 }
 
 /* Returns 0 when the free is of an object the live map does not hold: it is made a
-   FREE_UNKNOWN. */
-static inline int live_free(churn_event *ev)
+   FREE_UNKNOWN.  Else *live is the entry it took. */
+static inline int live_free(churn_event *ev, churn_live *live)
 {
-    churn_live live;
-    if (!churn_livemap_remove(ev->addr, &live)) {
+    if (!churn_livemap_remove(ev->addr, live)) {
         ev->type = CHURN_EV_FREE_UNKNOWN;
         ev->usable = 0;
         return 0;
     }
-    ev->size = live.size;
-    ev->stack = live.stack;
-    ev->aux = (uint32_t)(ev->epoch - live.epoch);
+    ev->size = live->size;
+    ev->stack = live->stack;
+    ev->aux = (uint32_t)(ev->epoch - live->epoch);
     /* The allocator's word at the free (a hook's), else the allocation's; a usable size
        below the request (unknown) is written as no slack, as the encoder does. */
     if (!ev->usable)
-        ev->usable = live.slack == CHURN_SLACK_UNKNOWN ? live.size : live.size + live.slack;
+        ev->usable = live->slack == CHURN_SLACK_UNKNOWN ? live->size : live->size + live->slack;
     return 1;
 }
 
@@ -500,7 +500,7 @@ static inline void written(int ok)
 /* An allocation and a free have their own paths, inlined into the drain: the type is known
    there, and none of its tests is taken again. */
 static inline __attribute__((always_inline)) void record_alloc(const churn_event *ev, pid_t tid,
-                                                               uint64_t epoch)
+                                                               uint64_t epoch, churn_live *note)
 {
     if (live_only)
         return;
@@ -509,11 +509,11 @@ static inline __attribute__((always_inline)) void record_alloc(const churn_event
         w.late++;
     count_alloc(ev, s);
     if (churn_opt.events && write_ready(s, ev->stack))
-        written(churn_encode_alloc(ev, tid, epoch));
+        written(churn_encode_alloc(ev, tid, epoch, note));
 }
 
-static inline __attribute__((always_inline)) void record_free(const churn_event *ev, pid_t tid,
-                                                              uint64_t epoch)
+static inline __attribute__((always_inline)) void
+record_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live)
 {
     if (live_only)
         return;
@@ -522,7 +522,7 @@ static inline __attribute__((always_inline)) void record_free(const churn_event 
         w.late++;
     count_free(ev, s);
     if (churn_opt.events && write_ready(s, ev->stack))
-        written(churn_encode_free(ev, tid, epoch));
+        written(churn_encode_free(ev, tid, epoch, live));
 }
 
 /* The other types (a free of an object the live map does not hold among them), out of line;
@@ -756,6 +756,7 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
     uint64_t e = widen_epoch(e32, global);
     while (tail < head) {
         churn_event ev;
+        churn_live live;
         uint64_t at = tail;
         uint32_t at32 = churn_ring_epoch(t, at);
         if (at32 != e32) {
@@ -784,10 +785,9 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
         if (e < w.first_epoch) {
             /* another trace's (attach.c): not this one's live map either */
         } else if (CHURN_LIKELY(ev.type == CHURN_EV_ALLOC)) {
-            live_alloc(&ev);
-            record_alloc(&ev, tid, e);
-        } else if (CHURN_LIKELY(ev.type == CHURN_EV_FREE) && live_free(&ev)) {
-            record_free(&ev, tid, e);
+            record_alloc(&ev, tid, e, live_alloc(&ev));
+        } else if (CHURN_LIKELY(ev.type == CHURN_EV_FREE) && live_free(&ev, &live)) {
+            record_free(&ev, tid, e, &live);
         } else {
             /* (a copy: ev's address given out of line would keep it in memory here) */
             churn_event other = ev;
