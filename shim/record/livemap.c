@@ -70,11 +70,6 @@ static inline uint64_t mix(uintptr_t a)
     return h ^ (h >> 32);
 }
 
-static inline shard_t *shard_of(uintptr_t addr)
-{
-    return &shards[churn_livemap_shard(addr)];
-}
-
 static inline entry_t *nursery_of(shard_t *s, uint64_t h)
 {
     return &s->nursery[(h >> 40) & (NURSERY - 1)];
@@ -153,10 +148,9 @@ static void table_put(shard_t *s, const entry_t *e)
     s->slots[i] = *e;
 }
 
-churn_live *churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
-                                 uint32_t epoch)
+churn_live *churn_livemap_insert(unsigned k, uintptr_t addr, uint64_t size, uint64_t slack,
+                                 uint32_t stack, uint32_t epoch)
 {
-    unsigned k = churn_livemap_shard(addr);
     shard_t *s = &shards[k];
     entry_t *n = nursery_of(s, mix(addr));
     if (n->addr && n->addr != addr)
@@ -171,10 +165,10 @@ static inline void unpack(const entry_t *e, churn_live *v)
     *v = e->v;
 }
 
-int churn_livemap_remove(uintptr_t addr, churn_live *out)
+int churn_livemap_remove(unsigned k, uintptr_t addr, churn_live *out)
 {
     uint64_t h = mix(addr);
-    shard_t *s = shard_of(addr);
+    shard_t *s = &shards[k];
     entry_t *n = nursery_of(s, h);
     if (n->addr == addr) {
         unpack(n, out);

@@ -85,11 +85,13 @@ static struct {
     uint64_t open_epoch;      /* the epoch whose histograms are being filled */
     uint64_t first_epoch;     /* the trace's first: an event tagged before it is another's
                                  (a copy attached again, attach.c) */
-    churn_counts epoch_totals;
-    uint64_t late;
-    uint64_t live_count, live_bytes;
+    /* An event is counted in its size class alone: the epoch's totals and the live figures
+       follow from the classes, summed where they are needed (epoch_sums). */
     churn_counts classes[CHURN_SIZE_CLASSES];
-    uint8_t class_dirty[CHURN_SIZE_CLASSES];
+    churn_counts epoch_totals;               /* filled at the epoch's close */
+    uint8_t class_dirty[CHURN_SIZE_CLASSES]; /* likewise */
+    uint64_t late;
+    uint64_t live_count, live_bytes; /* at the open epoch's start */
     churn_site *sites;
     size_t nsites;
     uint32_t *dirty;
@@ -179,6 +181,27 @@ static inline void site_reserve(uint32_t id)
         site_grow(id);
 }
 
+/* The open epoch's totals, from its size classes. */
+static void epoch_sums(churn_counts *t)
+{
+    *t = (churn_counts){0};
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++) {
+        t->allocs += w.classes[c].allocs;
+        t->frees += w.classes[c].frees;
+        t->alloc_bytes += w.classes[c].alloc_bytes;
+        t->free_bytes += w.classes[c].free_bytes;
+    }
+}
+
+/* What is live now: at the open epoch's start, and what the epoch did since. */
+static void live_now(uint64_t *count, uint64_t *bytes)
+{
+    churn_counts t;
+    epoch_sums(&t);
+    *count = w.live_count + t.allocs - t.frees;
+    *bytes = w.live_bytes + t.alloc_bytes - t.free_bytes;
+}
+
 /* Raw bytes of the open segment so far. */
 static size_t segment_raw(void)
 {
@@ -261,7 +284,9 @@ static void segment_open(void)
         churn_emit_sample_bytes(churn_opt.sample_bytes);
     churn_emit_size_classes(w.final_path);
     churn_emit_modules();
-    churn_emit_carry(w.sites, w.nsites, w.live_count, w.live_bytes);
+    uint64_t live_count, live_bytes;
+    live_now(&live_count, &live_bytes);
+    churn_emit_carry(w.sites, w.nsites, live_count, live_bytes);
     /* A segment's fixed preamble grows with the stack table; keep it a small share. */
     size_t preamble = segment_raw();
     w.target = churn_opt.segment_bytes > preamble * 4 ? churn_opt.segment_bytes : preamble * 4;
@@ -390,13 +415,8 @@ static void mark_dirty(churn_site *s, uint32_t id)
 static inline void count_alloc(const churn_event *ev, churn_site *s)
 {
     unsigned cls = churn_size_class(ev->size);
-    w.epoch_totals.allocs++;
-    w.epoch_totals.alloc_bytes += ev->size;
     w.classes[cls].allocs++;
     w.classes[cls].alloc_bytes += ev->size;
-    w.live_count++;
-    w.live_bytes += ev->size;
-    w.class_dirty[cls] = 1;
     if (s) {
         s->epoch.allocs++;
         s->epoch.alloc_bytes += ev->size;
@@ -409,13 +429,8 @@ static inline void count_alloc(const churn_event *ev, churn_site *s)
 static inline void count_free(const churn_event *ev, churn_site *s)
 {
     unsigned cls = churn_size_class(ev->size);
-    w.epoch_totals.frees++;
-    w.epoch_totals.free_bytes += ev->size;
     w.classes[cls].frees++;
     w.classes[cls].free_bytes += ev->size;
-    w.live_count--;
-    w.live_bytes -= ev->size;
-    w.class_dirty[cls] = 1;
     if (s) {
         s->epoch.frees++;
         s->epoch.free_bytes += ev->size;
@@ -435,19 +450,17 @@ static uint64_t widen_epoch(uint32_t e, uint64_t now)
 /* The live map is the writer's, and events reach it in their address's order (the merge
    below): a free finds the allocation it frees there, or is one of an object the trace never
    saw allocated. */
-static inline churn_live *live_alloc(const churn_event *ev)
+static inline churn_live *live_alloc(const churn_event *ev, unsigned shard)
 {
-    return churn_livemap_insert(ev->addr, ev->size,
-                                ev->usable >= ev->size ? ev->usable - ev->size
-                                                       : CHURN_SLACK_UNKNOWN,
-                                ev->stack, ev->epoch);
+    uint64_t slack = ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN;
+    return churn_livemap_insert(shard, ev->addr, ev->size, slack, ev->stack, ev->epoch);
 }
 
 /* Returns 0 when the free is of an object the live map does not hold: it is made a
    FREE_UNKNOWN.  Else *live is the entry it took. */
-static inline int live_free(churn_event *ev, churn_live *live)
+static inline int live_free(churn_event *ev, unsigned shard, churn_live *live)
 {
-    if (!churn_livemap_remove(ev->addr, live)) {
+    if (!churn_livemap_remove(shard, ev->addr, live)) {
         ev->type = CHURN_EV_FREE_UNKNOWN;
         ev->usable = 0;
         return 0;
@@ -469,9 +482,9 @@ static int live_only;
 /* An event past the live map: its site (NULL when libchurn's memory had no room for it),
    after the segment is checked: a new segment's carry must not already include the event
    that follows it. */
-static inline churn_site *event_site(uint32_t stack)
+static inline churn_site *event_site(uint32_t stack, int write)
 {
-    if (churn_opt.events)
+    if (write)
         segment_check();
     site_reserve(stack);
     return stack < w.nsites ? &w.sites[stack] : NULL;
@@ -498,30 +511,27 @@ static inline void written(int ok)
 }
 
 /* An allocation and a free have their own paths, inlined into the drain: the type is known
-   there, and none of its tests is taken again. */
-static inline __attribute__((always_inline)) void record_alloc(const churn_event *ev, pid_t tid,
-                                                               uint64_t epoch, churn_live *note)
+   there, and none of its tests is taken again.  write is churn_opt.events, read once a
+   drain. */
+static inline __attribute__((always_inline)) void
+record_alloc(const churn_event *ev, pid_t tid, uint64_t epoch, churn_live *note, int write)
 {
-    if (live_only)
-        return;
-    churn_site *s = event_site(ev->stack);
+    churn_site *s = event_site(ev->stack, write);
     if (epoch < w.open_epoch)
         w.late++;
     count_alloc(ev, s);
-    if (churn_opt.events && write_ready(s, ev->stack))
+    if (write && write_ready(s, ev->stack))
         written(churn_encode_alloc(ev, tid, epoch, note));
 }
 
 static inline __attribute__((always_inline)) void
-record_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live)
+record_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live, int write)
 {
-    if (live_only)
-        return;
-    churn_site *s = event_site(ev->stack);
+    churn_site *s = event_site(ev->stack, write);
     if (epoch < w.open_epoch)
         w.late++;
     count_free(ev, s);
-    if (churn_opt.events && write_ready(s, ev->stack))
+    if (write && write_ready(s, ev->stack))
         written(churn_encode_free(ev, tid, epoch, live));
 }
 
@@ -532,7 +542,7 @@ static __attribute__((noinline)) void record_other(const churn_event *ev, pid_t 
 {
     if (ev->type == CHURN_EV_SKIP || live_only)
         return;
-    churn_site *s = event_site(ev->stack);
+    churn_site *s = event_site(ev->stack, churn_opt.events);
     if (churn_opt.events && write_ready(s, ev->stack))
         written(churn_encode_other(ev, tid, epoch));
 }
@@ -585,6 +595,10 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     }
     /* Sampled: the events are a sample, the counts of every allocation and free are the
        threads' (format.h, CHURN_REC_SAMPLE_BYTES). */
+    live_now(&w.live_count, &w.live_bytes);
+    epoch_sums(&w.epoch_totals);
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
+        w.class_dirty[c] = (w.classes[c].allocs | w.classes[c].frees) != 0;
     if (churn_opt.sample_bytes)
         churn_sample_collect(w.open_epoch, &w.epoch_totals.allocs, &w.epoch_totals.alloc_bytes,
                              &w.epoch_totals.frees);
@@ -752,6 +766,7 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
     churn_thread *t = c->t;
     const pid_t tid = t->tid;
     uint64_t tail = c->tail, head = c->head, drained = 0;
+    const int record = !live_only, write = churn_opt.events;
     uint32_t e32 = churn_ring_epoch(t, tail);
     uint64_t e = widen_epoch(e32, global);
     while (tail < head) {
@@ -766,8 +781,8 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
         if (e > next)
             break;
         unsigned slots = churn_ring_read(t, at, &ev);
+        unsigned shard = churn_livemap_shard(ev.addr);
         if (churn_event_numbered(ev.type)) {
-            unsigned shard = churn_livemap_shard(ev.addr);
             int32_t ahead = (int32_t)(ev.seq - order.next[shard]);
             if (ahead > 0) {
                 park(c, shard, ev.seq);
@@ -781,14 +796,20 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
             }
         }
         tail += slots;
-        drained += ev.type != CHURN_EV_SKIP;
         if (e < w.first_epoch) {
             /* another trace's (attach.c): not this one's live map either */
+            drained += ev.type != CHURN_EV_SKIP;
         } else if (CHURN_LIKELY(ev.type == CHURN_EV_ALLOC)) {
-            record_alloc(&ev, tid, e, live_alloc(&ev));
-        } else if (CHURN_LIKELY(ev.type == CHURN_EV_FREE) && live_free(&ev, &live)) {
-            record_free(&ev, tid, e, &live);
+            churn_live *note = live_alloc(&ev, shard);
+            if (record)
+                record_alloc(&ev, tid, e, note, write);
+            drained++;
+        } else if (CHURN_LIKELY(ev.type == CHURN_EV_FREE) && live_free(&ev, shard, &live)) {
+            if (record)
+                record_free(&ev, tid, e, &live, write);
+            drained++;
         } else {
+            drained += ev.type != CHURN_EV_SKIP;
             /* (a copy: ev's address given out of line would keep it in memory here) */
             churn_event other = ev;
             record_other(&other, tid, e);
@@ -964,7 +985,9 @@ static void *writer_main(void *arg)
             }
             if (!atomic_load(&w.stop)) {
                 pass(0);
-                churn_blind_check(churn_now_ns(), w.live_bytes);
+                uint64_t live_count, live_bytes;
+                live_now(&live_count, &live_bytes);
+                churn_blind_check(churn_now_ns(), live_bytes);
             }
             unlock_writer();
         }
