@@ -395,10 +395,9 @@ static void segment_check(void)
 
 /* ---- histograms and events ---- */
 
-static void mark_dirty(churn_site *s, uint32_t id)
+/* Once a callsite an epoch: out of line, so that the test alone is on every event's path. */
+static __attribute__((noinline)) void add_dirty(churn_site *s, uint32_t id)
 {
-    if (s->dirty)
-        return;
     if (w.ndirty == w.dirty_cap) {
         size_t cap = w.dirty_cap ? w.dirty_cap * 2 : 4096;
         uint32_t *d = churn_mem_realloc(w.dirty, cap * sizeof *d);
@@ -409,6 +408,12 @@ static void mark_dirty(churn_site *s, uint32_t id)
     }
     s->dirty = 1;
     w.dirty[w.ndirty++] = id;
+}
+
+static inline void mark_dirty(churn_site *s, uint32_t id)
+{
+    if (!s->dirty)
+        add_dirty(s, id);
 }
 
 /* s is the event's site, NULL when libchurn's memory had no room for it. */
@@ -672,6 +677,11 @@ static int close_epochs_below(uint64_t limit)
 #define ORDER_FINISH_NS 100000000u
 #define REREADS 64u               /* head reads of a level in one pass, at most */
 
+/* The drain, with every event's work inlined into it, is compiled without GCC's SLP
+   vectorizer, which packed the ring slot's fields into vector registers only to take them
+   out again one by one: 13 instructions an event more (callgrind, bench/pairs.c). */
+#define DRAIN static __attribute__((optimize("no-tree-slp-vectorize")))
+
 typedef struct cursor {
     churn_thread *t;
     uint64_t tail, head;
@@ -761,7 +771,7 @@ static void unpark_all(void)
 /* The ring's events of epochs up to next, until one must wait for its shard.  The cursor's
    positions are kept in registers: the encoder's byte stores may alias any memory, so the
    compiler would otherwise load them again after every event. */
-static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
+DRAIN void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
 {
     churn_thread *t = c->t;
     const pid_t tid = t->tid;
@@ -828,7 +838,7 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
 /* Drains every event of epochs up to next that its shard's order lets through, reading the
    heads again at most `rereads` times; returns 0 when rings are left parked on numbers not
    (yet) in any ring. */
-static int drain_level(cursors_t *cs, uint64_t next, uint64_t global, unsigned rereads)
+DRAIN int drain_level(cursors_t *cs, uint64_t next, uint64_t global, unsigned rereads)
 {
     unpark_all();
     nready = 0;
