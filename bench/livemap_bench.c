@@ -60,7 +60,8 @@ static void *churn(void *arg)
         unsigned k = (unsigned)(i % SLOTS);
         uint32_t e = 0;
         if (slot[k]) {
-            if (mode == 2 && !churn_livemap_remove((uintptr_t)slot[k], &v)) {
+            if (mode == 2 && !churn_livemap_remove(churn_livemap_shard((uintptr_t)slot[k]),
+                                                   (uintptr_t)slot[k], &v)) {
                 fprintf(stderr, "livemap_bench: a live block was not found\n");
                 exit(1);
             }
@@ -77,11 +78,13 @@ static void *churn(void *arg)
         if (mode == 1)
             sink += churn_order_take((uintptr_t)slot[k], &e);
         if (mode == 2)
-            churn_livemap_insert((uintptr_t)slot[k], size, 8, x & 0xffff, 0);
+            churn_livemap_insert(churn_livemap_shard((uintptr_t)slot[k]), (uintptr_t)slot[k],
+                                 size, 8, x & 0xffff, 0);
     }
     for (unsigned k = 0; k < SLOTS; k++) {
         if (mode == 2)
-            churn_livemap_remove((uintptr_t)slot[k], &v);
+            churn_livemap_remove(churn_livemap_shard((uintptr_t)slot[k]), (uintptr_t)slot[k],
+                                 &v);
         free(slot[k]);
     }
     return NULL;
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
         void *p = malloc(size);
         if (!p)
             return 1;
-        churn_livemap_insert((uintptr_t)p, size, 8, 1, 0);
+        churn_livemap_insert(churn_livemap_shard((uintptr_t)p), (uintptr_t)p, size, 8, 1, 0);
     }
     for (int n = 1; n <= 2; n++) {
         mode = 0;

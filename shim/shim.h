@@ -425,11 +425,18 @@ typedef struct churn_live {
     uint64_t slack;  /* usable - size, known at the allocation; or CHURN_SLACK_UNKNOWN */
     uint32_t stack;
     uint32_t epoch;
+    /* The encoder's note (encode.c): the segment the allocation was written in (its
+       churn_seg_current, 0 for none) and its number there, which a free in the same segment
+       names instead of describing itself. */
+    uint32_t seg;
+    uint32_t number;
 } churn_live;
-/* The writer's thread only (or a single-threaded process: fork's child). */
-void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
-                          uint32_t epoch);
-int churn_livemap_remove(uintptr_t addr, churn_live *out);
+/* The writer's thread only (or a single-threaded process: fork's child); shard is
+   churn_livemap_shard(addr), which the writer's merge has at hand.  Returns the new entry,
+   for the encoder's note until the next call. */
+churn_live *churn_livemap_insert(unsigned shard, uintptr_t addr, uint64_t size, uint64_t slack,
+                                 uint32_t stack, uint32_t epoch);
+int churn_livemap_remove(unsigned shard, uintptr_t addr, churn_live *out);
 void churn_livemap_clear(void); /* every entry gone, the tables unmapped (writer stopped) */
 void churn_livemap_each(void (*fn)(uintptr_t addr, const churn_live *v, void *ctx), void *ctx);
 

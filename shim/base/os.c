@@ -184,6 +184,23 @@ void churn_os_list_own_image(void)
         dl_iterate_phdr(own_image_segments, self.dli_fbase);
 }
 
+/* The resident pages of a mincore vector (bit 0 of each byte), eight bytes at a time: the
+   writer counts every page of its own mappings every OWN_NS (blind.c), and the byte loop was
+   a few percent of its instructions on a busy program. */
+static size_t resident_in(const unsigned char *vec, size_t n)
+{
+    size_t pages = 0, k = 0;
+    for (; k + 8 <= n; k += 8) {
+        uint64_t word;
+        memcpy(&word, vec + k, sizeof word);
+        /* each byte's bit 0, summed into the top byte by the multiply (at most 8) */
+        pages += (size_t)(((word & 0x0101010101010101u) * 0x0101010101010101u) >> 56);
+    }
+    for (; k < n; k++)
+        pages += vec[k] & 1;
+    return pages;
+}
+
 uint64_t churn_os_own_resident(void)
 {
     uint64_t pages = 0, bytes = atomic_load_explicit(&own_unlisted, memory_order_relaxed);
@@ -200,8 +217,7 @@ uint64_t churn_os_own_resident(void)
             if (syscall(SYS_mincore, at, n * (size_t)page, vec)) {
                 pages += n; /* cannot tell: counted resident */
             } else {
-                for (size_t k = 0; k < n; k++)
-                    pages += vec[k] & 1;
+                pages += resident_in(vec, n);
             }
             at += n * (size_t)page;
         }

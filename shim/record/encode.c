@@ -243,93 +243,135 @@ void churn_emit_short_stacks(uint64_t cut)
     }
 }
 
-static int encode_alloc(const churn_event *ev, uint64_t epoch)
+/* An event's records are written through a local pointer, stored back once the event is
+   whole: the stream's bytes may alias anything, so every put through enc->raw would load the
+   buffer and its length again and store the length back, a third of the encoder's work. */
+static inline uint8_t *at_u(uint8_t *p, uint64_t v)
+{
+    if (CHURN_LIKELY(v < 0x80)) {
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    return p + churn_put_varint(p, v);
+}
+static inline uint8_t *at_z(uint8_t *p, int64_t v)
+{
+    return at_u(p, churn_zigzag(v));
+}
+
+/* Returns the end of what it wrote, NULL when the event is not written.  The allocation's
+   entry in the live map is noted with its segment and number there. */
+static inline uint8_t *encode_alloc(uint8_t *p, const churn_event *ev, churn_live *note)
 {
     uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
     int is_new;
     long info = churn_seg_info_index(ev->size, slack, ev->stack, &is_new);
-    if (info < 0) {
-        return 0; /* libchurn's memory ran out: the trace says so */
-    }
+    if (info < 0)
+        return NULL; /* libchurn's memory ran out: the trace says so */
     if (is_new) {
-        put_tag(CHURN_REC_ALLOC_INFO);
-        put_u(ev->size);
-        put_u(slack);
-        put_u(ev->stack);
+        *p++ = CHURN_REC_ALLOC_INFO;
+        p = at_u(p, ev->size);
+        p = at_u(p, slack);
+        p = at_u(p, ev->stack);
     }
-    put_tag((uint8_t)(CHURN_REC_ALLOC | ev->kind));
-    put_u((uint64_t)info);
+    *p++ = (uint8_t)(CHURN_REC_ALLOC | ev->kind);
+    p = at_u(p, (uint64_t)info);
     uint64_t code = churn_encode_alloc_addr(&enc->coder, ev->addr, ev->size + slack);
-    put_u(code);
-    uint64_t number = churn_coder_allocated(&enc->coder, ev->addr, ev->size + slack, code);
-    churn_seg_live_put(ev->addr, number, (uint32_t)info, epoch);
-    return 1;
+    p = at_u(p, code);
+    note->number =
+        (uint32_t)churn_coder_allocated(&enc->coder, ev->addr, ev->size + slack, code);
+    note->seg = churn_seg_current();
+    return p;
 }
 
-/* Short form when the segment's live map holds exactly this object; otherwise the free
-   describes itself (its allocation is in an older segment, or another thread's events were
-   drained in a different order). */
-static void encode_free(const churn_event *ev, uint64_t epoch)
+/* Short form when the allocation was written in this segment with the slack the free has
+   (an allocator's hook may say another usable size at the free); otherwise the free
+   describes itself.  live is the allocation's entry in the live map, which gave the free
+   its size, stack and age. */
+static inline uint8_t *encode_free(uint8_t *p, const churn_event *ev, const churn_live *live)
 {
     uint64_t slack = ev->usable > ev->size ? ev->usable - ev->size : 0;
-    uint32_t info;
-    uint64_t number, alloc_epoch;
-    if (churn_seg_live_take(ev->addr, &number, &info, &alloc_epoch)) {
-        const churn_seg_info *in = churn_seg_info_get(info);
-        if (in && in->size == ev->size && in->slack == slack && in->stack == ev->stack &&
-            alloc_epoch + ev->aux == epoch) {
-            put_tag((uint8_t)(CHURN_REC_FREE_SHORT | ev->kind));
-            put_u(enc->coder.allocs - number);
-            churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
-            return;
-        }
+    uint64_t alloc_slack = live->slack == CHURN_SLACK_UNKNOWN ? 0 : live->slack;
+    if (live->seg == churn_seg_current() && alloc_slack == slack) {
+        *p++ = (uint8_t)(CHURN_REC_FREE_SHORT | ev->kind);
+        p = at_u(p, enc->coder.allocs - live->number);
+        churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
+        return p;
     }
-    put_tag((uint8_t)(CHURN_REC_FREE | ev->kind));
-    put_z((int64_t)(ev->addr - enc->coder.prev_addr));
-    put_u(ev->size);
-    put_u(slack);
-    put_u(ev->stack);
-    put_u(ev->aux);
+    *p++ = (uint8_t)(CHURN_REC_FREE | ev->kind);
+    p = at_z(p, (int64_t)(ev->addr - enc->coder.prev_addr));
+    p = at_u(p, ev->size);
+    p = at_u(p, slack);
+    p = at_u(p, ev->stack);
+    p = at_u(p, ev->aux);
     churn_coder_freed(&enc->coder, ev->addr, ev->size + slack);
+    return p;
 }
 
-int churn_encode_event(const churn_event *ev, pid_t tid, uint64_t epoch)
+/* Room for an event's records and its thread and epoch tags, when they change; NULL when
+   there is no room. */
+static inline uint8_t *event_begin(pid_t tid, uint64_t epoch)
 {
-    if (!room(2 + 12 * CHURN_VARINT_MAX))
-        return 0;
+    uint8_t *p = room(2 + 12 * CHURN_VARINT_MAX);
+    if (!p)
+        return NULL;
     if (tid != enc->cur_tid) {
-        put_tag(CHURN_REC_THREAD);
-        put_u((uint64_t)tid);
+        *p++ = CHURN_REC_THREAD;
+        p = at_u(p, (uint64_t)tid);
         enc->cur_tid = tid;
     }
     if (epoch != enc->cur_epoch) {
-        put_tag(CHURN_REC_EPOCH_TAG);
-        put_u(epoch);
+        *p++ = CHURN_REC_EPOCH_TAG;
+        p = at_u(p, epoch);
         enc->cur_epoch = epoch;
     }
-    switch (ev->type) {
-    case CHURN_EV_ALLOC:
-        if (!encode_alloc(ev, epoch))
-            return 0; /* counted as dropped: not an event of the segment */
-        break;
-    case CHURN_EV_FREE:
-        encode_free(ev, epoch);
-        break;
-    case CHURN_EV_FREE_UNKNOWN:
-        put_tag(CHURN_REC_FREE_UNKNOWN);
-        put_z((int64_t)(ev->addr - enc->coder.prev_addr));
+    return p;
+}
+
+static inline void event_end(uint8_t *p)
+{
+    enc->raw.len = (size_t)(p - enc->raw.buf);
+}
+
+int churn_encode_alloc(const churn_event *ev, pid_t tid, uint64_t epoch, churn_live *note)
+{
+    uint8_t *p = event_begin(tid, epoch);
+    if (!p)
+        return 0;
+    uint8_t *end = encode_alloc(p, ev, note);
+    /* None: the tags are written, the event is counted as dropped, not one of the segment. */
+    event_end(end ? end : p);
+    return end != NULL;
+}
+
+int churn_encode_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live)
+{
+    uint8_t *p = event_begin(tid, epoch);
+    if (!p)
+        return 0;
+    event_end(encode_free(p, ev, live));
+    return 1;
+}
+
+int churn_encode_other(const churn_event *ev, pid_t tid, uint64_t epoch)
+{
+    uint8_t *p = event_begin(tid, epoch);
+    if (!p)
+        return 0;
+    if (ev->type == CHURN_EV_FREE_UNKNOWN) {
+        *p++ = CHURN_REC_FREE_UNKNOWN;
+        p = at_z(p, (int64_t)(ev->addr - enc->coder.prev_addr));
         enc->coder.prev_addr = ev->addr;
-        break;
-    case CHURN_EV_MAP:
-        put_tag((uint8_t)(CHURN_REC_MAP | ev->kind));
-        put_z((int64_t)(ev->addr - enc->coder.prev_map_addr));
-        put_u(ev->size);
-        put_u(ev->usable);
-        put_u(ev->aux);
-        put_u(ev->stack);
+    } else if (ev->type == CHURN_EV_MAP) {
+        *p++ = (uint8_t)(CHURN_REC_MAP | ev->kind);
+        p = at_z(p, (int64_t)(ev->addr - enc->coder.prev_map_addr));
+        p = at_u(p, ev->size);
+        p = at_u(p, ev->usable);
+        p = at_u(p, ev->aux);
+        p = at_u(p, ev->stack);
         enc->coder.prev_map_addr = ev->addr;
-        break;
     }
+    event_end(p);
     return 1;
 }
 

@@ -76,9 +76,14 @@ static inline void churn_emit_stack(churn_site *sites, size_t nsites, uint32_t i
     if (id && id < nsites && churn_enc_stack_due(&sites[id]))
         churn_define_stack(sites, id);
 }
-/* The event's records; returns 0 when it could not be written (libchurn's memory ran out),
-   counted as dropped by the caller. */
-int churn_encode_event(const churn_event *ev, pid_t tid, uint64_t epoch);
+/* An event's records; returns 0 when it could not be written (libchurn's memory ran out),
+   counted as dropped by the caller.  An allocation, a free, and the other types each have
+   their own: the writer's drain knows the type, and takes no test of it.  An allocation's
+   note is its new entry in the live map, a free's live the entry it took from there. */
+int churn_encode_alloc(const churn_event *ev, pid_t tid, uint64_t epoch, churn_live *note);
+int churn_encode_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live);
+/* FREE_UNKNOWN and MAP */
+int churn_encode_other(const churn_event *ev, pid_t tid, uint64_t epoch);
 /* Returns the count written, 0 when none or no room. */
 uint64_t churn_emit_drop(uint64_t count, unsigned reason);
 void churn_emit_short_stacks(uint64_t cut);

@@ -28,13 +28,10 @@
 
 #include "shim.h"
 
-/* 32 bytes, two to a cache line: the slack whole, so a free never needs the allocator. */
+/* 40 bytes: the slack whole, so a free never needs the allocator, and the encoder's note. */
 typedef struct {
     uintptr_t addr;   /* 0 = empty */
-    uint64_t size;
-    uint64_t slack;
-    uint32_t stack;
-    uint32_t epoch;
+    churn_live v;
 } entry_t;
 
 #define NURSERY_LOG 7
@@ -71,11 +68,6 @@ static inline uint64_t mix(uintptr_t a)
 {
     uint64_t h = ((uint64_t)a >> 4) * 0xd6e8feb86659fd93u;
     return h ^ (h >> 32);
-}
-
-static inline shard_t *shard_of(uintptr_t addr)
-{
-    return &shards[churn_livemap_shard(addr)];
 }
 
 static inline entry_t *nursery_of(shard_t *s, uint64_t h)
@@ -156,27 +148,27 @@ static void table_put(shard_t *s, const entry_t *e)
     s->slots[i] = *e;
 }
 
-void churn_livemap_insert(uintptr_t addr, uint64_t size, uint64_t slack, uint32_t stack,
-                          uint32_t epoch)
+churn_live *churn_livemap_insert(unsigned k, uintptr_t addr, uint64_t size, uint64_t slack,
+                                 uint32_t stack, uint32_t epoch)
 {
-    unsigned k = churn_livemap_shard(addr);
     shard_t *s = &shards[k];
     entry_t *n = nursery_of(s, mix(addr));
     if (n->addr && n->addr != addr)
         table_put(s, n);
-    *n = (entry_t){addr, size, slack, stack, epoch};
+    *n = (entry_t){addr, {size, slack, stack, epoch, 0, 0}};
     touched[k / 64] |= (uint64_t)1 << (k % 64);
+    return &n->v;
 }
 
 static inline void unpack(const entry_t *e, churn_live *v)
 {
-    *v = (churn_live){e->size, e->slack, e->stack, e->epoch};
+    *v = e->v;
 }
 
-int churn_livemap_remove(uintptr_t addr, churn_live *out)
+int churn_livemap_remove(unsigned k, uintptr_t addr, churn_live *out)
 {
     uint64_t h = mix(addr);
-    shard_t *s = shard_of(addr);
+    shard_t *s = &shards[k];
     entry_t *n = nursery_of(s, h);
     if (n->addr == addr) {
         unpack(n, out);

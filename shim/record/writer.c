@@ -85,11 +85,13 @@ static struct {
     uint64_t open_epoch;      /* the epoch whose histograms are being filled */
     uint64_t first_epoch;     /* the trace's first: an event tagged before it is another's
                                  (a copy attached again, attach.c) */
-    churn_counts epoch_totals;
-    uint64_t late;
-    uint64_t live_count, live_bytes;
+    /* An event is counted in its size class alone: the epoch's totals and the live figures
+       follow from the classes, summed where they are needed (epoch_sums). */
     churn_counts classes[CHURN_SIZE_CLASSES];
-    uint8_t class_dirty[CHURN_SIZE_CLASSES];
+    churn_counts epoch_totals;               /* filled at the epoch's close */
+    uint8_t class_dirty[CHURN_SIZE_CLASSES]; /* likewise */
+    uint64_t late;
+    uint64_t live_count, live_bytes; /* at the open epoch's start */
     churn_site *sites;
     size_t nsites;
     uint32_t *dirty;
@@ -179,6 +181,27 @@ static inline void site_reserve(uint32_t id)
         site_grow(id);
 }
 
+/* The open epoch's totals, from its size classes. */
+static void epoch_sums(churn_counts *t)
+{
+    *t = (churn_counts){0};
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++) {
+        t->allocs += w.classes[c].allocs;
+        t->frees += w.classes[c].frees;
+        t->alloc_bytes += w.classes[c].alloc_bytes;
+        t->free_bytes += w.classes[c].free_bytes;
+    }
+}
+
+/* What is live now: at the open epoch's start, and what the epoch did since. */
+static void live_now(uint64_t *count, uint64_t *bytes)
+{
+    churn_counts t;
+    epoch_sums(&t);
+    *count = w.live_count + t.allocs - t.frees;
+    *bytes = w.live_bytes + t.alloc_bytes - t.free_bytes;
+}
+
 /* Raw bytes of the open segment so far. */
 static size_t segment_raw(void)
 {
@@ -261,7 +284,9 @@ static void segment_open(void)
         churn_emit_sample_bytes(churn_opt.sample_bytes);
     churn_emit_size_classes(w.final_path);
     churn_emit_modules();
-    churn_emit_carry(w.sites, w.nsites, w.live_count, w.live_bytes);
+    uint64_t live_count, live_bytes;
+    live_now(&live_count, &live_bytes);
+    churn_emit_carry(w.sites, w.nsites, live_count, live_bytes);
     /* A segment's fixed preamble grows with the stack table; keep it a small share. */
     size_t preamble = segment_raw();
     w.target = churn_opt.segment_bytes > preamble * 4 ? churn_opt.segment_bytes : preamble * 4;
@@ -278,7 +303,7 @@ static void segment_open(void)
     w.ckpt_off = 0;
     w.short_noted = 0;
     w.seg_noted_ring = w.seg_noted_write = w.seg_noted_too_big = 0;
-    churn_seg_reset(w.seg_first_epoch);
+    churn_seg_reset();
     w.seg_open = 1;
 }
 
@@ -370,10 +395,9 @@ static void segment_check(void)
 
 /* ---- histograms and events ---- */
 
-static void mark_dirty(churn_site *s, uint32_t id)
+/* Once a callsite an epoch: out of line, so that the test alone is on every event's path. */
+static __attribute__((noinline)) void add_dirty(churn_site *s, uint32_t id)
 {
-    if (s->dirty)
-        return;
     if (w.ndirty == w.dirty_cap) {
         size_t cap = w.dirty_cap ? w.dirty_cap * 2 : 4096;
         uint32_t *d = churn_mem_realloc(w.dirty, cap * sizeof *d);
@@ -386,40 +410,39 @@ static void mark_dirty(churn_site *s, uint32_t id)
     w.dirty[w.ndirty++] = id;
 }
 
+static inline void mark_dirty(churn_site *s, uint32_t id)
+{
+    if (!s->dirty)
+        add_dirty(s, id);
+}
+
 /* s is the event's site, NULL when libchurn's memory had no room for it. */
-static void count_event(const churn_event *ev, churn_site *s)
+static inline void count_alloc(const churn_event *ev, churn_site *s)
 {
     unsigned cls = churn_size_class(ev->size);
-    if (ev->type == CHURN_EV_ALLOC) {
-        w.epoch_totals.allocs++;
-        w.epoch_totals.alloc_bytes += ev->size;
-        w.classes[cls].allocs++;
-        w.classes[cls].alloc_bytes += ev->size;
-        w.live_count++;
-        w.live_bytes += ev->size;
-        if (s) {
-            s->epoch.allocs++;
-            s->epoch.alloc_bytes += ev->size;
-            s->live_count++;
-            s->live_bytes += ev->size;
-        }
-    } else {
-        w.epoch_totals.frees++;
-        w.epoch_totals.free_bytes += ev->size;
-        w.classes[cls].frees++;
-        w.classes[cls].free_bytes += ev->size;
-        w.live_count--;
-        w.live_bytes -= ev->size;
-        if (s) {
-            s->epoch.frees++;
-            s->epoch.free_bytes += ev->size;
-            s->live_count--;
-            s->live_bytes -= ev->size;
-        }
-    }
-    w.class_dirty[cls] = 1;
-    if (s)
+    w.classes[cls].allocs++;
+    w.classes[cls].alloc_bytes += ev->size;
+    if (s) {
+        s->epoch.allocs++;
+        s->epoch.alloc_bytes += ev->size;
+        s->live_count++;
+        s->live_bytes += ev->size;
         mark_dirty(s, ev->stack);
+    }
+}
+
+static inline void count_free(const churn_event *ev, churn_site *s)
+{
+    unsigned cls = churn_size_class(ev->size);
+    w.classes[cls].frees++;
+    w.classes[cls].free_bytes += ev->size;
+    if (s) {
+        s->epoch.frees++;
+        s->epoch.free_bytes += ev->size;
+        s->live_count--;
+        s->live_bytes -= ev->size;
+        mark_dirty(s, ev->stack);
+    }
 }
 
 /* The ring stores the low 32 bits of the epoch; the writer knows the high ones. */
@@ -431,30 +454,29 @@ static uint64_t widen_epoch(uint32_t e, uint64_t now)
 
 /* The live map is the writer's, and events reach it in their address's order (the merge
    below): a free finds the allocation it frees there, or is one of an object the trace never
-   saw allocated.  Returns 0 for an event that only the live map needed (a SKIP). */
-static int apply_live(churn_event *ev)
+   saw allocated. */
+static inline churn_live *live_alloc(const churn_event *ev, unsigned shard)
 {
-    if (ev->type == CHURN_EV_ALLOC) {
-        churn_livemap_insert(ev->addr, ev->size,
-                             ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN,
-                             ev->stack, ev->epoch);
-        return 1;
-    }
-    if (ev->type != CHURN_EV_FREE)
-        return ev->type != CHURN_EV_SKIP;
-    churn_live live;
-    if (!churn_livemap_remove(ev->addr, &live)) {
+    uint64_t slack = ev->usable >= ev->size ? ev->usable - ev->size : CHURN_SLACK_UNKNOWN;
+    return churn_livemap_insert(shard, ev->addr, ev->size, slack, ev->stack, ev->epoch);
+}
+
+/* Returns 0 when the free is of an object the live map does not hold: it is made a
+   FREE_UNKNOWN.  Else *live is the entry it took. */
+static inline int live_free(churn_event *ev, unsigned shard, churn_live *live)
+{
+    if (!churn_livemap_remove(shard, ev->addr, live)) {
         ev->type = CHURN_EV_FREE_UNKNOWN;
         ev->usable = 0;
-        return 1;
+        return 0;
     }
-    ev->size = live.size;
-    ev->stack = live.stack;
-    ev->aux = (uint32_t)(ev->epoch - live.epoch);
+    ev->size = live->size;
+    ev->stack = live->stack;
+    ev->aux = (uint32_t)(ev->epoch - live->epoch);
     /* The allocator's word at the free (a hook's), else the allocation's; a usable size
        below the request (unknown) is written as no slack, as the encoder does. */
     if (!ev->usable)
-        ev->usable = live.slack == CHURN_SLACK_UNKNOWN ? live.size : live.size + live.slack;
+        ev->usable = live->slack == CHURN_SLACK_UNKNOWN ? live->size : live->size + live->slack;
     return 1;
 }
 
@@ -462,32 +484,72 @@ static int apply_live(churn_event *ev)
    the parent's to write. */
 static int live_only;
 
-static void process_event(churn_event *ev, pid_t tid, uint64_t epoch)
+/* An event past the live map: its site (NULL when libchurn's memory had no room for it),
+   after the segment is checked: a new segment's carry must not already include the event
+   that follows it. */
+static inline churn_site *event_site(uint32_t stack, int write)
 {
-    if (epoch < w.first_epoch || !apply_live(ev) || live_only)
-        return;
-    /* A new segment's carry must not already include the event that follows it. */
-    if (churn_opt.events)
+    if (write)
         segment_check();
-    site_reserve(ev->stack);
-    churn_site *s = ev->stack < w.nsites ? &w.sites[ev->stack] : NULL;
-    if (ev->type == CHURN_EV_ALLOC || ev->type == CHURN_EV_FREE) {
-        if (epoch < w.open_epoch)
-            w.late++;
-        count_event(ev, s);
+    site_reserve(stack);
+    return stack < w.nsites ? &w.sites[stack] : NULL;
+}
+
+/* Whether the event's records may be written: its stack defined in the segment. */
+static inline int write_ready(churn_site *s, uint32_t stack)
+{
+    if (!s) {
+        w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
+        return 0;
     }
-    if (churn_opt.events) {
-        if (!s) {
-            w.write_dropped++; /* no room to define its stack: libchurn's memory ran out */
-            return;
-        }
-        if (ev->stack && churn_enc_stack_due(s))
-            churn_define_stack(w.sites, ev->stack);
-        if (churn_encode_event(ev, tid, epoch))
-            w.seg_events++;
-        else
-            w.write_dropped++;
-    }
+    if (stack && churn_enc_stack_due(s))
+        churn_define_stack(w.sites, stack);
+    return 1;
+}
+
+static inline void written(int ok)
+{
+    if (ok)
+        w.seg_events++;
+    else
+        w.write_dropped++;
+}
+
+/* An allocation and a free have their own paths, inlined into the drain: the type is known
+   there, and none of its tests is taken again.  write is churn_opt.events, read once a
+   drain. */
+static inline __attribute__((always_inline)) void
+record_alloc(const churn_event *ev, pid_t tid, uint64_t epoch, churn_live *note, int write)
+{
+    churn_site *s = event_site(ev->stack, write);
+    if (epoch < w.open_epoch)
+        w.late++;
+    count_alloc(ev, s);
+    if (write && write_ready(s, ev->stack))
+        written(churn_encode_alloc(ev, tid, epoch, note));
+}
+
+static inline __attribute__((always_inline)) void
+record_free(const churn_event *ev, pid_t tid, uint64_t epoch, const churn_live *live, int write)
+{
+    churn_site *s = event_site(ev->stack, write);
+    if (epoch < w.open_epoch)
+        w.late++;
+    count_free(ev, s);
+    if (write && write_ready(s, ev->stack))
+        written(churn_encode_free(ev, tid, epoch, live));
+}
+
+/* The other types (a free of an object the live map does not hold among them), out of line;
+   a SKIP only took its number in the order. */
+static __attribute__((noinline)) void record_other(const churn_event *ev, pid_t tid,
+                                                   uint64_t epoch)
+{
+    if (ev->type == CHURN_EV_SKIP || live_only)
+        return;
+    churn_site *s = event_site(ev->stack, churn_opt.events);
+    if (churn_opt.events && write_ready(s, ev->stack))
+        written(churn_encode_other(ev, tid, epoch));
 }
 
 /* ---- closing epochs ---- */
@@ -538,6 +600,10 @@ static void close_epoch(const churn_tick *t, int tick_lost)
     }
     /* Sampled: the events are a sample, the counts of every allocation and free are the
        threads' (format.h, CHURN_REC_SAMPLE_BYTES). */
+    live_now(&w.live_count, &w.live_bytes);
+    epoch_sums(&w.epoch_totals);
+    for (unsigned c = 0; c < CHURN_SIZE_CLASSES; c++)
+        w.class_dirty[c] = (w.classes[c].allocs | w.classes[c].frees) != 0;
     if (churn_opt.sample_bytes)
         churn_sample_collect(w.open_epoch, &w.epoch_totals.allocs, &w.epoch_totals.alloc_bytes,
                              &w.epoch_totals.frees);
@@ -610,6 +676,11 @@ static int close_epochs_below(uint64_t limit)
 #define ORDER_WAIT_NS 1000000000u
 #define ORDER_FINISH_NS 100000000u
 #define REREADS 64u               /* head reads of a level in one pass, at most */
+
+/* The drain, with every event's work inlined into it, is compiled without GCC's SLP
+   vectorizer, which packed the ring slot's fields into vector registers only to take them
+   out again one by one: 13 instructions an event more (callgrind, bench/pairs.c). */
+#define DRAIN static __attribute__((optimize("no-tree-slp-vectorize")))
 
 typedef struct cursor {
     churn_thread *t;
@@ -697,18 +768,31 @@ static void unpark_all(void)
     order.nparked = 0;
 }
 
-/* The ring's events of epochs up to next, until one must wait for its shard. */
-static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
+/* The ring's events of epochs up to next, until one must wait for its shard.  The cursor's
+   positions are kept in registers: the encoder's byte stores may alias any memory, so the
+   compiler would otherwise load them again after every event. */
+DRAIN void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
 {
-    while (c->tail < c->head) {
+    churn_thread *t = c->t;
+    const pid_t tid = t->tid;
+    uint64_t tail = c->tail, head = c->head, drained = 0;
+    const int record = !live_only, write = churn_opt.events;
+    uint32_t e32 = churn_ring_epoch(t, tail);
+    uint64_t e = widen_epoch(e32, global);
+    while (tail < head) {
         churn_event ev;
-        uint64_t at = c->tail;
-        uint64_t e = widen_epoch(churn_ring_epoch(c->t, at), global);
+        churn_live live;
+        uint64_t at = tail;
+        uint32_t at32 = churn_ring_epoch(t, at);
+        if (at32 != e32) {
+            e32 = at32;
+            e = widen_epoch(e32, global);
+        }
         if (e > next)
             break;
-        unsigned slots = churn_ring_read(c->t, at, &ev);
+        unsigned slots = churn_ring_read(t, at, &ev);
+        unsigned shard = churn_livemap_shard(ev.addr);
         if (churn_event_numbered(ev.type)) {
-            unsigned shard = churn_livemap_shard(ev.addr);
             int32_t ahead = (int32_t)(ev.seq - order.next[shard]);
             if (ahead > 0) {
                 park(c, shard, ev.seq);
@@ -721,22 +805,40 @@ static void drain_cursor(cursor_t *c, uint64_t next, uint64_t global)
                     unpark(shard);
             }
         }
-        c->tail += slots;
-        process_event(&ev, c->t->tid, e);
-        order.drained += ev.type != CHURN_EV_SKIP;
+        tail += slots;
+        if (e < w.first_epoch) {
+            /* another trace's (attach.c): not this one's live map either */
+            drained += ev.type != CHURN_EV_SKIP;
+        } else if (CHURN_LIKELY(ev.type == CHURN_EV_ALLOC)) {
+            churn_live *note = live_alloc(&ev, shard);
+            if (record)
+                record_alloc(&ev, tid, e, note, write);
+            drained++;
+        } else if (CHURN_LIKELY(ev.type == CHURN_EV_FREE) && live_free(&ev, shard, &live)) {
+            if (record)
+                record_free(&ev, tid, e, &live, write);
+            drained++;
+        } else {
+            drained += ev.type != CHURN_EV_SKIP;
+            /* (a copy: ev's address given out of line would keep it in memory here) */
+            churn_event other = ev;
+            record_other(&other, tid, e);
+        }
         /* A producer waiting for room gets it as it is made, not after the batch. */
-        if ((at ^ c->tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
-            atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+        if ((at ^ tail) & ~(uint64_t)(ROOM_BATCH - 1)) {
+            atomic_store_explicit(&t->tail, tail, memory_order_release);
             churn_threads_room_made();
         }
     }
-    atomic_store_explicit(&c->t->tail, c->tail, memory_order_release);
+    c->tail = tail;
+    order.drained += drained;
+    atomic_store_explicit(&t->tail, tail, memory_order_release);
 }
 
 /* Drains every event of epochs up to next that its shard's order lets through, reading the
    heads again at most `rereads` times; returns 0 when rings are left parked on numbers not
    (yet) in any ring. */
-static int drain_level(cursors_t *cs, uint64_t next, uint64_t global, unsigned rereads)
+DRAIN int drain_level(cursors_t *cs, uint64_t next, uint64_t global, unsigned rereads)
 {
     unpark_all();
     nready = 0;
@@ -893,7 +995,9 @@ static void *writer_main(void *arg)
             }
             if (!atomic_load(&w.stop)) {
                 pass(0);
-                churn_blind_check(churn_now_ns(), w.live_bytes);
+                uint64_t live_count, live_bytes;
+                live_now(&live_count, &live_bytes);
+                churn_blind_check(churn_now_ns(), live_bytes);
             }
             unlock_writer();
         }
