@@ -134,9 +134,11 @@ typedef struct site {
     uintptr_t addr;
 } site;
 
-/* A frame as the thread's last reads found it. */
+/* A frame as the thread's last reads found it, with its code's location table (as a site:
+   a code object freed and another made at its address, for a frame at the same place, is
+   not taken for it). */
 typedef struct near_frame {
-    uintptr_t frame, code, instr, addr;
+    uintptr_t frame, code, instr, linetable, addr;
 } near_frame;
 
 /* A thread's: its frames as last read and its sites, and room for what a read finds, off
@@ -447,9 +449,9 @@ static __attribute__((noinline)) uintptr_t site_fill(py_thread *t, site *set, ui
    location table are the ones it was named by, so its line is too.  Two ways a set: a
    loop's two sites that share a set, each found again by reading the location table from
    its start, cost python3 a tenth of its frame reads. */
-static inline uintptr_t frame_addr(py_thread *t, uintptr_t code, int64_t lasti)
+static inline uintptr_t frame_addr(py_thread *t, uintptr_t code, uintptr_t linetable,
+                                   int64_t lasti)
 {
-    uintptr_t linetable = field(code, py.l.co_linetable);
     site *set = &t->sites[((mix(code ^ (uintptr_t)lasti * 0x10001) >> 54) & (SITES / 2 - 1)) * 2];
     for (unsigned w = 0; w < 2; w++)
         if (CHURN_LIKELY(set[w].code == code && set[w].lasti == lasti &&
@@ -516,21 +518,25 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
         unsigned char owner = *(const unsigned char *)(frame + l->fr_entry);
         int entry = l->entry_is_owner ? owner == 3 : owner != 0;
         /* The frames outside the innermost few are where the last read found them, on the
-           same instruction of the same code: a probe of a table small enough to stay in
-           the cache names them (the sites' table is not). */
+           same instruction of the same code: a probe of a table small enough to stay in the
+           cache names them (the sites' table is not).  The code's pages were found readable
+           when the entry was made. */
         near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 56) & (NEAR - 1)];
-        if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr)) {
-            out[n++] = nf->addr;
-            h = (h ^ nf->addr) * HASH_STEP;
+        uintptr_t a = 0;
+        if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr &&
+                         nf->linetable == field(code, l->co_linetable))) {
+            a = nf->addr;
         } else if (!(l->entry_is_owner && entry) && readable(code, l->co_size) &&
                    field(code, 8) == py.code_type) {
             int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
-            uintptr_t a = frame_addr(t, code, lasti);
-            if (a) {
-                out[n++] = a;
-                h = (h ^ a) * HASH_STEP;
-                *nf = (near_frame){frame, code, instr, a};
-            }
+            uintptr_t linetable = field(code, l->co_linetable);
+            a = frame_addr(t, code, linetable, lasti);
+            if (a)
+                *nf = (near_frame){frame, code, instr, linetable, a};
+        }
+        if (a) {
+            out[n++] = a;
+            h = (h ^ a) * HASH_STEP;
         }
         if (entry && n && out[n - 1]) {
             out[n++] = 0; /* the end of one evaluation's frames */
@@ -553,16 +559,16 @@ static int trampoline(uintptr_t ip)
 {
     /* The evaluation loop's caller is nearly always code of the loop's own module: that one
        is known without a search of every module's extent. */
-    uintptr_t lo = atomic_load_explicit(&py.home_lo, memory_order_relaxed),
-              hi = atomic_load_explicit(&py.home_hi, memory_order_relaxed);
-    if (ip - 1 - lo < hi - lo)
+    uintptr_t lo = atomic_load_explicit(&py.home_lo, memory_order_acquire);
+    if (lo && ip - 1 - lo < atomic_load_explicit(&py.home_hi, memory_order_relaxed) - lo)
         return 0;
     for (size_t i = 0; i < churn_modules_count(); i++) {
         const churn_module *m = churn_module_get(i);
         if (m && ip - 1 - m->start < m->end - m->start) {
             if (py.eval_lo - m->start < m->end - m->start) {
-                atomic_store_explicit(&py.home_lo, m->start, memory_order_relaxed);
+                /* hi first: a reader that sees lo sees its hi */
                 atomic_store_explicit(&py.home_hi, m->end, memory_order_relaxed);
+                atomic_store_explicit(&py.home_lo, m->start, memory_order_release);
             }
             return 0;
         }
