@@ -1,8 +1,9 @@
 /*
  * The blind-spot detector: memory a program holds through an allocator libchurn does not
  * know (its own on mmap, one in a stripped executable) grows RSS while the trace shows nothing.
- * Twice a second the writer compares the growth of the process's anonymous resident memory
- * (/proc/self/smaps_rollup) since a baseline taken once the program runs with the growth of
+ * Twice a second (less often where reading takes long: SAMPLE_SHARE) the writer compares the
+ * growth of the process's anonymous resident memory (/proc/self/smaps_rollup) since a
+ * baseline taken once the program runs with the growth of
  * what explains it: the traced heap's high-water mark, the pages of objects already live at
  * the baseline that were not resident yet (a buffer allocated at start and filled later:
  * mincore), and libchurn's own memory.  Under CHURN_SAMPLE_BYTES the live heap is the
@@ -55,6 +56,12 @@
 #include "shim.h"
 
 #define SAMPLE_NS 500000000u
+/* Reading smaps_rollup walks the page tables of every mapping: workerd at 200 MB resident
+   takes 9 to 27 ms a read in this VM (median 18), twice a second 4 % of a core its own threads
+   share on two cores.  So the next sample comes no sooner than SAMPLE_SHARE times the last
+   one's duration: the detector takes at most 1 % of a core, and a program whose reading is
+   that slow is warned of that much later (three rising samples). */
+#define SAMPLE_SHARE 100u
 #define STEADY_SAMPLES 3
 #define STEP_MIN ((uint64_t)256 << 10)   /* growth per sample that counts as growing */
 #define UNTRACED_MIN ((uint64_t)8 << 20)
@@ -601,20 +608,11 @@ static double root(double x)
     return r;
 }
 
-void churn_blind_check(uint64_t now, uint64_t live_bytes)
+/* One sample; returns how long its recurring part took (the live map's walk, the rollup),
+   leaving out the baseline's and the warning's full smaps, read once. */
+static uint64_t sample(uint64_t now, uint64_t live_bytes)
 {
-    /* A sample compares anonymous memory read now with libchurn's own read now: its live
-       map grows with the program's live objects (tens of MiB for a python3 keeping millions
-       of small ones), and a count left older by a slow refresh would leave that growth
-       unexplained. */
-    if (now >= own_next_ns || now >= b.next_ns) {
-        atomic_store_explicit(&own_resident, churn_os_own_resident(), memory_order_relaxed);
-        uint64_t took = churn_now_ns() - now;
-        own_next_ns = now + (took * OWN_SHARE > OWN_NS ? took * OWN_SHARE : OWN_NS);
-    }
-    if (now < b.next_ns)
-        return;
-    b.next_ns = now + SAMPLE_NS;
+    uint64_t start = churn_now_ns();
     /* Sampled, the live map holds the sampled objects only: the writer's sum of their sizes
        is a fraction of the heap.  Their weighted sum estimates it (a few thousand objects at
        the sampling rates that pay, walked twice a second). */
@@ -629,7 +627,7 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
     }
     if (!b.started) {
         if (!churn_main_started())
-            return;
+            return 0;
         churn_fd_keep(&b.fd, open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC));
         b.started = 1;
         b.base_ns = now;
@@ -640,17 +638,18 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
         b.last_untraced = 0;
         b.rising = 0;
         b.nbase = 0;
+        uint64_t took = churn_now_ns() - start;
         walk w;
         memset(&w, 0, sizeof w);
         w.baseline = 1;
         read_smaps(&w);
-        return;
+        return took;
     }
     /* the program took its number over past libc (fds.c): opened again */
     if (b.fd < 0)
         churn_fd_keep(&b.fd, open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC));
     if (b.fd < 0)
-        return;
+        return 0;
     if (live_bytes > b.live_peak)
         b.live_peak = live_bytes;
     uint64_t anon = anon_bytes(), own = atomic_load(&own_resident);
@@ -662,7 +661,26 @@ void churn_blind_check(uint64_t now, uint64_t live_bytes)
     atomic_store_explicit(&untraced_now, untraced, memory_order_relaxed);
     b.rising = untraced >= b.last_untraced + STEP_MIN ? b.rising + 1 : 0;
     b.last_untraced = untraced;
+    uint64_t took = churn_now_ns() - start;
     if (!atomic_load(&warned) && b.rising >= STEADY_SAMPLES && untraced >= UNTRACED_MIN &&
         untraced > heap_growth)
         warn(untraced, heap_growth, now);
+    return took;
+}
+
+void churn_blind_check(uint64_t now, uint64_t live_bytes)
+{
+    /* A sample compares anonymous memory read now with libchurn's own read now: its live
+       map grows with the program's live objects (tens of MiB for a python3 keeping millions
+       of small ones), and a count left older by a slow refresh would leave that growth
+       unexplained. */
+    if (now >= own_next_ns || now >= b.next_ns) {
+        atomic_store_explicit(&own_resident, churn_os_own_resident(), memory_order_relaxed);
+        uint64_t took = churn_now_ns() - now;
+        own_next_ns = now + (took * OWN_SHARE > OWN_NS ? took * OWN_SHARE : OWN_NS);
+    }
+    if (now < b.next_ns)
+        return;
+    uint64_t took = sample(now, live_bytes);
+    b.next_ns = now + (took * SAMPLE_SHARE > SAMPLE_NS ? took * SAMPLE_SHARE : SAMPLE_NS);
 }
