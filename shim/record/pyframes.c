@@ -564,8 +564,18 @@ static int trampoline(uintptr_t ip)
     return 1;
 }
 
-__attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max,
-                              const uintptr_t *pyf, unsigned npy)
+/* n frames from src to ips[at..], as far as max; memmove: a native part moves outward over
+   itself. */
+static inline void place(uintptr_t *ips, unsigned at, unsigned max, const uintptr_t *src,
+                         unsigned n)
+{
+    if (at < max)
+        memmove(ips + at, src, (n < max - at ? n : max - at) * sizeof *ips);
+}
+
+__attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth,
+                                                        unsigned max, const uintptr_t *pyf,
+                                                        unsigned npy)
 {
     /* the frames one evaluation runs go after its native frame of the evaluation loop, the
        innermost group after the innermost such frame, and so on outward */
@@ -578,25 +588,30 @@ __attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned
             }
             at = i + 1;
         }
-    uint64_t skip[(CHURN_STACK_MAX_DEPTH + 8 + 63) / 64] = {0};
-    unsigned evals = 0, all = 0, total = depth;
-    for (unsigned i = 0; i < depth; i++)
-        if (in_eval(ips[i]) && all++ < groups) {
-            total += len[evals++];
+    /* the evaluation loop's frames that take a group, and whether the native frame outward
+       of each is a perf trampoline, which its group names instead */
+    unsigned pos[64], evals = 0, total = depth;
+    uint64_t skipped = 0;
+    for (unsigned i = 0; i < depth && evals < groups; i++)
+        if (in_eval(ips[i])) {
+            pos[evals] = i;
+            total += len[evals];
             if (i + 1 < depth && trampoline(ips[i + 1])) {
-                skip[(i + 1) / 64] |= 1ull << ((i + 1) % 64);
+                skipped |= 1ull << evals;
                 total--;
             }
+            evals++;
         }
-    /* from the outermost down, so that nothing is overwritten before it is moved */
-    unsigned w = total, e = all;
-    for (unsigned i = depth; i-- > 0;) {
-        if (in_eval(ips[i]) && --e < evals)
-            for (unsigned k = len[e]; k-- > 0;)
-                if (--w < max)
-                    ips[w] = pyf[start[e] + k];
-        if (!(skip[i / 64] >> (i % 64) & 1) && --w < max)
-            ips[w] = ips[i];
+    /* the parts in turn from the outermost, each moved outward before what lies inward of
+       it is written */
+    unsigned w = total, hi = depth;
+    for (unsigned e = evals; e-- > 0;) {
+        unsigned lo = pos[e] + 1 + (unsigned)(skipped >> e & 1);
+        w -= hi - lo;
+        place(ips, w, max, ips + lo, hi - lo);
+        w -= len[e];
+        place(ips, w, max, pyf + start[e], len[e]);
+        hi = pos[e] + 1;
     }
     return total < max ? total : max;
 }
