@@ -37,7 +37,7 @@
 #define INDEX_SLOTS (1u << 17)
 #define PAGES 4096u
 #define SITES 1024u
-#define NEAR 256u
+#define NEAR 1024u
 #define NAME_BYTES 512u
 #define NAMES_CHUNK (1u << 20)
 #define FRAMES_MAX 64u
@@ -472,6 +472,22 @@ static uintptr_t current_frame(py_thread *t)
     return word_by(t, holder + l->cf_frame, &v) ? v : 0;
 }
 
+/* A frame the near frames' table does not name: its site's address, entered there; 0 when
+   its code is not a code object.  Apart from the hot path, which keeps its registers. */
+static __attribute__((noinline)) uintptr_t
+frame_miss(py_thread *t, near_frame *nf, uintptr_t frame, uintptr_t code, uintptr_t instr)
+{
+    const layout *l = &py.l;
+    if (!readable(code, l->co_size) || field(code, 8) != py.code_type)
+        return 0;
+    int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
+    uintptr_t linetable = field(code, l->co_linetable);
+    uintptr_t a = frame_addr(t, code, linetable, lasti);
+    if (a)
+        *nf = (near_frame){frame, code, instr, linetable, a};
+    return a;
+}
+
 /* noinline, as merge: under LTO its buffers would widen stack_id's frame on every stack,
    a 2 KiB coroutine's included (t_coroutine_stacks.sh), Python or not. */
 __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames,
@@ -490,8 +506,14 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
     uintptr_t *out = t->frames;
     const unsigned max = FRAMES_MAX;
     *frames = out;
-    const layout *l = &py.l;
+    /* The layout's offsets in locals: a store to out or to the near frames could alias them,
+       and each would be loaded again on every frame. */
+    const size_t fr_size = py.l.fr_size, fr_code = py.l.fr_code, fr_instr = py.l.fr_instr,
+                 fr_entry = py.l.fr_entry, fr_previous = py.l.fr_previous,
+                 co_linetable = py.l.co_linetable;
+    const int by_owner = py.l.entry_is_owner;
     unsigned n = 0;
+    int open = 0; /* a frame was put since the last end of an evaluation's frames */
     /* The frames' hash, a step as each is found: the stack table's, outermost first, would
        take a second pass */
     uint64_t h = 0;
@@ -500,37 +522,34 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
        readable: copying the frame and the code's header (216 bytes) cost python3 as much as
        the rest of the read. */
     for (unsigned hops = 0; frame && hops < 4 * max && n + 1 < max; hops++) {
-        if (!readable_by(t, frame, l->fr_size))
+        if (!readable_by(t, frame, fr_size))
             break;
-        uintptr_t code = field(frame, l->fr_code), instr = field(frame, l->fr_instr);
-        unsigned char owner = *(const unsigned char *)(frame + l->fr_entry);
-        int entry = l->entry_is_owner ? owner == 3 : owner != 0;
+        uintptr_t code = field(frame, fr_code), instr = field(frame, fr_instr);
+        unsigned char owner = *(const unsigned char *)(frame + fr_entry);
+        int entry = by_owner ? owner == 3 : owner != 0;
         /* The frames outside the innermost few are where the last read found them, on the
            same instruction of the same code: a probe of a table small enough to stay in the
            cache names them (the sites' table is not).  The code's pages were found readable
            when the entry was made. */
-        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 56) & (NEAR - 1)];
+        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 54) & (NEAR - 1)];
         uintptr_t a = 0;
         if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr &&
-                         nf->linetable == field(code, l->co_linetable))) {
+                         nf->linetable == field(code, co_linetable))) {
             a = nf->addr;
-        } else if (!(l->entry_is_owner && entry) && readable(code, l->co_size) &&
-                   field(code, 8) == py.code_type) {
-            int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
-            uintptr_t linetable = field(code, l->co_linetable);
-            a = frame_addr(t, code, linetable, lasti);
-            if (a)
-                *nf = (near_frame){frame, code, instr, linetable, a};
+        } else if (!(by_owner && entry)) {
+            a = frame_miss(t, nf, frame, code, instr);
         }
         if (a) {
             out[n++] = a;
             h = (h ^ a) * HASH_STEP;
+            open = 1;
         }
-        if (entry && n && out[n - 1]) {
+        if (entry && open) {
             out[n++] = 0; /* the end of one evaluation's frames */
             h = (h ^ 1) * HASH_STEP;
+            open = 0;
         }
-        frame = field(frame, l->fr_previous);
+        frame = field(frame, fr_previous);
     }
     *hash = h ^ (h >> 29) ^ n;
     return n;
