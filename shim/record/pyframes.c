@@ -37,7 +37,7 @@
 #define INDEX_SLOTS (1u << 17)
 #define PAGES 4096u
 #define SITES 1024u
-#define NEAR 256u
+#define NEAR 1024u
 #define NAME_BYTES 512u
 #define NAMES_CHUNK (1u << 20)
 #define FRAMES_MAX 64u
@@ -289,67 +289,55 @@ static size_t read_str(uintptr_t s, char *out, size_t cap)
     return len;
 }
 
+/* Whether the n bytes at src are all on pages found readable (n of any size). */
+static int readable_span(uintptr_t src, size_t n)
+{
+    if (!n || !readable(src, 1) || !readable(src + n - 1, 1))
+        return 0;
+    for (uintptr_t page = (src & ~(uintptr_t)4095) + 4096; page < src + n - 1; page += 4096)
+        if (!page_readable(page))
+            return 0;
+    return 1;
+}
+
 /* The line of the code unit at lasti by the location table (3.11 and later,
    Objects/locations.md): entries of one byte (bit 7 set, the kind in bits 3-6, the code
-   units it covers less one in bits 0-2) and their varints.  -1: no line. */
-typedef struct table_reader {
-    uintptr_t at, end;
-    unsigned char buf[128];
-    uintptr_t buf_at;
-    size_t buf_len;
-} table_reader;
-
-static int table_byte(table_reader *r)
-{
-    if (r->at >= r->end)
-        return -1;
-    if (r->at - r->buf_at >= r->buf_len) {
-        size_t n = r->end - r->at < sizeof r->buf ? (size_t)(r->end - r->at) : sizeof r->buf;
-        if (!peek(r->buf, r->at, n))
-            return -1;
-        r->buf_at = r->at;
-        r->buf_len = n;
-    }
-    return r->buf[r->at++ - r->buf_at];
-}
-
-static int64_t svarint(table_reader *r)
-{
-    uint64_t v = 0;
-    unsigned shift = 0;
-    int b;
-    do {
-        b = table_byte(r);
-        if (b < 0 || shift > 30)
-            return 0;
-        v |= (uint64_t)(b & 63) << shift;
-        shift += 6;
-    } while (b & 64);
-    return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
-}
-
+   units it covers less one in bits 0-2), then the kind's bytes, which have bit 7 clear: one
+   column byte (kinds 0-9), two (10-12), a signed varint of the line's change (13), that and
+   three varints (14), none (15).  The table is read in place once its pages are known
+   readable: a copy of it a byte at a time cost a new site ten thousand instructions.  -1: no
+   line. */
 static int64_t line_of(uintptr_t linetable, int firstlineno, int64_t lasti)
 {
     unsigned char head[32];
     if (lasti < 0 || !peek(head, linetable, sizeof head))
         return firstlineno;
-    table_reader r = {linetable + 32, linetable + 32 + word_at(head, 16), {0}, 0, 0};
-    if (r.end < r.at || r.end - r.at > (1u << 24))
+    size_t size = word_at(head, 16);
+    if (size > (1u << 24) || !readable_span(linetable + 32, size))
         return -1;
+    const unsigned char *b = (const unsigned char *)(linetable + 32);
     int64_t line = firstlineno, unit = 0;
-    int b = table_byte(&r);
-    while (b >= 0) {
-        unsigned kind = (unsigned)(b >> 3) & 15;
-        int64_t delta = kind == 13 || kind == 14   ? svarint(&r)
-                        : kind >= 10 && kind <= 12 ? kind - 10
-                                                   : 0;
-        line += delta;
-        unit += (b & 7) + 1;
+    for (size_t i = 0; i < size;) {
+        unsigned first = b[i++], kind = (first >> 3) & 15;
+        unit += (first & 7) + 1;
+        if (kind < 10) {
+            i++;
+        } else if (kind <= 12) {
+            line += kind - 10;
+            i += 2;
+        } else if (kind <= 14) {
+            uint64_t v = 0;
+            for (unsigned shift = 0; i < size && shift <= 30; shift += 6) {
+                v |= (uint64_t)(b[i] & 63) << shift;
+                if (!(b[i++] & 64))
+                    break;
+            }
+            line += v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+            while (kind == 14 && i < size && !(b[i] & 128))
+                i++;
+        }
         if (unit > lasti)
             return kind == 15 ? -1 : line;
-        do
-            b = table_byte(&r);
-        while (b >= 0 && !(b & 128));
     }
     return -1;
 }
@@ -484,6 +472,22 @@ static uintptr_t current_frame(py_thread *t)
     return word_by(t, holder + l->cf_frame, &v) ? v : 0;
 }
 
+/* A frame the near frames' table does not name: its site's address, entered there; 0 when
+   its code is not a code object.  Apart from the hot path, which keeps its registers. */
+static __attribute__((noinline)) uintptr_t
+frame_miss(py_thread *t, near_frame *nf, uintptr_t frame, uintptr_t code, uintptr_t instr)
+{
+    const layout *l = &py.l;
+    if (!readable(code, l->co_size) || field(code, 8) != py.code_type)
+        return 0;
+    int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
+    uintptr_t linetable = field(code, l->co_linetable);
+    uintptr_t a = frame_addr(t, code, linetable, lasti);
+    if (a)
+        *nf = (near_frame){frame, code, instr, linetable, a};
+    return a;
+}
+
 /* noinline, as merge: under LTO its buffers would widen stack_id's frame on every stack,
    a 2 KiB coroutine's included (t_coroutine_stacks.sh), Python or not. */
 __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames,
@@ -502,8 +506,14 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
     uintptr_t *out = t->frames;
     const unsigned max = FRAMES_MAX;
     *frames = out;
-    const layout *l = &py.l;
+    /* The layout's offsets in locals: a store to out or to the near frames could alias them,
+       and each would be loaded again on every frame. */
+    const size_t fr_size = py.l.fr_size, fr_code = py.l.fr_code, fr_instr = py.l.fr_instr,
+                 fr_entry = py.l.fr_entry, fr_previous = py.l.fr_previous,
+                 co_linetable = py.l.co_linetable;
+    const int by_owner = py.l.entry_is_owner;
     unsigned n = 0;
+    int open = 0; /* a frame was put since the last end of an evaluation's frames */
     /* The frames' hash, a step as each is found: the stack table's, outermost first, would
        take a second pass */
     uint64_t h = 0;
@@ -512,37 +522,34 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
        readable: copying the frame and the code's header (216 bytes) cost python3 as much as
        the rest of the read. */
     for (unsigned hops = 0; frame && hops < 4 * max && n + 1 < max; hops++) {
-        if (!readable_by(t, frame, l->fr_size))
+        if (!readable_by(t, frame, fr_size))
             break;
-        uintptr_t code = field(frame, l->fr_code), instr = field(frame, l->fr_instr);
-        unsigned char owner = *(const unsigned char *)(frame + l->fr_entry);
-        int entry = l->entry_is_owner ? owner == 3 : owner != 0;
+        uintptr_t code = field(frame, fr_code), instr = field(frame, fr_instr);
+        unsigned char owner = *(const unsigned char *)(frame + fr_entry);
+        int entry = by_owner ? owner == 3 : owner != 0;
         /* The frames outside the innermost few are where the last read found them, on the
            same instruction of the same code: a probe of a table small enough to stay in the
            cache names them (the sites' table is not).  The code's pages were found readable
            when the entry was made. */
-        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 56) & (NEAR - 1)];
+        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 54) & (NEAR - 1)];
         uintptr_t a = 0;
         if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr &&
-                         nf->linetable == field(code, l->co_linetable))) {
+                         nf->linetable == field(code, co_linetable))) {
             a = nf->addr;
-        } else if (!(l->entry_is_owner && entry) && readable(code, l->co_size) &&
-                   field(code, 8) == py.code_type) {
-            int64_t lasti = ((int64_t)instr - (int64_t)(code + l->co_code)) / 2;
-            uintptr_t linetable = field(code, l->co_linetable);
-            a = frame_addr(t, code, linetable, lasti);
-            if (a)
-                *nf = (near_frame){frame, code, instr, linetable, a};
+        } else if (!(by_owner && entry)) {
+            a = frame_miss(t, nf, frame, code, instr);
         }
         if (a) {
             out[n++] = a;
             h = (h ^ a) * HASH_STEP;
+            open = 1;
         }
-        if (entry && n && out[n - 1]) {
+        if (entry && open) {
             out[n++] = 0; /* the end of one evaluation's frames */
             h = (h ^ 1) * HASH_STEP;
+            open = 0;
         }
-        frame = field(frame, l->fr_previous);
+        frame = field(frame, fr_previous);
     }
     *hash = h ^ (h >> 29) ^ n;
     return n;
@@ -576,8 +583,18 @@ static int trampoline(uintptr_t ip)
     return 1;
 }
 
-__attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth, unsigned max,
-                              const uintptr_t *pyf, unsigned npy)
+/* n frames from src to ips[at..], as far as max; memmove: a native part moves outward over
+   itself. */
+static inline void place(uintptr_t *ips, unsigned at, unsigned max, const uintptr_t *src,
+                         unsigned n)
+{
+    if (at < max)
+        memmove(ips + at, src, (n < max - at ? n : max - at) * sizeof *ips);
+}
+
+__attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned depth,
+                                                        unsigned max, const uintptr_t *pyf,
+                                                        unsigned npy)
 {
     /* the frames one evaluation runs go after its native frame of the evaluation loop, the
        innermost group after the innermost such frame, and so on outward */
@@ -590,25 +607,30 @@ __attribute__((noinline)) unsigned churn_pyframes_merge(uintptr_t *ips, unsigned
             }
             at = i + 1;
         }
-    uint64_t skip[(CHURN_STACK_MAX_DEPTH + 8 + 63) / 64] = {0};
-    unsigned evals = 0, all = 0, total = depth;
-    for (unsigned i = 0; i < depth; i++)
-        if (in_eval(ips[i]) && all++ < groups) {
-            total += len[evals++];
+    /* the evaluation loop's frames that take a group, and whether the native frame outward
+       of each is a perf trampoline, which its group names instead */
+    unsigned pos[64], evals = 0, total = depth;
+    uint64_t skipped = 0;
+    for (unsigned i = 0; i < depth && evals < groups; i++)
+        if (in_eval(ips[i])) {
+            pos[evals] = i;
+            total += len[evals];
             if (i + 1 < depth && trampoline(ips[i + 1])) {
-                skip[(i + 1) / 64] |= 1ull << ((i + 1) % 64);
+                skipped |= 1ull << evals;
                 total--;
             }
+            evals++;
         }
-    /* from the outermost down, so that nothing is overwritten before it is moved */
-    unsigned w = total, e = all;
-    for (unsigned i = depth; i-- > 0;) {
-        if (in_eval(ips[i]) && --e < evals)
-            for (unsigned k = len[e]; k-- > 0;)
-                if (--w < max)
-                    ips[w] = pyf[start[e] + k];
-        if (!(skip[i / 64] >> (i % 64) & 1) && --w < max)
-            ips[w] = ips[i];
+    /* the parts in turn from the outermost, each moved outward before what lies inward of
+       it is written */
+    unsigned w = total, hi = depth;
+    for (unsigned e = evals; e-- > 0;) {
+        unsigned lo = pos[e] + 1 + (unsigned)(skipped >> e & 1);
+        w -= hi - lo;
+        place(ips, w, max, ips + lo, hi - lo);
+        w -= len[e];
+        place(ips, w, max, pyf + start[e], len[e]);
+        hi = pos[e] + 1;
     }
     return total < max ? total : max;
 }
