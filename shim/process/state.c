@@ -175,6 +175,7 @@ void churn_ensure_init(void)
         return;
     int saved = churn_in_shim, saved_errno = errno;
     churn_in_shim = 1;
+    churn_os_maps_hold();
     churn_log_init();
     churn_os_note_seccomp();
     churn_real_resolve();
@@ -198,6 +199,7 @@ void churn_ensure_init(void)
         churn_epoch_install_triggers();
         churn_index_start();
     }
+    churn_os_maps_release();
     atomic_store(&churn_state, ok ? CHURN_ON : CHURN_DISABLED);
     churn_in_shim = saved;
     errno = saved_errno; /* the call it came in on (a malloc) says nothing of it */
@@ -345,9 +347,14 @@ static void bring_up(void)
         atomic_store(&churn_state, CHURN_DISABLED);
         return;
     }
+    /* Start-up, single-threaded until the writer starts, changes no mapping it asks about:
+       /proc/self/maps is read once for all of it (os.c). */
+    churn_os_maps_hold();
     churn_ensure_init();
-    if (atomic_load(&churn_state) != CHURN_ON)
+    if (atomic_load(&churn_state) != CHURN_ON) {
+        churn_os_maps_release();
         return;
+    }
     churn_in_shim++;
     churn_exit_install(); /* while single-threaded: patching rewrites code in place */
     if (churn_writer_start()) {
@@ -361,6 +368,7 @@ static void bring_up(void)
         churn_atfork_register();
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
+    churn_os_maps_release();
     churn_in_shim--;
 }
 
