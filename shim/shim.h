@@ -81,6 +81,20 @@ uint64_t churn_os_own_resident(void);
 /* Lists libchurn.so's own data and .bss among those mappings (once, at start-up). */
 void churn_os_list_own_image(void);
 void churn_os_after_fork_child(void);
+/* A mapping of /proc/self/maps: its bounds, its PROT_* and the end of the one before it. */
+typedef struct churn_vma {
+    uintptr_t lo, hi, before;
+    int prot;
+} churn_vma;
+/* The mapping that holds addr: 0, or -1 when none does or the file cannot be read. */
+int churn_os_vma(uintptr_t addr, churn_vma *out);
+/* fn on each mapping, read afresh, in address order until it returns nonzero; -1 when the
+   file cannot be read. */
+int churn_os_each_vma(int (*fn)(const churn_vma *v, void *ctx), void *ctx);
+/* Between these (nested; start-up, which alone changes no mapping it asks about) the calling
+   thread's churn_os_vma reads the file once and looks in what it read. */
+void churn_os_maps_hold(void);
+void churn_os_maps_release(void);
 /* The main thread's stack as pthread_getattr_np gives it, without its allocations; -1 if
    it cannot be read. */
 int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi);

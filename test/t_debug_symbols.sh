@@ -4,7 +4,8 @@
 # .symtab where gdb would find it (by build id under /usr/lib/debug, or by .gnu_debuglink
 # beside the file or in .debug/ beside it), and only when its build id is the file's.  So an
 # allocator under its own names (prefixed_alloc.c's je_ stand-in) is traced exactly, and
-# CHURN_EPOCH_AT finds a function by name; a debug file of another build is refused.
+# CHURN_EPOCH_AT finds a function by name; a debug file of another build is refused.  A
+# stripped library's hidden allocator is found by its debug file's local symbols.
 . test/lib.sh
 
 strip_beside() { # NAME: NAME.debug beside the stripped NAME, linked by .gnu_debuglink
@@ -58,4 +59,27 @@ if len(kept) < 49:
     fail("CHURN_EPOCH_AT=tick in the stripped ticks: %d epochs of one 256-byte allocation, "
          "not 49 or 50 (%d epochs)" % (len(kept), len(epochs)))
 print("ticks: %d epochs begun at tick, named by the debug file" % len(kept))
+PY
+
+# A stripped library whose allocator is hidden (its je_ names local, called inside it only):
+# only the library's debug file names them, as its local symbols (the global ones are its
+# .dynsym's), and the allocator is traced exactly through them.
+echo '{ global: lib_main; local: *; };' >"$WORK/libje.map"
+gcc $PROG_CFLAGS -std=gnu11 -fPIC -shared -Dmain=lib_main -DPREFIX=je_ \
+    -Wl,--version-script="$WORK/libje.map" -o "$WORK/libje.so" test/programs/prefixed_alloc.c \
+    >"$WORK/libje.build.log" 2>&1 || fail "cannot build libje.so: $(tail -n 1 "$WORK/libje.build.log")"
+readelf -sW "$WORK/libje.so" | awk '$8 == "je_malloc" && $5 == "LOCAL" { found = 1 } END { exit !found }' ||
+    fail "je_malloc is not a local symbol of libje.so"
+strip_beside libje.so
+echo 'int lib_main(void); int main(void) { return lib_main(); }' >"$WORK/libje_main.c"
+build_c libje_main "$WORK/libje_main.c" -L"$WORK" -lje -Wl,-rpath,"$WORK"
+traced "$WORK/libje.zst" "$WORK/libje.out" "$WORK/libje_main"
+grep -q "tracing jemalloc in .*libje.so through the patch way in" "$WORK/libje.out.err" ||
+    fail "hidden je_ allocator of a stripped library with its debug file: not traced: $(head -n 1 "$WORK/libje.out.err")"
+analyze "$WORK/libje.zst" "$WORK/libje.json"
+check "$WORK/libje.json" "$WORK/libje.out" <<'PY'
+import sys
+from churncheck import *
+expect_phases(load(sys.argv[1]), sys.argv[2], "hidden je_ in a stripped library", 2)
+print("hidden je_ in a stripped library with its debug file: 2 phases exact")
 PY

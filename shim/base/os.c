@@ -27,48 +27,152 @@
 
 _Atomic uint64_t churn_own_mapped_bytes;
 
-/* ---- the main thread's stack ---- */
+/* ---- /proc/self/maps ----
 
-extern void *__libc_stack_end;
+   Read with a fixed buffer a character at a time, so that no line needs a buffer whatever
+   its path's length.  Start-up asks it about a dozen times (the patch engine twice a patch,
+   the main thread's stack) while nothing but libchurn runs and changes no mapping it asks
+   about: between churn_os_maps_hold and churn_os_maps_release the thread that holds reads it
+   once into a table and looks there. */
+typedef int (*vma_fn)(const churn_vma *v, void *ctx);
 
-/* The mapping that holds addr, and the end of the one before it, from /proc/self/maps read
-   with a fixed buffer.  Returns 0, or -1 when no mapping holds addr. */
-static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t *before)
+/* fn on each line's mapping in address order until it returns nonzero; -1 when the file
+   cannot be opened. */
+static int each_vma(vma_fn fn, void *ctx)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     char buf[4096];
-    uintptr_t range[2] = {0, 0}, last_to = 0;
-    int field = 0, found = -1; /* field: 0, 1 the range's bounds, 2 the rest of the line */
+    churn_vma v = {0, 0, 0, 0};
+    uintptr_t last_hi = 0;
+    unsigned field = 0, perm = 0; /* field: 0, 1 the range's bounds, 2 perms, 3 the rest */
+    int done = 0;
     ssize_t n;
-    while (found && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n && found; i++) {
+    while (!done && (n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n && !done; i++) {
             char c = buf[i];
             if (c == '\n') {
-                if (range[0] <= addr && addr < range[1]) {
-                    *from = range[0];
-                    *to = range[1];
-                    *before = last_to;
-                    found = 0;
-                }
-                last_to = range[1];
-                range[0] = range[1] = 0;
-                field = 0;
+                v.before = last_hi;
+                done = fn(&v, ctx);
+                last_hi = v.hi;
+                v = (churn_vma){0, 0, 0, 0};
+                field = perm = 0;
             } else if (field < 2) {
                 int digit = c >= '0' && c <= '9'   ? c - '0'
                             : c >= 'a' && c <= 'f' ? c - 'a' + 10
                                                    : -1;
-                if (digit >= 0)
-                    range[field] = range[field] << 4 | (uintptr_t)digit;
+                if (digit >= 0 && field == 0)
+                    v.lo = v.lo << 4 | (uintptr_t)digit;
+                else if (digit >= 0)
+                    v.hi = v.hi << 4 | (uintptr_t)digit;
                 else
                     field++;
+            } else if (field == 2) {
+                if (perm < 3 && c != '-')
+                    v.prot |= c == 'r' ? PROT_READ : c == 'w' ? PROT_WRITE : PROT_EXEC;
+                if (++perm == 4)
+                    field = 3;
             }
         }
     }
     close(fd);
-    return found;
+    return 0;
 }
+
+/* The held table: mapped at the first hold, kept for the next (a fork child's, an attach). */
+#define VMA_MAX 16384u
+static churn_vma *held_vmas;
+static size_t held_count;
+static int held_full; /* more mappings than VMA_MAX: lookups past the table read afresh */
+static __thread int holding;
+static __thread int held_read;
+
+typedef struct {
+    uintptr_t addr;
+    churn_vma *out;
+    int found;
+} vma_query;
+
+static int vma_holds(const churn_vma *v, void *ctx)
+{
+    vma_query *q = ctx;
+    if (q->addr >= v->lo && q->addr < v->hi) {
+        *q->out = *v;
+        q->found = 1;
+    }
+    return q->found;
+}
+
+static int vma_keep(const churn_vma *v, void *ctx)
+{
+    (void)ctx;
+    if (held_count == VMA_MAX) {
+        held_full = 1;
+        return 1;
+    }
+    held_vmas[held_count++] = *v;
+    return 0;
+}
+
+static int read_held(void)
+{
+    if (!held_vmas) {
+        long p = syscall(SYS_mmap, NULL, VMA_MAX * sizeof *held_vmas, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == -1)
+            return -1;
+        held_vmas = (churn_vma *)p;
+    }
+    held_count = 0;
+    held_full = 0;
+    if (each_vma(vma_keep, NULL))
+        return -1;
+    held_read = 1;
+    return 0;
+}
+
+void churn_os_maps_hold(void)
+{
+    holding++;
+}
+
+void churn_os_maps_release(void)
+{
+    if (holding && !--holding)
+        held_read = 0;
+}
+
+int churn_os_vma(uintptr_t addr, churn_vma *out)
+{
+    if (holding && (held_read || !read_held())) {
+        size_t lo = 0, hi = held_count; /* the lines come in address order */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (addr < held_vmas[mid].lo)
+                hi = mid;
+            else if (addr >= held_vmas[mid].hi)
+                lo = mid + 1;
+            else {
+                *out = held_vmas[mid];
+                return 0;
+            }
+        }
+        if (!held_full)
+            return -1;
+    }
+    vma_query q = {addr, out, 0};
+    return each_vma(vma_holds, &q) || !q.found ? -1 : 0;
+}
+
+int churn_os_each_vma(int (*fn)(const churn_vma *v, void *ctx), void *ctx)
+{
+    return each_vma(fn, ctx);
+}
+
+/* ---- the main thread's stack ---- */
+
+extern void *__libc_stack_end;
 
 /* As pthread_getattr_np reports the main thread's stack: its top the page above
    __libc_stack_end, its size RLIMIT_STACK less what lies above that page, cut at the end of
@@ -77,15 +181,16 @@ static int mapping_of(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t 
    program that defines malloc and free but not realloc aborts there. */
 int churn_os_main_stack(uintptr_t *lo, uintptr_t *hi)
 {
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from, to, before;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t end = (uintptr_t)__libc_stack_end;
+    churn_vma v;
     struct rlimit r;
-    if (mapping_of(end, &from, &to, &before) || getrlimit(RLIMIT_STACK, &r))
+    if (churn_os_vma(end, &v) || getrlimit(RLIMIT_STACK, &r))
         return -1;
     uintptr_t top = (end & -page) + page;
-    uintptr_t size = ((uintptr_t)r.rlim_cur - (to - top)) & -page;
-    if (size > top - before)
-        size = top - before;
+    uintptr_t size = ((uintptr_t)r.rlim_cur - (v.hi - top)) & -page;
+    if (size > top - v.before)
+        size = top - v.before;
     *lo = top - size;
     *hi = top;
     return 0;

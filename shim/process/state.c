@@ -5,6 +5,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,7 @@ void churn_ensure_init(void)
         return;
     int saved = churn_in_shim, saved_errno = errno;
     churn_in_shim = 1;
+    churn_os_maps_hold();
     churn_log_init();
     churn_os_note_seccomp();
     churn_real_resolve();
@@ -198,6 +200,7 @@ void churn_ensure_init(void)
         churn_epoch_install_triggers();
         churn_index_start();
     }
+    churn_os_maps_release();
     atomic_store(&churn_state, ok ? CHURN_ON : CHURN_DISABLED);
     churn_in_shim = saved;
     errno = saved_errno; /* the call it came in on (a malloc) says nothing of it */
@@ -345,9 +348,14 @@ static void bring_up(void)
         atomic_store(&churn_state, CHURN_DISABLED);
         return;
     }
+    /* Start-up, single-threaded until the writer starts, changes no mapping it asks about:
+       /proc/self/maps is read once for all of it (os.c). */
+    churn_os_maps_hold();
     churn_ensure_init();
-    if (atomic_load(&churn_state) != CHURN_ON)
+    if (atomic_load(&churn_state) != CHURN_ON) {
+        churn_os_maps_release();
         return;
+    }
     churn_in_shim++;
     churn_exit_install(); /* while single-threaded: patching rewrites code in place */
     if (churn_writer_start()) {
@@ -361,6 +369,7 @@ static void bring_up(void)
         churn_atfork_register();
         churn_thread_self(); /* the main thread's ring, while no allocator lock is held */
     }
+    churn_os_maps_release();
     churn_in_shim--;
 }
 
@@ -375,6 +384,118 @@ __attribute__((constructor)) static void churn_constructor(void)
 __attribute__((destructor)) static void churn_destructor(void)
 {
     churn_exit_destructor();
+}
+
+/* ---- the unwinder libchurn brings ----
+
+   libchurn needs libgcc_s (the guard's cleanup when an exception leaves operator new), which
+   defines __register_frame_info.  Start-up code of some toolchains (compiler-rt's crtbegin, as
+   in workerd) calls that function only when its weak reference finds one, and a program that
+   does not load libgcc_s itself would then register its whole .eh_frame with libgcc_s, which
+   the first unwind through libgcc_s (glibc's backtrace) sorts: workerd's is 7.6 MB, read into
+   its RSS.  These two stand in: they forward only when an object that is not one of
+   libchurn's own dependencies needs libgcc_s, as without libchurn. */
+static int program_needs_libgcc_s = -1; /* -1 not known yet; decided once, kept */
+
+/* The object's DT_NEEDED names, fn on each until it returns nonzero. */
+static int each_needed(const struct link_map *l, int (*fn)(const char *name, void *ctx),
+                       void *ctx)
+{
+    const ElfW(Dyn) *d = l->l_ld;
+    const char *strtab = NULL;
+    /* The loader adds the load address to it where the dynamic section is writable. */
+    for (size_t i = 0; d && d[i].d_tag != DT_NULL; i++)
+        if (d[i].d_tag == DT_STRTAB)
+            strtab = (const char *)(d[i].d_un.d_ptr < l->l_addr ? d[i].d_un.d_ptr + l->l_addr
+                                                                : d[i].d_un.d_ptr);
+    for (size_t i = 0; d && strtab && d[i].d_tag != DT_NULL; i++)
+        if (d[i].d_tag == DT_NEEDED && fn(strtab + d[i].d_un.d_val, ctx))
+            return 1;
+    return 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+#define MAX_OWN_DEPS 64
+typedef struct {
+    const char *names[MAX_OWN_DEPS]; /* libchurn's own dependencies, found so far */
+    size_t n;
+} own_deps;
+
+static int add_dep(const char *name, void *ctx)
+{
+    own_deps *o = ctx;
+    for (size_t i = 0; i < o->n; i++)
+        if (!strcmp(o->names[i], name))
+            return 0;
+    if (o->n < MAX_OWN_DEPS)
+        o->names[o->n++] = name;
+    return 0;
+}
+
+static int is_libgcc_s(const char *name, void *ctx)
+{
+    (void)ctx;
+    return !strncmp(name, "libgcc_s.so", 11);
+}
+
+extern ElfW(Dyn) _DYNAMIC[]; /* libchurn's own dynamic section */
+
+static int decide_libgcc_s(void)
+{
+    const struct link_map *self = NULL, *l;
+    for (l = _r_debug.r_map; l; l = l->l_next)
+        if (l->l_ld == _DYNAMIC)
+            self = l;
+    if (!self)
+        return 1; /* cannot tell: forward */
+    /* libchurn's own dependencies, by name, to a fixed point */
+    own_deps own = {{0}, 0};
+    each_needed(self, add_dep, &own);
+    for (size_t before = 0; before != own.n;) {
+        before = own.n;
+        for (l = _r_debug.r_map; l; l = l->l_next)
+            for (size_t i = 0; i < own.n; i++)
+                if (l != self && l->l_name && !strcmp(base_name(l->l_name), own.names[i])) {
+                    each_needed(l, add_dep, &own);
+                    break;
+                }
+    }
+    for (l = _r_debug.r_map; l; l = l->l_next) {
+        if (l == self)
+            continue;
+        int ours = 0;
+        for (size_t i = 0; l->l_name && *l->l_name && i < own.n && !ours; i++)
+            ours = !strcmp(base_name(l->l_name), own.names[i]);
+        if (!ours && each_needed(l, is_libgcc_s, NULL))
+            return 1;
+    }
+    return 0;
+}
+
+CHURN_API void __register_frame_info(const void *begin, void *object)
+{
+    static void *_Atomic next_slot;
+    void (*next)(const void *, void *) =
+        (void (*)(const void *, void *))churn_next_of(&next_slot, "__register_frame_info");
+    if (program_needs_libgcc_s < 0)
+        program_needs_libgcc_s = decide_libgcc_s();
+    if (next && program_needs_libgcc_s)
+        next(begin, object);
+}
+
+CHURN_API void *__deregister_frame_info(const void *begin)
+{
+    static void *_Atomic next_slot;
+    void *(*next)(const void *) =
+        (void *(*)(const void *))churn_next_of(&next_slot, "__deregister_frame_info");
+    if (program_needs_libgcc_s < 0)
+        program_needs_libgcc_s = decide_libgcc_s();
+    return next && program_needs_libgcc_s ? next(begin) : NULL;
 }
 
 /* main starts only after the executable's static constructors ran; an allocator linked into

@@ -26,6 +26,7 @@ typedef struct symtab {
     size_t count;
     const char *names;
     size_t names_size;
+    int locals_only; /* a shared library's debug file: its other symbols are in .dynsym */
 } symtab;
 
 static struct {
@@ -89,6 +90,7 @@ static int symbol_table(const uint8_t *base, size_t size, const Elf64_Shdr *sh, 
     t->count = sh[i].sh_size / sizeof(Elf64_Sym);
     t->names = (const char *)(base + str->sh_offset);
     t->names_size = str->sh_size;
+    t->locals_only = 0;
     return 1;
 }
 
@@ -171,9 +173,31 @@ static const uint8_t *debug_file(const char *path, const uint8_t *base, size_t s
     return d;
 }
 
+/* Whether the mapped file is a shared library rather than an executable (ET_EXEC, or ET_DYN
+   marked DF_1_PIE): the linker puts every global symbol of a library in its .dynsym, where an
+   executable exports only what it is told to. */
+static int shared_library(const uint8_t *base, size_t size, const Elf64_Shdr *sh,
+                          unsigned count)
+{
+    if (((const Elf64_Ehdr *)base)->e_type != ET_DYN)
+        return 0;
+    for (unsigned i = 0; i < count; i++) {
+        if (sh[i].sh_type != SHT_DYNAMIC || !in_file(sh[i].sh_offset, sh[i].sh_size, size))
+            continue;
+        const Elf64_Dyn *d = (const Elf64_Dyn *)(base + sh[i].sh_offset);
+        for (size_t k = 0; k < sh[i].sh_size / sizeof *d && d[k].d_tag != DT_NULL; k++)
+            if (d[k].d_tag == DT_FLAGS_1 && (d[k].d_un.d_val & DF_1_PIE))
+                return 0;
+    }
+    return 1;
+}
+
+static const char self_exe[] = "/proc/self/exe";
+
 /* Maps a loaded object's file for the call and hands fn each of its symbol tables of type
    `type` (SHT_DYNSYM, or 0 for .symtab and .dynsym both, a stripped file's .symtab from its
-   debug file) until fn returns nonzero. */
+   debug file) until fn returns nonzero.  A stripped library's debug file gives only its
+   local symbols: its global ones are the .dynsym's, already handed. */
 static void each_file_table(const char *path, unsigned type,
                             int (*fn)(const symtab *t, void *ctx), void *ctx)
 {
@@ -195,6 +219,7 @@ static void each_file_table(const char *path, unsigned type,
                                                                    &dsize, &t)
                                                      : NULL;
     if (d) {
+        t.locals_only = strcmp(path, self_exe) && shared_library(base, size, sh, count);
         fn(&t, ctx);
         syscall(SYS_munmap, d, dsize);
     }
@@ -222,7 +247,7 @@ static uintptr_t load_bias(const uint8_t *base, size_t size, const Elf64_Ehdr *e
 static void read_exe(void)
 {
     size_t size = 0;
-    const uint8_t *base = map_file("/proc/self/exe", &size);
+    const uint8_t *base = map_file(self_exe, &size);
     if (!base)
         return;
     exe.base = base;
@@ -246,8 +271,7 @@ static void read_exe(void)
             exe.tabs[sh[i].sh_type == SHT_SYMTAB ? 0 : 1] = t;
     }
     if (!exe.tabs[0].count)
-        exe.debug = debug_file("/proc/self/exe", base, size, sh, count, &exe.debug_size,
-                               &exe.tabs[0]);
+        exe.debug = debug_file(self_exe, base, size, sh, count, &exe.debug_size, &exe.tabs[0]);
 }
 
 static void ensure_read(void)
@@ -279,13 +303,20 @@ static const char *function_name(const symtab *t, const Elf64_Sym *s)
 }
 
 /* A global or weak definition wins over a local one of the same name (a static function
-   elsewhere in the program that happens to be called malloc). */
+   elsewhere in the program that happens to be called malloc).  Each name is compared with
+   its NUL, within the table, rather than first measured: workerd's .symtab has 280,000
+   functions whose names fill 37 MB, and start-up looks up a few tens of names. */
 static uintptr_t lookup(const symtab *t, const char *name)
 {
+    size_t len = strlen(name) + 1;
     uintptr_t local = 0;
     for (size_t i = 0; i < t->count; i++) {
-        const char *n = function_name(t, &t->syms[i]);
-        if (!n || n[0] != name[0] || strcmp(n, name))
+        const Elf64_Sym *s = &t->syms[i];
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF ||
+            !s->st_value || s->st_name >= t->names_size || t->names_size - s->st_name < len)
+            continue;
+        const char *n = t->names + s->st_name;
+        if (n[0] != name[0] || memcmp(n, name, len))
             continue;
         uintptr_t addr = exe.bias + t->syms[i].st_value;
         if (ELF64_ST_BIND(t->syms[i].st_info) != STB_LOCAL)
@@ -386,6 +417,14 @@ void churn_exe_symbols_release(void)
     exe.nsections = 0;
 }
 
+/* The executable's tables, read for its symbols, stand in for its file until they are released
+   (start-up, before the writer, the only other caller, starts): it is not mapped and its debug
+   file not looked for again. */
+static int exe_tables_held(const char *path)
+{
+    return !strcmp(path, self_exe) && atomic_load(&exe.state) == 2 && exe.base;
+}
+
 typedef struct {
     uintptr_t bias;
     void (*fn)(const char *name, uintptr_t addr, void *ctx);
@@ -397,6 +436,8 @@ static int table_functions(const symtab *t, void *arg)
 {
     file_functions *f = arg;
     for (size_t k = 0; k < t->count; k++) {
+        if (t->locals_only && ELF64_ST_BIND(t->syms[k].st_info) != STB_LOCAL)
+            continue;
         const char *n = function_name(t, &t->syms[k]);
         if (n) {
             f->matched++;
@@ -412,6 +453,11 @@ size_t churn_file_symbols(const char *path, uintptr_t bias,
                           void (*fn)(const char *name, uintptr_t addr, void *ctx), void *ctx)
 {
     file_functions f = {bias, fn, ctx, 0};
+    if (exe_tables_held(path)) {
+        for (int slot = 1; slot >= 0; slot--)
+            table_functions(&exe.tabs[slot], &f);
+        return f.matched;
+    }
     each_file_table(path, 0, table_functions, &f);
     return f.matched;
 }
@@ -441,7 +487,10 @@ static int table_names(const symtab *t, void *arg)
 int churn_file_refers(const char *path, const char *name)
 {
     file_name f = {name, 0};
-    each_file_table(path, SHT_DYNSYM, table_names, &f);
+    if (exe_tables_held(path))
+        table_names(&exe.tabs[1], &f);
+    else
+        each_file_table(path, SHT_DYNSYM, table_names, &f);
     return f.found;
 }
 

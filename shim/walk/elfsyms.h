@@ -25,8 +25,9 @@ size_t churn_exe_symbols_with_prefix(const char *prefix,
 int churn_exe_section(const char *name, uintptr_t *lo, uintptr_t *hi);
 
 /* Calls fn for every defined function symbol in the file of a loaded object (.symtab and
-   .dynsym; a name in both comes twice) at its run-time address, bias + value; returns how
-   many.  The file is mapped for the call only. */
+   .dynsym; a name in both comes twice; a stripped library's debug file adds its local ones) at
+   its run-time address, bias + value; returns how many.  The file is mapped for the call only
+   (the executable's, "/proc/self/exe", not while its tables are held for churn_exe_symbol). */
 size_t churn_file_symbols(const char *path, uintptr_t bias,
                           void (*fn)(const char *name, uintptr_t addr, void *ctx), void *ctx);
 

@@ -127,6 +127,30 @@ static int mapped_path(uint64_t addr, char *out, size_t size)
     return 0;
 }
 
+/* Paths are packed into blocks of libchurn's own heap, never freed (modules stay listed): one
+   mapping for a process's modules rather than one each, which would be a system call, a page
+   fault and one more range for the writer's count of libchurn's resident pages
+   (churn_os_own_resident) per module.  Under scan_lock. */
+#define PATH_BLOCK (16384u - 16u) /* with churn_mem_alloc's header, four pages */
+static char *path_free;
+static size_t path_left;
+
+static char *path_space(size_t bytes)
+{
+    if (bytes > path_left) {
+        size_t block = bytes > PATH_BLOCK ? bytes : PATH_BLOCK;
+        char *p = churn_mem_alloc(block);
+        if (!p)
+            return NULL;
+        path_free = p;
+        path_left = block;
+    }
+    char *at = path_free;
+    path_free += bytes;
+    path_left -= bytes;
+    return at;
+}
+
 /* Kept after the path's NUL (see add_module). */
 const char *churn_module_loader_name(const churn_module *m)
 {
@@ -158,7 +182,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
     if (path[0] != '/' && strchr(path, '/') && !mapped_path(lo, file, sizeof file))
         recorded = file;
     size_t rlen = strlen(recorded), len = strlen(path);
-    char *copy = churn_mem_alloc(rlen + 1 + len + 1);
+    char *copy = path_space(rlen + 1 + len + 1);
     if (!copy)
         return 0;
     memcpy(copy, recorded, rlen + 1);

@@ -16,7 +16,6 @@
  * go through raw system calls; the traced heap is never used.
  */
 #include <capstone/capstone.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -68,58 +67,7 @@ static int open_decoder(const char **why)
     return decoder_state > 0 ? 0 : -1;
 }
 
-/* ---- /proc/self/maps, for the bounds and protection of the code being patched ---- */
-
-typedef struct mapping {
-    uintptr_t lo, hi;
-    int prot;
-} mapping;
-
-/* Parsed a character at a time so that no line needs a buffer, whatever its path's length. */
-static int mapping_of(uintptr_t addr, mapping *out)
-{
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    char buf[4096];
-    ssize_t n;
-    int field = 0, found = 0;
-    unsigned perm = 0;
-    uintptr_t lo = 0, hi = 0;
-    while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n && !found; i++) {
-            char c = buf[i];
-            if (c == '\n') {
-                field = 0;
-                lo = hi = 0;
-                perm = 0;
-            } else if (field == 0 || field == 1) {
-                int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-                if (digit >= 0 && field == 0)
-                    lo = lo << 4 | (uintptr_t)digit;
-                else if (digit >= 0)
-                    hi = hi << 4 | (uintptr_t)digit;
-                else
-                    field++;
-            } else if (field == 2) {
-                if (perm == 0)
-                    out->prot = 0;
-                if (perm < 3 && c != '-')
-                    out->prot |= c == 'r' ? PROT_READ : c == 'w' ? PROT_WRITE : PROT_EXEC;
-                if (++perm == 4) {
-                    field = 3;
-                    if (addr >= lo && addr < hi) {
-                        out->lo = lo;
-                        out->hi = hi;
-                        found = 1;
-                    }
-                }
-            }
-        }
-    }
-    close(fd);
-    return found ? 0 : -1;
-}
+/* ---- the bounds and protection of the code being patched: churn_os_vma (os.c) ---- */
 
 static int protect(uintptr_t lo, uintptr_t hi, int prot)
 {
@@ -155,47 +103,36 @@ static uintptr_t try_map(uintptr_t hint, uintptr_t near)
 
 /* The free range between two mappings of /proc/self/maps nearest to `near`, tried where
    the fixed hints below are all taken (each copy of libchurn that churn attach loads maps
-   its own trampolines near libc).  Parsed a character at a time, as mapping_of does. */
+   its own trampolines near libc).  Read afresh: the regions just mapped are in it. */
+typedef struct gap_search {
+    uintptr_t near, best;
+} gap_search;
+
+static int nearest_gap(const churn_vma *v, void *ctx)
+{
+    gap_search *g = ctx;
+    uintptr_t prev_hi = v->before > (1u << 20) ? v->before : 1u << 20;
+    /* the gap [prev_hi, lo): its address nearest to near, aligned */
+    if (v->lo >= prev_hi + REGION_BYTES) {
+        uintptr_t near = g->near;
+        uintptr_t at = near < prev_hi                ? prev_hi
+                       : near + REGION_BYTES > v->lo ? v->lo - REGION_BYTES
+                                                     : near;
+        at = (at + REGION_BYTES - 1) & ~(uintptr_t)(REGION_BYTES - 1);
+        if (at >= prev_hi && at + REGION_BYTES <= v->lo &&
+            distance(at, near) <= NEAR - REGION_BYTES &&
+            (!g->best || distance(at, near) < distance(g->best, near)))
+            g->best = at;
+    }
+    return 0;
+}
+
 static uintptr_t map_in_gap(uintptr_t near)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    gap_search g = {near, 0};
+    if (churn_os_each_vma(nearest_gap, &g))
         return 0;
-    char buf[4096];
-    ssize_t n;
-    int field = 0;
-    uintptr_t lo = 0, hi = 0, prev_hi = 1u << 20, best = 0;
-    while ((n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            char c = buf[i];
-            int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (c == '\n') {
-                /* the gap [prev_hi, lo): its address nearest to near, aligned */
-                if (lo >= prev_hi + REGION_BYTES) {
-                    uintptr_t at = near < prev_hi ? prev_hi : near + REGION_BYTES > lo ? lo - REGION_BYTES : near;
-                    at = (at + REGION_BYTES - 1) & ~(uintptr_t)(REGION_BYTES - 1);
-                    if (at >= prev_hi && at + REGION_BYTES <= lo &&
-                        distance(at, near) <= NEAR - REGION_BYTES &&
-                        (!best || distance(at, near) < distance(best, near)))
-                        best = at;
-                }
-                if (hi > prev_hi)
-                    prev_hi = hi;
-                field = 0;
-                lo = hi = 0;
-            } else if (field == 0 && digit >= 0) {
-                lo = lo << 4 | (uintptr_t)digit;
-            } else if (field == 0) {
-                field = 1;
-            } else if (field == 1 && digit >= 0) {
-                hi = hi << 4 | (uintptr_t)digit;
-            } else if (field == 1) {
-                field = 2;
-            }
-        }
-    }
-    close(fd);
-    return best ? try_map(best, near) : 0;
+    return g.best ? try_map(g.best, near) : 0;
 }
 
 /* Below the code first (the executable's brk heap grows upwards from above its data), from
@@ -372,7 +309,7 @@ static int branches_into(const plan *p, uintptr_t from, uintptr_t to, cs_insn *i
    is swept, as its CFI describes it: a loop whose head is among the first bytes jumps back
    there from anywhere in it.  Code that no CFI describes (hand-written assembly without it),
    the next NO_CFI_SCAN bytes. */
-static int branched_into(const plan *p, const mapping *map, cs_insn *in)
+static int branched_into(const plan *p, const churn_vma *map, cs_insn *in)
 {
     uintptr_t lo, hi, moved_end = p->start + p->covered;
     if (churn_cfi_function_extent(p->fn, &lo, &hi) || lo > p->fn || hi < moved_end) {
@@ -398,8 +335,8 @@ int churn_patch_done(const void *fn)
 
 static int analyze(uintptr_t fn, plan *p, const char **why)
 {
-    mapping map;
-    if (mapping_of(fn, &map) || !(map.prot & PROT_EXEC)) {
+    churn_vma map;
+    if (churn_os_vma(fn, &map) || !(map.prot & PROT_EXEC)) {
         *why = "the address is not in executable memory";
         return -1;
     }
@@ -603,8 +540,8 @@ static int write_entry(const plan *p, uintptr_t to, const char **why)
     memset(site + JMP_BYTES, 0xcc, p->covered - JMP_BYTES);
     if (deferred)
         return defer_entry(p, site, why);
-    mapping map;
-    if (mapping_of(p->start, &map) || p->start + p->covered > map.hi) {
+    churn_vma map;
+    if (churn_os_vma(p->start, &map) || p->start + p->covered > map.hi) {
         *why = "the entry's mapping changed while patching";
         return -1;
     }
@@ -650,8 +587,8 @@ static int kept_site(void *fn, uintptr_t target, void **original)
         return 0;
     for (size_t i = 0; i < nkept; i++) {
         const struct kept *k = &kept[i];
-        mapping map;
-        if (k->fn != (uintptr_t)fn || k->target != target || mapping_of(k->site.addr, &map) ||
+        churn_vma map;
+        if (k->fn != (uintptr_t)fn || k->target != target || churn_os_vma(k->site.addr, &map) ||
             !(map.prot & PROT_READ) || k->site.addr + k->site.len > map.hi ||
             memcmp((const void *)k->site.addr, k->site.was, k->site.len))
             continue;
@@ -794,10 +731,10 @@ int churn_patch_empty(void *empty, void (*fn)(void), const char **why)
     churn_spin_lock(&patch_lock);
     int rc = -1;
     uintptr_t at = (uintptr_t)empty, end = (at + 16) & ~(uintptr_t)15;
-    mapping map;
+    churn_vma map;
     if (open_decoder(why))
         goto out;
-    if (mapping_of(at, &map) || !(map.prot & PROT_EXEC) || end > map.hi) {
+    if (churn_os_vma(at, &map) || !(map.prot & PROT_EXEC) || end > map.hi) {
         *why = "the address is not in executable memory";
         goto out;
     }
