@@ -316,6 +316,8 @@ def decode(raw, seq, version=2):
             rec["address_code"] = r.v()
         elif tag == 0x80:
             rec.update(start=r.v(), size=r.v(), name=r.bytes())
+        elif tag == 0x81:
+            rec.update(code_id=r.v(), name=r.bytes())
         elif tag == 0x50:
             names = ("epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
                      "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes")

@@ -814,12 +814,21 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         ok = c->ok && kind == 0 && r->u.sample_bytes.n >= 1;
         break;
     case CHURN_REC_CODE: {
+        if (kind == CHURN_CODE_PY) {
+            r->u.py_code.id = get_v(c);
+            d->text_len = 0;
+            size_t name = get_string(d, c);
+            r->u.py_code.name = d->text + name;
+            ok = c->ok && d->version >= 7 && d->text[name] &&
+                 r->u.py_code.id <= churn_py_frame_code(~0ull);
+            break;
+        }
         r->u.code.start = get_v(c);
         r->u.code.size = get_v(c);
         d->text_len = 0;
         size_t name = get_string(d, c); /* before d->text is read: it may move */
         r->u.code.name = d->text + name;
-        ok = c->ok && kind == 0 && d->version >= 6 && r->u.code.size &&
+        ok = c->ok && kind == CHURN_CODE_RANGE && d->version >= 6 && r->u.code.size &&
              r->u.code.start + r->u.code.size > r->u.code.start;
         break;
     }

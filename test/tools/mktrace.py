@@ -46,6 +46,8 @@ absolute instruction pointers innermost first:
   ["free_unknown", addr]
   ["map", kind, addr, length, a, b, stack, internal]   kind 5: an arena (version 6)
   ["code", start, size, name]  a runtime's name for generated code (version 6)
+  ["py_code", code id, name]   "qualname:file", the names of a Python code object's frames
+                               (version 7)
   ["epoch_end", {"epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
                  "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes",
                  "classes": [[cls, allocs, frees, alloc_bytes, free_bytes]],
@@ -73,6 +75,7 @@ TAGS = {
     "stack_sample": 0x0c, "short_stacks": 0x0d, "unordered": 0x0f,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50, "code": 0x80,
+    "py_code": 0x81,
 }
 
 
@@ -270,6 +273,9 @@ class Encoder:
         elif name == "code":
             start, size, text = args
             body += varint(start) + varint(size) + string(text)
+        elif name == "py_code":
+            code_id, text = args
+            body += varint(code_id) + string(text)
         elif name == "epoch_end":
             body += epoch_end(args[0])
         self.out.append(tag)
