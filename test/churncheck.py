@@ -296,7 +296,10 @@ def decode(raw, seq, version=2):
             rec["unordered"] = r.v()
         elif tag == 0x07:
             rec.update(live_count=r.v(), live_bytes=r.v())
-            rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]
+            rec["stacks"], prev = [], 0
+            for _ in range(r.v()):
+                prev = (r.v() + (prev if version >= 7 else 0)) & (1 << 64) - 1
+                rec["stacks"].append((prev, r.v(), r.v()))
         elif tag in (0x08, 0x09):
             rec.update(a=r.v(), b=r.v())
         elif tag == 0x0A:
@@ -323,7 +326,12 @@ def decode(raw, seq, version=2):
                      "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes")
             rec.update({n: r.v() for n in names})
             rec["classes"] = [[r.v() for _ in range(5)] for _ in range(r.v())]
-            rec["callsites"] = [[r.v() for _ in range(7)] for _ in range(r.v())]
+            rec["callsites"], prev = [], 0
+            for _ in range(r.v()):
+                row = [r.v() for _ in range(7)]
+                if version >= 7:  # each stack id less the previous one, zigzagged
+                    row[0] = prev = (prev + ((row[0] >> 1) ^ -(row[0] & 1))) & (1 << 64) - 1
+                rec["callsites"].append(row)
             rec["counters"] = [r.v() for _ in range(r.v())]
         else:
             fail("segment %d: unknown record tag 0x%02x at offset %d" % (seq, tag, r.pos - 1))

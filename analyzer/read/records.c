@@ -250,8 +250,9 @@ static int decode_carry(churn_decoder *d, cursor *c, churn_record *r)
     if (!c->ok)
         return 0;
     churn_reserve(&d->carry, &d->carry_cap, n, sizeof *d->carry);
+    uint64_t prev = 0; /* version 7: ids less the previous one */
     for (size_t i = 0; i < n; i++) {
-        d->carry[i].stack = get_v(c);
+        prev = d->carry[i].stack = get_v(c) + (d->version >= 7 ? prev : 0);
         d->carry[i].live_count = get_v(c);
         d->carry[i].live_bytes = get_v(c);
     }
@@ -288,9 +289,11 @@ static int decode_epoch_end(churn_decoder *d, cursor *c, churn_record *r)
     if (!c->ok)
         return 0;
     churn_reserve(&d->callsites, &d->callsites_cap, n, sizeof *d->callsites);
+    uint64_t prev = 0; /* version 7: ids less the previous one, zigzagged */
     for (size_t i = 0; i < n; i++) {
         churn_callsite_entry *e = &d->callsites[i];
-        e->stack = get_v(c);
+        prev = e->stack =
+            d->version >= 7 ? prev + (uint64_t)churn_unzigzag(get_v(c)) : get_v(c);
         e->allocs = get_v(c);
         e->frees = get_v(c);
         e->alloc_bytes = get_v(c);

@@ -26,7 +26,8 @@
    CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
    "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
    (churn_open_segment_header), version 6 CHURN_MAP_ARENA and CHURN_REC_CODE, version 7
-   CHURN_CODE_PY; readers take 1 to 7. */
+   CHURN_CODE_PY and the stack ids of CARRY and EPOCH_END less the previous one's; readers
+   take 1 to 7. */
 #define CHURN_FORMAT_VERSION 7u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
@@ -155,7 +156,8 @@ enum churn_record_tag {
     CHURN_REC_ALLOCATOR = 0x06,
     /* State to carry on from here when older segments are gone:
        V live count, V live bytes, V n, then n x (V stack id, V live count, V live bytes)
-       for every stack with live objects when the segment was opened. */
+       for every stack with live objects when the segment was opened.  Version 7: each stack
+       id less the previous entry's (the first's less 0), modulo 2^64. */
     CHURN_REC_CARRY = 0x07,
     /* V count, V reason (CHURN_DROP_*): events that are not in the trace */
     CHURN_REC_DROPPED = 0x08,
@@ -248,7 +250,8 @@ enum churn_record_tag {
        V live count, V live bytes (process-wide at epoch end),
        V n size classes, n x (V class, V allocs, V frees, V alloc bytes, V free bytes),
        V n callsites, n x (V stack id, V allocs, V frees, V alloc bytes, V free bytes,
-                           V live count, V live bytes),
+                           V live count, V live bytes), the stack id a Z in version 7:
+                           the id less the previous callsite's (the first's less 0),
        V n counters, n x V value (names from the segment's CHURN_REC_ALLOCATOR) */
     CHURN_REC_EPOCH_END = 0x50,
 };

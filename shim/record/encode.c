@@ -290,9 +290,11 @@ void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
     put_u(live_count);
     put_u(live_bytes);
     put_u(n);
+    size_t prev = 0; /* ids ascend: each less the previous one */
     for (size_t id = 1; id < nsites; id++)
         if (sites[id].live_count) {
-            put_u(id);
+            put_u(id - prev);
+            prev = id;
             put_u(sites[id].live_count);
             put_u(sites[id].live_bytes);
         }
@@ -492,9 +494,11 @@ void churn_emit_epoch_end(const churn_epoch_end *x)
         put_u(x->classes[c].free_bytes);
     }
     put_u(x->ndirty);
+    uint32_t prev = 0; /* ids less the previous one: the dirty list ascends mostly */
     for (size_t i = 0; i < x->ndirty; i++) {
         const churn_site *s = &x->sites[x->dirty[i]];
-        put_u(x->dirty[i]);
+        put_z((int64_t)x->dirty[i] - prev);
+        prev = x->dirty[i];
         put_u(s->epoch.allocs);
         put_u(s->epoch.frees);
         put_u(s->epoch.alloc_bytes);

@@ -258,9 +258,12 @@ class Encoder:
         elif name == "carry":
             count, nbytes, entries = args
             body += varint(count) + varint(nbytes) + varint(len(entries))
-            for e in entries:
-                for v in e:
-                    body += varint(v)
+            prev = 0
+            for stack, live, live_bytes in entries:
+                # version 7: each id less the previous one, modulo 2^64
+                body += varint((stack - prev) % (1 << 64) if self.version >= 7 else stack)
+                body += varint(live) + varint(live_bytes)
+                prev = stack
         elif name == "free_unknown":
             body += varint(zigzag(args[0] - self.coder.prev_addr))
             self.coder.prev_addr = args[0]
@@ -277,21 +280,26 @@ class Encoder:
             code_id, text = args
             body += varint(code_id) + string(text)
         elif name == "epoch_end":
-            body += epoch_end(args[0])
+            body += epoch_end(args[0], self.version)
         self.out.append(tag)
         self.out += body
 
 
-def epoch_end(d):
+def epoch_end(d, version):
     body = bytearray()
     for k in ("epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
               "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes"):
         body += varint(d.get(k, 0))
+    prev = 0
     for key in ("classes", "callsites"):
         rows = d.get(key, [])
         body += varint(len(rows))
         for row in rows:
-            for v in row:
+            first = row[0]
+            if key == "callsites" and version >= 7:
+                first = zigzag(row[0] - prev)  # each stack id less the previous one
+                prev = row[0]
+            for v in [first] + list(row[1:]):
                 body += varint(v)
     counters = d.get("counters", [])
     body += varint(len(counters))
