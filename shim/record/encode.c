@@ -47,9 +47,20 @@ static void put_bytes(const void *p, size_t n)
     enc->raw.len += n;
 }
 
+/* Per code id, the segment whose CODE record of kind CHURN_CODE_PY names its frames, and a
+   hash of the name written there. */
+static struct {
+    uint32_t *named_in;
+    uint64_t *hash;
+    size_t cap;
+} py_codes;
+
 void churn_enc_segment_begin(void)
 {
-    enc->segments++;
+    /* A trace's first segment (the encoder is zeroed for another trace, `churn attach`
+       again): no code object is named in a segment of this trace yet. */
+    if (++enc->segments == 1 && py_codes.cap)
+        memset(py_codes.named_in, 0, py_codes.cap * sizeof *py_codes.named_in);
     enc->raw.len = 0;
     enc->recent_count = 0;
     churn_coder_reset(&enc->coder);
@@ -123,14 +134,6 @@ __attribute__((noinline)) void churn_define_stack(churn_site *sites, uint32_t id
     s->emitted_in = enc->segments;
     enc->recent_stacks[enc->recent_count++ % CHURN_STACK_REFS] = id;
 }
-
-/* Per code id, the segment whose CODE record of kind CHURN_CODE_PY names its frames, and a
-   hash of the name written there. */
-static struct {
-    uint32_t *named_in;
-    uint64_t *hash;
-    size_t cap;
-} py_codes;
 
 #define PY_CODES_MAX (1u << 20)
 
