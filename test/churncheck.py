@@ -242,6 +242,7 @@ def decode(raw, seq, version=2):
     r = Reader(raw)
     recent = []  # (id, absolute ips) of the latest STACK_REFS definitions
     previous_map = 0
+    info_stack = 0
     thread = 0
     epoch_tag = 0
     out = []
@@ -304,6 +305,9 @@ def decode(raw, seq, version=2):
             rec.update(a=r.v(), b=r.v())
         elif tag == 0x0A:
             rec.update(size=r.v(), slack=r.v(), stack=r.v())
+            if version >= 7:  # the stack id less the segment's previous info's
+                d = rec["stack"]
+                rec["stack"] = info_stack = (info_stack + ((d >> 1) ^ -(d & 1))) & (1 << 64) - 1
         elif cls == 0x10:
             rec.update(info=r.v(), address_code=r.v())
         elif cls == 0x20:

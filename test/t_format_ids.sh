@@ -1,10 +1,11 @@
 #!/bin/sh
-# Format 7 writes the stack ids of CARRY and of EPOCH_END's callsites less the previous
-# entry's (docs/format.md): the same trace written at versions 6 and 7 by the independent
-# encoder (test/tools/mktrace.py), its first segment overwritten so that the analysis starts
-# from a CARRY of three stacks (ids 2, 7 and 300 000: a jump, and a large id) and its
-# EPOCH_ENDs name callsites out of order (300 000, 2, 7, then down to 2), gives the same
-# report: live objects and bytes by callsite, per epoch, and every other figure.
+# Format 7 writes the stack ids of ALLOC_INFO, CARRY and EPOCH_END's callsites less the
+# previous entry's (docs/format.md): the same trace written at versions 6 and 7 by the
+# independent encoder (test/tools/mktrace.py), its first segment overwritten so that the
+# analysis starts from a CARRY of three stacks (ids 2, 7 and 300 000: a jump, and a large
+# id), its allocation infos on stacks 7, 2, 300 000 and 7 again, and its EPOCH_ENDs naming
+# callsites out of order (300 000, 2, 7, then down to 2), gives the same report: live objects
+# and bytes by callsite, per epoch, and every other figure.
 # decoders: fast and slow
 LIB_ANALYZER_ONLY=1
 . test/lib.sh

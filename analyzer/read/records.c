@@ -412,7 +412,11 @@ static int decode_alloc_info(churn_decoder *d, cursor *c)
     churn_alloc_info info = {0};
     info.size = get_v(c);
     info.usable = info.size + get_v(c);
-    info.stack = get_v(c);
+    if (d->version >= 7) /* less the segment's previous info's */
+        info.stack = (d->ninfos ? d->infos[d->ninfos - 1].stack : 0) +
+                     (uint64_t)churn_unzigzag(get_v(c));
+    else
+        info.stack = get_v(c);
     if (!c->ok || info.stack > UINT32_MAX)
         return 0;
     info.slack = churn_slack32(info.usable - info.size);

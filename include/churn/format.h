@@ -26,8 +26,8 @@
    CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
    "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
    (churn_open_segment_header), version 6 CHURN_MAP_ARENA and CHURN_REC_CODE, version 7
-   CHURN_CODE_PY and the stack ids of CARRY and EPOCH_END less the previous one's; readers
-   take 1 to 7. */
+   CHURN_CODE_PY and the stack ids of ALLOC_INFO, CARRY and EPOCH_END less the previous
+   one's; readers take 1 to 7. */
 #define CHURN_FORMAT_VERSION 7u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
@@ -213,7 +213,8 @@ enum churn_record_tag {
     CHURN_REC_CODE = 0x80,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
-       of this segment (indices 0, 1, 2, ... in order of appearance) */
+       of this segment (indices 0, 1, 2, ... in order of appearance).  Version 7: the stack
+       id a Z, less the segment's previous ALLOC_INFO's (the first's less 0). */
     CHURN_REC_ALLOC_INFO = 0x0a,
 
     /* Event records.  Addresses are coded against the segment's churn_coder (coding.h); the

@@ -63,6 +63,7 @@ void churn_enc_segment_begin(void)
         memset(py_codes.named_in, 0, py_codes.cap * sizeof *py_codes.named_in);
     enc->raw.len = 0;
     enc->recent_count = 0;
+    enc->info_stack = 0;
     churn_coder_reset(&enc->coder);
     enc->cur_epoch = 0;
     enc->cur_tid = 0;
@@ -350,7 +351,8 @@ static inline uint8_t *encode_alloc(uint8_t *p, const churn_event *ev, churn_liv
         *p++ = CHURN_REC_ALLOC_INFO;
         p = at_u(p, ev->size);
         p = at_u(p, slack);
-        p = at_u(p, ev->stack);
+        p = at_z(p, (int64_t)ev->stack - enc->info_stack);
+        enc->info_stack = ev->stack;
     }
     *p++ = (uint8_t)(CHURN_REC_ALLOC | ev->kind);
     p = at_u(p, (uint64_t)info);

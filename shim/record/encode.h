@@ -39,6 +39,7 @@ typedef struct {
     uint64_t cur_epoch;
     pid_t cur_tid;
     uint32_t recent_stacks[CHURN_STACK_REFS]; /* defined last in this segment, a ring */
+    int64_t info_stack; /* the stack id of the segment's last ALLOC_INFO */
     unsigned recent_count;
 } churn_encoder;
 

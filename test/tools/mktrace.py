@@ -169,6 +169,7 @@ class Encoder:
         self.modules = 0
         self.coder = Coder()
         self.infos = {}
+        self.info_stack = 0
         self.live = {}
         self.epoch = 0
 
@@ -176,7 +177,10 @@ class Encoder:
         key = (size, slack, stack)
         if key not in self.infos:
             self.infos[key] = len(self.infos)
-            self.out += bytes([0x0A]) + varint(size) + varint(slack) + varint(stack)
+            # version 7: the stack id less the previous info's
+            coded = zigzag(stack - self.info_stack) if self.version >= 7 else stack
+            self.out += bytes([0x0A]) + varint(size) + varint(slack) + varint(coded)
+            self.info_stack = stack
         return self.infos[key]
 
     def alloc(self, kind, a, size, slack, stack):
