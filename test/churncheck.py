@@ -242,6 +242,7 @@ def decode(raw, seq, version=2):
     r = Reader(raw)
     recent = []  # (id, absolute ips) of the latest STACK_REFS definitions
     previous_map = 0
+    info_stack = 0
     thread = 0
     epoch_tag = 0
     out = []
@@ -296,11 +297,17 @@ def decode(raw, seq, version=2):
             rec["unordered"] = r.v()
         elif tag == 0x07:
             rec.update(live_count=r.v(), live_bytes=r.v())
-            rec["stacks"] = [(r.v(), r.v(), r.v()) for _ in range(r.v())]
+            rec["stacks"], prev = [], 0
+            for _ in range(r.v()):
+                prev = (r.v() + (prev if version >= 7 else 0)) & (1 << 64) - 1
+                rec["stacks"].append((prev, r.v(), r.v()))
         elif tag in (0x08, 0x09):
             rec.update(a=r.v(), b=r.v())
         elif tag == 0x0A:
             rec.update(size=r.v(), slack=r.v(), stack=r.v())
+            if version >= 7:  # the stack id less the segment's previous info's
+                d = rec["stack"]
+                rec["stack"] = info_stack = (info_stack + ((d >> 1) ^ -(d & 1))) & (1 << 64) - 1
         elif cls == 0x10:
             rec.update(info=r.v(), address_code=r.v())
         elif cls == 0x20:
@@ -316,12 +323,19 @@ def decode(raw, seq, version=2):
             rec["address_code"] = r.v()
         elif tag == 0x80:
             rec.update(start=r.v(), size=r.v(), name=r.bytes())
+        elif tag == 0x81:
+            rec.update(code_id=r.v(), name=r.bytes())
         elif tag == 0x50:
             names = ("epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
                      "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes")
             rec.update({n: r.v() for n in names})
             rec["classes"] = [[r.v() for _ in range(5)] for _ in range(r.v())]
-            rec["callsites"] = [[r.v() for _ in range(7)] for _ in range(r.v())]
+            rec["callsites"], prev = [], 0
+            for _ in range(r.v()):
+                row = [r.v() for _ in range(7)]
+                if version >= 7:  # each stack id less the previous one, zigzagged
+                    row[0] = prev = (prev + ((row[0] >> 1) ^ -(row[0] & 1))) & (1 << 64) - 1
+                rec["callsites"].append(row)
             rec["counters"] = [r.v() for _ in range(r.v())]
         else:
             fail("segment %d: unknown record tag 0x%02x at offset %d" % (seq, tag, r.pos - 1))

@@ -25,6 +25,10 @@ BIG = [0, 1, 2, 127, 128, (1 << 32) - 1, 1 << 32, (1 << 63) - 1, 1 << 63, (1 << 
 def val():
     return rng.choice(BIG) if rng.random() < 0.3 else rng.randrange(0, 1 << rng.choice((4, 8, 16, 40)))
 
+def py_frame():
+    # a Python frame's address (include/churn/format.h), its code id often one named
+    return 0xfe00000000000000 | rng.randrange(0, 4) << 24 | rng.randrange(0, 1 << 24)
+
 def random_record():
     name = rng.choice(list(mktrace.TAGS))
     if name in ("segment_start", "dropped", "exit"):
@@ -34,7 +38,8 @@ def random_record():
     if name == "module":
         return [name, val(), val(), val(), val(), "ab" * rng.randrange(0, 4), "/x/lib%d.so" % val()]
     if name == "stack":
-        return [name, rng.randrange(0, 5), [val() for _ in range(rng.randrange(0, 5))]]
+        return [name, rng.randrange(0, 5), [rng.choice((val, py_frame))()
+                                            for _ in range(rng.randrange(0, 5))]]
     if name == "allocator":
         return [name, "a", val(), ["c%d" % i for i in range(rng.randrange(0, 3))]]
     if name == "stack_ref":
@@ -59,6 +64,9 @@ def random_record():
     if name == "code":
         return [name, val(), val(), rng.choice(("JS:*f /x.js:%d:1" % val(), "py::g:/x.py",
                                                 "Builtin:B", ""))]
+    if name == "py_code":
+        return [name, rng.choice((val(), rng.randrange(0, 4))),
+                rng.choice(("g:/x.py", "a:b:c", "", "q" * rng.randrange(0, 5000)))]
     d = {k: val() for k in ("epoch", "wall_ns", "rss", "allocs", "live_count", "live_bytes")}
     d["epoch"] = rng.randrange(0, 8) if rng.random() < 0.8 else d["epoch"]
     d["classes"] = [[rng.randrange(0, 300), val(), val(), val(), val()] for _ in range(rng.randrange(0, 3))]
@@ -87,6 +95,10 @@ for i in range(60):       # random well-formed records with extreme values
 for i in range(30):       # the same in version 6 (arena MAP and CODE records)
     write({"header": {"flags": rng.choice((0, 1)), "version": 6},
            "segments": [segment(s, [random_record() for _ in range(rng.randrange(1, 40))], 6)
+                        for s in range(rng.randrange(1, 4))]})
+for i in range(30):       # the same in version 7 (CODE records of Python code objects)
+    write({"header": {"flags": rng.choice((0, 1)), "version": 7},
+           "segments": [segment(s, [random_record() for _ in range(rng.randrange(1, 40))], 7)
                         for s in range(rng.randrange(1, 4))]})
 base = {"segments": [segment(s, [["stack", 1, [0x10]], ["epoch", s], ["alloc", 0, 0x1000 + s, 8, 0, 1]])
                      for s in range(3)]}

@@ -6,7 +6,9 @@
 # function row of --script-functions is remember with the file:line tracemalloc names for
 # the growth, an object a request; the callsite's stack has remember (file:line) outward of
 # _PyEval_EvalFrameDefault and handle at the line of its call.  CHURN_RUNTIME_FRAMES=0 names
-# none.  test/programs/py_threads.py (four threads, generators, an exception a turn) prints
+# none.  The trace names the Python frames by a CODE record of kind py (0x81) per code object
+# and segment, before the segment's first STACK with a frame of it, and by no CODE record of
+# a line (docs/format.md).  test/programs/py_threads.py (four threads, generators, an exception a turn) prints
 # the same traced as not, and its stacks name worker and pieces.
 . test/lib.sh
 require_built
@@ -57,6 +59,32 @@ if any("remember" in x for g in field(plain, "growth") for x in g["stack"]):
     fail("%s: CHURN_RUNTIME_FRAMES=0: remember is named all the same" % py)
 print("%s: %s, %.2f objects/epoch, tracemalloc's line; handle at %d outward" %
       (py, frame, f["count_per_epoch"], call))
+PY
+    check "$py" "$WORK/$n-1.zst" <<'PY'
+import sys
+from churncheck import *
+py, named, lines, defined = sys.argv[1], {}, 0, 0
+for r in records(sys.argv[2]):
+    seg = named.setdefault(r["segment"], set())
+    if r["tag"] == 0x80 and (r["start"] + 1) >> 56 == 0xfe:
+        lines += 1
+    elif r["tag"] == 0x81:
+        if r["code_id"] in seg:
+            fail("%s: code id %d named twice in segment %d" % (py, r["code_id"], r["segment"]))
+        seg.add(r["code_id"])
+    elif r["tag"] == 0x03:
+        ip = 0
+        for d in r["ips"]:
+            ip = (ip + d) & (1 << 64) - 1
+            if ip >> 56 == 0xfe and ip & 1 and (ip & ~(0xfe << 56)) >> 24 not in seg:
+                fail("%s: segment %d: stack %d has a frame of code id %d before its name"
+                     % (py, r["segment"], r["id"], (ip & ~(0xfe << 56)) >> 24))
+            defined += ip >> 56 == 0xfe
+expect("%s: CODE records of a Python frame's line" % py, lines, 0)
+if not defined:
+    fail("%s: no stack has a Python frame" % py)
+print("%s: %d code objects named in %d segments for %d Python frames of stacks"
+      % (py, sum(map(len, named.values())), len(named), defined))
 PY
     expected=$("$py" test/programs/py_threads.py)
     traced "$WORK/$n-threads.zst" "$WORK/$n-threads.out" "$py" \

@@ -514,7 +514,9 @@ void churn_analysis_record(void *ctx, const churn_record *r)
         on_stack(a, r);
         break;
     case CHURN_REC_CODE:
-        if (a->sym)
+        if (a->sym && r->kind == CHURN_CODE_PY)
+            churn_symbolizer_add_py_code(a->sym, r->u.py_code.id, r->u.py_code.name);
+        else if (a->sym)
             churn_symbolizer_add_code(a->sym, r->u.code.start, r->u.code.size, r->u.code.name);
         break;
     case CHURN_REC_ALLOCATOR:

@@ -250,8 +250,9 @@ static int decode_carry(churn_decoder *d, cursor *c, churn_record *r)
     if (!c->ok)
         return 0;
     churn_reserve(&d->carry, &d->carry_cap, n, sizeof *d->carry);
+    uint64_t prev = 0; /* version 7: ids less the previous one */
     for (size_t i = 0; i < n; i++) {
-        d->carry[i].stack = get_v(c);
+        prev = d->carry[i].stack = get_v(c) + (d->version >= 7 ? prev : 0);
         d->carry[i].live_count = get_v(c);
         d->carry[i].live_bytes = get_v(c);
     }
@@ -288,9 +289,11 @@ static int decode_epoch_end(churn_decoder *d, cursor *c, churn_record *r)
     if (!c->ok)
         return 0;
     churn_reserve(&d->callsites, &d->callsites_cap, n, sizeof *d->callsites);
+    uint64_t prev = 0; /* version 7: ids less the previous one, zigzagged */
     for (size_t i = 0; i < n; i++) {
         churn_callsite_entry *e = &d->callsites[i];
-        e->stack = get_v(c);
+        prev = e->stack =
+            d->version >= 7 ? prev + (uint64_t)churn_unzigzag(get_v(c)) : get_v(c);
         e->allocs = get_v(c);
         e->frees = get_v(c);
         e->alloc_bytes = get_v(c);
@@ -409,7 +412,11 @@ static int decode_alloc_info(churn_decoder *d, cursor *c)
     churn_alloc_info info = {0};
     info.size = get_v(c);
     info.usable = info.size + get_v(c);
-    info.stack = get_v(c);
+    if (d->version >= 7) /* less the segment's previous info's */
+        info.stack = (d->ninfos ? d->infos[d->ninfos - 1].stack : 0) +
+                     (uint64_t)churn_unzigzag(get_v(c));
+    else
+        info.stack = get_v(c);
     if (!c->ok || info.stack > UINT32_MAX)
         return 0;
     info.slack = churn_slack32(info.usable - info.size);
@@ -814,12 +821,21 @@ static int decode_one(churn_decoder *d, cursor *c, const stream_state *st, unsig
         ok = c->ok && kind == 0 && r->u.sample_bytes.n >= 1;
         break;
     case CHURN_REC_CODE: {
+        if (kind == CHURN_CODE_PY) {
+            r->u.py_code.id = get_v(c);
+            d->text_len = 0;
+            size_t name = get_string(d, c);
+            r->u.py_code.name = d->text + name;
+            ok = c->ok && d->version >= 7 && d->text[name] &&
+                 r->u.py_code.id <= churn_py_frame_code(~0ull);
+            break;
+        }
         r->u.code.start = get_v(c);
         r->u.code.size = get_v(c);
         d->text_len = 0;
         size_t name = get_string(d, c); /* before d->text is read: it may move */
         r->u.code.name = d->text + name;
-        ok = c->ok && kind == 0 && d->version >= 6 && r->u.code.size &&
+        ok = c->ok && kind == CHURN_CODE_RANGE && d->version >= 6 && r->u.code.size &&
              r->u.code.start + r->u.code.size > r->u.code.start;
         break;
     }

@@ -93,7 +93,11 @@ typedef struct churn_record {
         struct {
             uint64_t start, size;
             const char *name;
-        } code; /* version 6 */
+        } code; /* version 6; kind CHURN_CODE_RANGE */
+        struct {
+            uint64_t id;      /* names the frames churn_py_frame_code gives this id */
+            const char *name; /* "qualname:file", not empty */
+        } py_code;            /* version 7; kind CHURN_CODE_PY */
         churn_epoch_summary epoch_end;
         /* Events of r->epoch with one allocation info (size, slack, stack): allocs
            allocations, reallocs of them of kind realloc, and frees short frees of objects

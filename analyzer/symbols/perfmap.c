@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "churn/format.h"
+
 #include "base/hash.h"
 #include "base/util.h"
 
@@ -14,6 +16,13 @@ typedef struct code {
     unsigned line;
 } code;
 
+/* An open-addressing table on a 64-bit key: key + 1 (0: empty) and a value. */
+typedef struct {
+    uint64_t *keys;
+    void **values;
+    size_t mask, count;
+} table;
+
 struct churn_codes {
     code *items; /* in the order added */
     size_t count, cap;
@@ -21,6 +30,8 @@ struct churn_codes {
     size_t sorted;    /* how many items by_start covers */
     size_t *slots;    /* open addressing on (start, end, name): index + 1 */
     size_t mask;
+    table py_codes; /* code id -> "qualname:file" of its CHURN_CODE_PY record */
+    table py_lines; /* Python frame address -> its code, made at its first lookup */
 };
 
 /* Entries before the last one starting at or below an address that may still cover it. */
@@ -34,16 +45,67 @@ churn_codes *churn_codes_new(void)
     return c;
 }
 
+static void code_free(code *k)
+{
+    free(k->name);
+    free(k->function);
+    free(k->file);
+    free(k->label);
+}
+
+static void **table_slot(const table *t, uint64_t key)
+{
+    size_t i = churn_hash64(key) & t->mask;
+    while (t->keys[i] && t->keys[i] != key + 1)
+        i = (i + 1) & t->mask;
+    return &t->values[i];
+}
+
+static void *table_get(const table *t, uint64_t key)
+{
+    return t->keys ? *table_slot(t, key) : NULL;
+}
+
+/* Puts key's value (not NULL) where the key has none. */
+static void table_put(table *t, uint64_t key, void *value)
+{
+    if ((t->count + 1) * 2 > t->mask + 1 || !t->keys) {
+        table grown = {.mask = t->keys ? t->mask * 2 + 1 : 255, .count = t->count};
+        grown.keys = churn_xcalloc(grown.mask + 1, sizeof *grown.keys);
+        grown.values = churn_xcalloc(grown.mask + 1, sizeof *grown.values);
+        for (size_t i = 0; t->keys && i <= t->mask; i++)
+            if (t->keys[i]) {
+                void **v = table_slot(&grown, t->keys[i] - 1);
+                *v = t->values[i];
+                grown.keys[v - grown.values] = t->keys[i];
+            }
+        free(t->keys);
+        free(t->values);
+        *t = grown;
+    }
+    void **v = table_slot(t, key);
+    t->keys[v - t->values] = key + 1;
+    *v = value;
+    t->count++;
+}
+
 void churn_codes_free(churn_codes *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->count; i++) {
-        free(c->items[i].name);
-        free(c->items[i].function);
-        free(c->items[i].file);
-        free(c->items[i].label);
-    }
+    for (size_t i = 0; i < c->count; i++)
+        code_free(&c->items[i]);
+    for (size_t i = 0; c->py_codes.keys && i <= c->py_codes.mask; i++)
+        free(c->py_codes.values[i]);
+    for (size_t i = 0; c->py_lines.keys && i <= c->py_lines.mask; i++)
+        if (c->py_lines.values[i]) {
+            code_free(c->py_lines.values[i]);
+            free(c->py_lines.values[i]);
+        }
+    free(c->py_codes.keys);
+    free(c->py_codes.values);
+    free(c->py_lines.keys);
+    free(c->py_lines.values);
     free(c->items);
     free(c->by_start);
     free(c->slots);
@@ -181,6 +243,44 @@ void churn_codes_add(churn_codes *c, uint64_t start, uint64_t size, const char *
     }
 }
 
+void churn_codes_add_py(churn_codes *c, uint64_t id, const char *name)
+{
+    if (!table_get(&c->py_codes, id))
+        table_put(&c->py_codes, id, churn_xstrdup(name));
+}
+
+/* The code of the Python frame at a (churn_py_frame), named "py::qualname:file:line" as a
+   CHURN_CODE_RANGE record at [a - 1, a + 1) would name it; NULL when no record names its
+   code object. */
+static const code *py_line(churn_codes *c, uint64_t a)
+{
+    code *k = table_get(&c->py_lines, a);
+    if (k)
+        return k;
+    const char *prefix = table_get(&c->py_codes, churn_py_frame_code(a));
+    if (!prefix)
+        return NULL;
+    size_t len = strlen(prefix) + 16;
+    k = churn_xcalloc(1, sizeof *k);
+    k->start = a - 1;
+    k->end = a + 1;
+    k->name = churn_xmalloc(len);
+    snprintf(k->name, len, "py::%s:%u", prefix, churn_py_frame_line(a));
+    parse(k);
+    table_put(&c->py_lines, a, k);
+    return k;
+}
+
+static void frame_of(const code *k, churn_frame *out)
+{
+    memset(out, 0, sizeof *out);
+    out->function = k->function ? k->function : k->name;
+    out->file = k->file;
+    out->line = k->line;
+    out->module = k->label;
+    out->module_id = CHURN_MODULE_GENERATED;
+}
+
 static const code *sort_items;
 
 static int by_start(const void *x, const void *y)
@@ -192,10 +292,11 @@ static int by_start(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-int churn_codes_frame(churn_codes *c, uint64_t addr, churn_frame *out)
+/* The range entry naming addr: the one added last of those covering it; NULL when none. */
+static const code *range_at(churn_codes *c, uint64_t addr)
 {
-    if (!c || !c->count)
-        return 0;
+    if (!c->count)
+        return NULL;
     if (c->sorted != c->count) {
         c->by_start = churn_xrealloc(c->by_start, c->count * sizeof *c->by_start);
         for (size_t i = 0; i < c->count; i++)
@@ -218,13 +319,18 @@ int churn_codes_frame(churn_codes *c, uint64_t addr, churn_frame *out)
         if (addr < e->end && (!best || e > best))
             best = e;
     }
+    return best;
+}
+
+int churn_codes_frame(churn_codes *c, uint64_t addr, churn_frame *out)
+{
+    if (!c)
+        return 0;
+    const code *best = range_at(c, addr);
+    if (!best && churn_py_frame(addr | 1))
+        best = py_line(c, addr | 1);
     if (!best)
         return 0;
-    memset(out, 0, sizeof *out);
-    out->function = best->function ? best->function : best->name;
-    out->file = best->file;
-    out->line = best->line;
-    out->module = best->label;
-    out->module_id = CHURN_MODULE_GENERATED;
+    frame_of(best, out);
     return 1;
 }

@@ -23,6 +23,11 @@ void churn_codes_free(churn_codes *c);
    names the code. */
 void churn_codes_add(churn_codes *c, uint64_t start, uint64_t size, const char *name);
 
+/* The name of the Python frames of code object id (a CHURN_CODE_PY record), "qualname:file"
+   (copied): the frame at churn_py_frame address a is "py::qualname:file:line", its line
+   churn_py_frame_line(a), where no entry above covers it.  An id keeps its first name. */
+void churn_codes_add_py(churn_codes *c, uint64_t id, const char *name);
+
 /* The frame of the code at addr (a return address less one), as churn_symbolizer_resolve
    gives it (module_id CHURN_MODULE_GENERATED); 0 when no entry covers addr. */
 int churn_codes_frame(churn_codes *c, uint64_t addr, churn_frame *out);

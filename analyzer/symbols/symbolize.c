@@ -1381,6 +1381,13 @@ void churn_symbolizer_add_code(churn_symbolizer *s, uint64_t start, uint64_t siz
     churn_codes_add(s->codes, start, size, name);
 }
 
+void churn_symbolizer_add_py_code(churn_symbolizer *s, uint64_t id, const char *name)
+{
+    if (!s->codes)
+        s->codes = churn_codes_new();
+    churn_codes_add_py(s->codes, id, name);
+}
+
 size_t churn_symbolizer_function_code(churn_symbolizer *s, uint64_t ip, uint64_t generation,
                                       uint64_t *start, uint8_t *buf, size_t len)
 {

@@ -44,6 +44,10 @@ void churn_symbolizer_add_module(churn_symbolizer *s, uint64_t id, const char *p
 void churn_symbolizer_add_code(churn_symbolizer *s, uint64_t start, uint64_t size,
                                const char *name);
 
+/* Registers the name of a Python code object's frames (a CODE record of kind
+   CHURN_CODE_PY: perfmap.h). */
+void churn_symbolizer_add_py_code(churn_symbolizer *s, uint64_t id, const char *name);
+
 /* A hint that ips of module id (registered above) will be resolved: its file and debug info
    are read on a background thread meanwhile.  Results and warnings are the same without
    it.  Only until the first resolve, which waits for the modules already queued. */

@@ -25,9 +25,10 @@
 /* Version 2 added CHURN_REC_SIZE_CLASSES and the shared frames of CHURN_REC_STACK, version 3
    CHURN_REC_STACK_SAMPLE, version 4 the order of each address's events (docs/format.md,
    "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
-   (churn_open_segment_header), version 6 CHURN_MAP_ARENA and CHURN_REC_CODE; readers take
-   1 to 6. */
-#define CHURN_FORMAT_VERSION 6u
+   (churn_open_segment_header), version 6 CHURN_MAP_ARENA and CHURN_REC_CODE, version 7
+   CHURN_CODE_PY and the stack ids of ALLOC_INFO, CARRY and EPOCH_END less the previous
+   one's; readers take 1 to 7. */
+#define CHURN_FORMAT_VERSION 7u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
@@ -155,7 +156,8 @@ enum churn_record_tag {
     CHURN_REC_ALLOCATOR = 0x06,
     /* State to carry on from here when older segments are gone:
        V live count, V live bytes, V n, then n x (V stack id, V live count, V live bytes)
-       for every stack with live objects when the segment was opened. */
+       for every stack with live objects when the segment was opened.  Version 7: each stack
+       id less the previous entry's (the first's less 0), modulo 2^64. */
     CHURN_REC_CARRY = 0x07,
     /* V count, V reason (CHURN_DROP_*): events that are not in the trace */
     CHURN_REC_DROPPED = 0x08,
@@ -205,11 +207,14 @@ enum churn_record_tag {
     /* V start, V size, string name: the code at [start, start + size), in no module, is what
        the runtime that made it calls `name` in its perf map (/tmp/perf-<pid>.map: V8's
        "JS:*handler /srv/app.js:12:30", CPython's "py::handle:/srv/app.py").  Written
-       before the first STACK of the segment with a frame in it (version 6). */
+       before the first STACK of the segment with a frame in it (version 6).  Kind
+       CHURN_CODE_PY in the low nibble (version 7): V code id, string "qualname:file": the
+       names of every Python frame of that code object, CHURN_PY_FRAME addresses. */
     CHURN_REC_CODE = 0x80,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info
-       of this segment (indices 0, 1, 2, ... in order of appearance) */
+       of this segment (indices 0, 1, 2, ... in order of appearance).  Version 7: the stack
+       id a Z, less the segment's previous ALLOC_INFO's (the first's less 0). */
     CHURN_REC_ALLOC_INFO = 0x0a,
 
     /* Event records.  Addresses are coded against the segment's churn_coder (coding.h); the
@@ -246,7 +251,8 @@ enum churn_record_tag {
        V live count, V live bytes (process-wide at epoch end),
        V n size classes, n x (V class, V allocs, V frees, V alloc bytes, V free bytes),
        V n callsites, n x (V stack id, V allocs, V frees, V alloc bytes, V free bytes,
-                           V live count, V live bytes),
+                           V live count, V live bytes), the stack id a Z in version 7:
+                           the id less the previous callsite's (the first's less 0),
        V n counters, n x V value (names from the segment's CHURN_REC_ALLOCATOR) */
     CHURN_REC_EPOCH_END = 0x50,
 };
@@ -285,6 +291,34 @@ enum churn_map_kind {
     CHURN_MAP_KINDS
 };
 #define CHURN_MAP_INTERNAL 0x08u /* called from inside the allocator or libchurn's guard */
+
+enum churn_code_kind {
+    CHURN_CODE_RANGE = 0, /* a perf map's entry: a range and its name */
+    CHURN_CODE_PY = 1,    /* a Python code object's frames (version 7) */
+    CHURN_CODE_KINDS
+};
+
+/* A Python frame read from CPython's frame chain has the address CHURN_PY_FRAME_BASE |
+   code id << CHURN_PY_CODE_SHIFT | line << 1 | 1, in no module (a code id numbers a code
+   object within the process), and is named "py::qualname:file:line" by a CODE record of
+   kind CHURN_CODE_PY for its code id or of kind CHURN_CODE_RANGE for [a - 1, a + 1). */
+#define CHURN_PY_FRAME_BASE 0xfe00000000000000ull
+#define CHURN_PY_CODE_SHIFT 24u
+#define CHURN_PY_LINE_MASK 0x7fffffull /* line << 1 | 1 fills the bits below the code id */
+#define CHURN_PY_CODE_MASK 0xffffffffull
+
+static inline int churn_py_frame(uint64_t a)
+{
+    return (a & CHURN_PY_FRAME_BASE) == CHURN_PY_FRAME_BASE && (a & 1);
+}
+static inline uint64_t churn_py_frame_code(uint64_t a)
+{
+    return (a & ~CHURN_PY_FRAME_BASE) >> CHURN_PY_CODE_SHIFT;
+}
+static inline unsigned churn_py_frame_line(uint64_t a)
+{
+    return (unsigned)((a >> 1) & CHURN_PY_LINE_MASK);
+}
 
 enum churn_exit_how {
     CHURN_EXIT_NORMAL = 1,  /* exit() or return from main: destructors ran */

@@ -7,6 +7,7 @@
  * Every put goes through a reserve of the largest record part; on failure (libchurn's own
  * memory exhausted) the byte stream stays consistent because nothing partial is kept.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "record/encode.h"
@@ -46,11 +47,23 @@ static void put_bytes(const void *p, size_t n)
     enc->raw.len += n;
 }
 
+/* Per code id, the segment whose CODE record of kind CHURN_CODE_PY names its frames, and a
+   hash of the name written there. */
+static struct {
+    uint32_t *named_in;
+    uint64_t *hash;
+    size_t cap;
+} py_codes;
+
 void churn_enc_segment_begin(void)
 {
-    enc->segments++;
+    /* A trace's first segment (the encoder is zeroed for another trace, `churn attach`
+       again): no code object is named in a segment of this trace yet. */
+    if (++enc->segments == 1 && py_codes.cap)
+        memset(py_codes.named_in, 0, py_codes.cap * sizeof *py_codes.named_in);
     enc->raw.len = 0;
     enc->recent_count = 0;
+    enc->info_stack = 0;
     churn_coder_reset(&enc->coder);
     enc->cur_epoch = 0;
     enc->cur_tid = 0;
@@ -123,11 +136,75 @@ __attribute__((noinline)) void churn_define_stack(churn_site *sites, uint32_t id
     enc->recent_stacks[enc->recent_count++ % CHURN_STACK_REFS] = id;
 }
 
+#define PY_CODES_MAX (1u << 20)
+
+/* The length of "qualname:file" in libchurn's own name of a Python frame, "py::" that
+   ":line" at [a - 1, a + 1) for the frame's address a; 0 for any other name. */
+static size_t py_frame_prefix(uint64_t start, uint64_t size, const char *name, size_t len)
+{
+    char tail[16];
+    if (size != 2 || !churn_py_frame(start + 1) || len < 4 || memcmp(name, "py::", 4))
+        return 0;
+    int n = snprintf(tail, sizeof tail, ":%u", churn_py_frame_line(start + 1));
+    if (n <= 0 || len <= 4 + (size_t)n || memcmp(name + len - (size_t)n, tail, (size_t)n))
+        return 0;
+    return len - 4 - (size_t)n;
+}
+
+static uint64_t name_hash(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A Python frame's name by its code object's record, once per segment: 1 when the segment
+   has it, 0 when there was no room, -1 when the frame takes a record of its own (a code
+   id past the table, or a name not the one written for its code object). */
+static int emit_py_code(uint64_t code, const char *prefix, size_t len)
+{
+    if (code >= PY_CODES_MAX)
+        return -1;
+    if (code >= py_codes.cap) {
+        size_t cap = py_codes.cap ? py_codes.cap : 1024;
+        while (cap <= code)
+            cap *= 2;
+        uint32_t *in = churn_mem_realloc(py_codes.named_in, cap * sizeof *in);
+        if (in)
+            py_codes.named_in = in;
+        uint64_t *h = churn_mem_realloc(py_codes.hash, cap * sizeof *h);
+        if (h)
+            py_codes.hash = h;
+        if (!in || !h)
+            return -1;
+        memset(in + py_codes.cap, 0, (cap - py_codes.cap) * sizeof *in);
+        py_codes.cap = cap;
+    }
+    uint64_t h = name_hash(prefix, len);
+    if (py_codes.named_in[code] == enc->segments)
+        return py_codes.hash[code] == h ? 1 : -1;
+    if (!room(1 + 2 * CHURN_VARINT_MAX + len))
+        return 0;
+    put_tag(CHURN_REC_CODE | CHURN_CODE_PY);
+    put_u(code);
+    put_bytes(prefix, len);
+    py_codes.named_in[code] = enc->segments;
+    py_codes.hash[code] = h;
+    return 1;
+}
+
 int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len)
 {
+    size_t prefix = py_frame_prefix(start, size, name, len);
+    if (prefix) {
+        int done = emit_py_code(churn_py_frame_code(start + 1), name + 4, prefix);
+        if (done >= 0)
+            return done;
+    }
     if (!room(1 + 3 * CHURN_VARINT_MAX + len))
         return 0;
-    put_tag(CHURN_REC_CODE);
+    put_tag(CHURN_REC_CODE | CHURN_CODE_RANGE);
     put_u(start);
     put_u(size);
     put_bytes(name, len);
@@ -217,9 +294,11 @@ void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
     put_u(live_count);
     put_u(live_bytes);
     put_u(n);
+    size_t prev = 0; /* ids ascend: each less the previous one */
     for (size_t id = 1; id < nsites; id++)
         if (sites[id].live_count) {
-            put_u(id);
+            put_u(id - prev);
+            prev = id;
             put_u(sites[id].live_count);
             put_u(sites[id].live_bytes);
         }
@@ -272,7 +351,8 @@ static inline uint8_t *encode_alloc(uint8_t *p, const churn_event *ev, churn_liv
         *p++ = CHURN_REC_ALLOC_INFO;
         p = at_u(p, ev->size);
         p = at_u(p, slack);
-        p = at_u(p, ev->stack);
+        p = at_z(p, (int64_t)ev->stack - enc->info_stack);
+        enc->info_stack = ev->stack;
     }
     *p++ = (uint8_t)(CHURN_REC_ALLOC | ev->kind);
     p = at_u(p, (uint64_t)info);
@@ -419,9 +499,11 @@ void churn_emit_epoch_end(const churn_epoch_end *x)
         put_u(x->classes[c].free_bytes);
     }
     put_u(x->ndirty);
+    uint32_t prev = 0; /* ids less the previous one: the dirty list ascends mostly */
     for (size_t i = 0; i < x->ndirty; i++) {
         const churn_site *s = &x->sites[x->dirty[i]];
-        put_u(x->dirty[i]);
+        put_z((int64_t)x->dirty[i] - prev);
+        prev = x->dirty[i];
         put_u(s->epoch.allocs);
         put_u(s->epoch.frees);
         put_u(s->epoch.alloc_bytes);

@@ -39,6 +39,7 @@ typedef struct {
     uint64_t cur_epoch;
     pid_t cur_tid;
     uint32_t recent_stacks[CHURN_STACK_REFS]; /* defined last in this segment, a ring */
+    int64_t info_stack; /* the stack id of the segment's last ALLOC_INFO */
     unsigned recent_count;
 } churn_encoder;
 
@@ -61,7 +62,9 @@ void churn_emit_sample_bytes(uint64_t mean); /* CHURN_REC_SAMPLE_BYTES */
    would call the allocator), and again in every later segment. */
 void churn_emit_size_classes(int final_path);
 void churn_emit_modules(void);
-/* A CODE record (a name from a runtime's perf map, codemap.c); 0 when there is no room. */
+/* A CODE record (a name from a runtime's perf map, codemap.c); 0 when there is no room.
+   libchurn's own name of a Python frame (pyframes.c), "py::qualname:file:line" at [a - 1,
+   a + 1), is written as its code object's record of kind CHURN_CODE_PY, once a segment. */
 int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len);
 void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
                       uint64_t live_bytes);

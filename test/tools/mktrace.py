@@ -46,6 +46,8 @@ absolute instruction pointers innermost first:
   ["free_unknown", addr]
   ["map", kind, addr, length, a, b, stack, internal]   kind 5: an arena (version 6)
   ["code", start, size, name]  a runtime's name for generated code (version 6)
+  ["py_code", code id, name]   "qualname:file", the names of a Python code object's frames
+                               (version 7)
   ["epoch_end", {"epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
                  "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes",
                  "classes": [[cls, allocs, frees, alloc_bytes, free_bytes]],
@@ -73,6 +75,7 @@ TAGS = {
     "stack_sample": 0x0c, "short_stacks": 0x0d, "unordered": 0x0f,
     "alloc": 0x10,
     "free": 0x20, "free_unknown": 0x30, "map": 0x40, "epoch_end": 0x50, "code": 0x80,
+    "py_code": 0x81,
 }
 
 
@@ -166,6 +169,7 @@ class Encoder:
         self.modules = 0
         self.coder = Coder()
         self.infos = {}
+        self.info_stack = 0
         self.live = {}
         self.epoch = 0
 
@@ -173,7 +177,10 @@ class Encoder:
         key = (size, slack, stack)
         if key not in self.infos:
             self.infos[key] = len(self.infos)
-            self.out += bytes([0x0A]) + varint(size) + varint(slack) + varint(stack)
+            # version 7: the stack id less the previous info's
+            coded = zigzag(stack - self.info_stack) if self.version >= 7 else stack
+            self.out += bytes([0x0A]) + varint(size) + varint(slack) + varint(coded)
+            self.info_stack = stack
         return self.infos[key]
 
     def alloc(self, kind, a, size, slack, stack):
@@ -255,9 +262,12 @@ class Encoder:
         elif name == "carry":
             count, nbytes, entries = args
             body += varint(count) + varint(nbytes) + varint(len(entries))
-            for e in entries:
-                for v in e:
-                    body += varint(v)
+            prev = 0
+            for stack, live, live_bytes in entries:
+                # version 7: each id less the previous one, modulo 2^64
+                body += varint((stack - prev) % (1 << 64) if self.version >= 7 else stack)
+                body += varint(live) + varint(live_bytes)
+                prev = stack
         elif name == "free_unknown":
             body += varint(zigzag(args[0] - self.coder.prev_addr))
             self.coder.prev_addr = args[0]
@@ -270,22 +280,30 @@ class Encoder:
         elif name == "code":
             start, size, text = args
             body += varint(start) + varint(size) + string(text)
+        elif name == "py_code":
+            code_id, text = args
+            body += varint(code_id) + string(text)
         elif name == "epoch_end":
-            body += epoch_end(args[0])
+            body += epoch_end(args[0], self.version)
         self.out.append(tag)
         self.out += body
 
 
-def epoch_end(d):
+def epoch_end(d, version):
     body = bytearray()
     for k in ("epoch", "start_ns", "wall_ns", "cpu_ns", "rss", "allocs", "frees",
               "alloc_bytes", "free_bytes", "late", "live_count", "live_bytes"):
         body += varint(d.get(k, 0))
+    prev = 0
     for key in ("classes", "callsites"):
         rows = d.get(key, [])
         body += varint(len(rows))
         for row in rows:
-            for v in row:
+            first = row[0]
+            if key == "callsites" and version >= 7:
+                first = zigzag(row[0] - prev)  # each stack id less the previous one
+                prev = row[0]
+            for v in [first] + list(row[1:]):
                 body += varint(v)
     counters = d.get("counters", [])
     body += varint(len(counters))
