@@ -16,18 +16,24 @@ strip_beside() { # NAME: NAME.debug beside the stripped NAME, linked by .gnu_deb
     fi
 }
 
+# traced_exact NAME BINARY WAY-LINE LABEL: BINARY is traced through WAY-LINE (a pattern of its
+# stderr) and its two phases come out exact
+traced_exact() {
+    traced "$WORK/$1.zst" "$WORK/$1.out" "$2"
+    grep -q "$3" "$WORK/$1.out.err" || fail "$4: not traced: $(head -n 1 "$WORK/$1.out.err")"
+    analyze "$WORK/$1.zst" "$WORK/$1.json"
+    LABEL="$4" check "$WORK/$1.json" "$WORK/$1.out" <<'PY'
+import os, sys
+from churncheck import *
+expect_phases(load(sys.argv[1]), sys.argv[2], os.environ["LABEL"], 2)
+print("%s: 2 phases exact" % os.environ["LABEL"])
+PY
+}
+
 build_c je test/programs/prefixed_alloc.c -DPREFIX=je_
 strip_beside je
-traced "$WORK/je.zst" "$WORK/je.out" "$WORK/je"
-grep -q "tracing jemalloc in the executable through the patch way in" "$WORK/je.out.err" ||
-    fail "stripped je_ stand-in with its debug file beside it: not traced: $(head -n 1 "$WORK/je.out.err")"
-analyze "$WORK/je.zst" "$WORK/je.json"
-check "$WORK/je.json" "$WORK/je.out" <<'PY'
-import sys
-from churncheck import *
-expect_phases(load(sys.argv[1]), sys.argv[2], "stripped je_ stand-in", 2)
-print("stripped je_ stand-in with its debug file: 2 phases exact")
-PY
+traced_exact je "$WORK/je" "tracing jemalloc in the executable through the patch way in" \
+    "stripped je_ stand-in with its debug file beside it"
 
 # The same in .debug/ beside it
 mkdir -p "$WORK/.debug" && mv "$WORK/je.debug" "$WORK/.debug/je.debug"
@@ -73,13 +79,5 @@ readelf -sW "$WORK/libje.so" | awk '$8 == "je_malloc" && $5 == "LOCAL" { found =
 strip_beside libje.so
 echo 'int lib_main(void); int main(void) { return lib_main(); }' >"$WORK/libje_main.c"
 build_c libje_main "$WORK/libje_main.c" -L"$WORK" -lje -Wl,-rpath,"$WORK"
-traced "$WORK/libje.zst" "$WORK/libje.out" "$WORK/libje_main"
-grep -q "tracing jemalloc in .*libje.so through the patch way in" "$WORK/libje.out.err" ||
-    fail "hidden je_ allocator of a stripped library with its debug file: not traced: $(head -n 1 "$WORK/libje.out.err")"
-analyze "$WORK/libje.zst" "$WORK/libje.json"
-check "$WORK/libje.json" "$WORK/libje.out" <<'PY'
-import sys
-from churncheck import *
-expect_phases(load(sys.argv[1]), sys.argv[2], "hidden je_ in a stripped library", 2)
-print("hidden je_ in a stripped library with its debug file: 2 phases exact")
-PY
+traced_exact libje "$WORK/libje_main" "tracing jemalloc in .*libje.so through the patch way in" \
+    "hidden je_ allocator of a stripped library with its debug file"
