@@ -50,7 +50,9 @@ for arg in "$@"; do
         if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
             reason="timed out after ${TIMEOUT}s"
         else
-            reason=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)
+            # The test's own verdict, not whatever a cleanup trap printed after it.
+            reason=$(grep '^FAIL: ' "$log" | tail -n 1)
+            [ -n "$reason" ] || reason=$(grep -v '^[[:space:]]*$' "$log" | tail -n 1)
             reason=${reason#FAIL: }
             [ -n "$reason" ] || reason="exit status $status, no output"
         fi

@@ -27,7 +27,7 @@ traced "$WORK/unserved.zst" "$WORK/unserved.out" "$WORK/other/leak_fix"
 
 debuginfod -F -p "$port" -d "$WORK/db.sqlite" -t 0 -g 0 "$WORK/srv" >"$WORK/server.log" 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null' EXIT
+trap 'kill ${server:-} 2>/dev/null' EXIT
 python3 - "$port" <<'PY' || fail "debuginfod did not scan $WORK/srv: $(tail -n 2 "$WORK/server.log")"
 import re, sys, time, urllib.request
 for _ in range(300):

@@ -41,7 +41,7 @@ CHURN_RING_MB=4 CHURN_SEGMENT_KB=32 timeout 300 "$ROOT/build/churn" run -o "$WOR
     --epoch-ms 200 -- redis-server --port $rport --bind 127.0.0.1 --save '' --appendonly no \
     --dir "$WORK" >"$WORK/redis.out" 2>&1 &
 run=$!
-trap 'kill $run $SERVE_PID $servb $load 2>/dev/null || true' EXIT
+trap 'kill ${run:-} ${SERVE_PID:-} ${servb:-} ${load:-} 2>/dev/null || true' EXIT
 i=0
 until redis-cli -p $rport ping >/dev/null 2>&1; do
     i=$((i + 1))

@@ -16,7 +16,7 @@ mkdir -p "$WORK/traces"
 "$ROOT/build/churn" run -o "$WORK/traces/good.zst" -- "$WORK/request_loop" 100000 5 \
     >/dev/null 2>"$WORK/run.err" &
 run=$!
-trap 'kill $run $SERVE_PID 2>/dev/null || true' EXIT
+trap 'kill ${run:-} ${SERVE_PID:-} 2>/dev/null || true' EXIT
 head -c 65536 /dev/urandom >"$WORK/traces/junk.zst"
 # a finished trace with a byte of every segment's payload flipped: its header is good, no
 # segment is

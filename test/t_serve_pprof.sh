@@ -16,7 +16,7 @@ build_c request_loop test/programs/request_loop.c
 "$ROOT/build/churn" run -o "$WORK/t.zst" -- "$WORK/request_loop" 100000 5 \
     >/dev/null 2>"$WORK/run.err" &
 run=$!
-trap 'kill $run $SERVE_PID 2>/dev/null || true' EXIT
+trap 'kill ${run:-} ${SERVE_PID:-} 2>/dev/null || true' EXIT
 serve_live "$WORK/t.index"
 
 check $port <<'PY'

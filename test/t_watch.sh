@@ -15,7 +15,7 @@ command -v tmux >/dev/null || fail "tmux is missing (Debian tmux; make check ins
 build_c request_loop test/programs/request_loop.c
 build_c live_phases test/programs/live_phases.c
 tmux="tmux -L churn-watch-$$"
-trap '$tmux kill-server 2>/dev/null; kill $run $kill9 $phases $bypid 2>/dev/null || true' EXIT
+trap '$tmux kill-server 2>/dev/null; kill ${run:-} ${kill9:-} ${phases:-} ${bypid:-} 2>/dev/null || true' EXIT
 
 # In a terminal.
 "$ROOT/build/churn" run -o "$WORK/t.zst" -- "$WORK/request_loop" 2500 5 >/dev/null 2>"$WORK/run.err" &
