@@ -973,6 +973,7 @@ int churn_writer_running(void);
 /* Asks the writer for a pass soon (async-signal-safe). */
 void churn_writer_poke(void);
 int churn_writer_exec_flush(void);
+void churn_writer_exec_failed(void);
 void churn_exec_set_count(int n); /* execs that led to this image (exec.c) */
 int churn_writer_pause(void);  /* joins the writer thread; 1 if it ran */
 void churn_writer_join(void);  /* after churn_finish: the writer's thread joined, its buffers freed */

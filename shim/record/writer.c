@@ -46,6 +46,9 @@ static struct {
     pthread_t thread;
     int running;
     _Atomic int stop;
+    /* An exec is under way (exec.c): the writer writes nothing until it comes back failed, so
+       that the exec's EXIT ends the trace of an image that the exec replaced. */
+    _Atomic int exec_pending;
     _Atomic uint32_t lock;
     pid_t owner_tid;
 
@@ -993,7 +996,7 @@ static void *writer_main(void *arg)
                 w.counters_ns = now;
                 w.counters_epoch = counters_epoch;
             }
-            if (!atomic_load(&w.stop)) {
+            if (!atomic_load(&w.stop) && !atomic_load(&w.exec_pending)) {
                 pass(0);
                 uint64_t live_count, live_bytes;
                 live_now(&live_count, &live_bytes);
@@ -1152,7 +1155,9 @@ void churn_writer_finish(int how, int detail)
 
 /* Before exec (exec.c): the image and the writer are about to go.  Every ring is drained and
    the segment written, ending with an EXIT of kind exec; a new segment is opened, where the
-   trace goes on if the exec fails (a later EXIT then supersedes this one). */
+   trace goes on if the exec fails (a later EXIT then supersedes this one).  Until then the
+   writer holds off: a pass between this flush and the exec would write records after the
+   EXIT, which a reader takes for a failed exec, and a follower then for a process gone. */
 int churn_writer_exec_flush(void)
 {
     if (churn_writer_is_self() || w.owner_tid == churn_gettid() || lock_writer(FINISH_WAIT_NS))
@@ -1168,8 +1173,15 @@ int churn_writer_exec_flush(void)
     segment_open();
     w.last_ended = 0; /* the exec may fail: the trace goes on in the epoch after */
     w.final_path = 0;
+    atomic_store(&w.exec_pending, 1);
     unlock_writer();
     return 0;
+}
+
+/* The exec came back: it failed, and the trace goes on. */
+void churn_writer_exec_failed(void)
+{
+    atomic_store(&w.exec_pending, 0);
 }
 
 /* The process single-threaded again for a call that needs it (namespaces.c): the writer
@@ -1276,6 +1288,7 @@ void churn_writer_fork_child_catch_up(void)
 void churn_writer_after_fork_child(int follow)
 {
     w.running = 0;
+    atomic_store(&w.exec_pending, 0); /* another thread's exec is not this child's */
     if (!follow) {
         unlock_writer();
         return;

@@ -125,6 +125,7 @@ static char **prepare(char *const envp[], char *mark, size_t mark_size)
         char **env = prepare(envp, mark, sizeof mark);                                      \
         char *const *use = env ? env : (envp);                                               \
         int rc = call_with_env;                                                              \
+        churn_writer_exec_failed();                                                          \
         if (env)                                                                             \
             churn_mem_free(env);                                                             \
         return rc;                                                                           \
