@@ -88,6 +88,9 @@ typedef struct churn_vma {
 } churn_vma;
 /* The mapping that holds addr: 0, or -1 when none does or the file cannot be read. */
 int churn_os_vma(uintptr_t addr, churn_vma *out);
+/* The path of the mapping that holds addr, read afresh, into path: 0, or -1 when none does,
+   it has no path or the path does not fit in size. */
+int churn_os_vma_path(uintptr_t addr, char *path, size_t size);
 /* fn on each mapping, read afresh, in address order until it returns nonzero; -1 when the
    file cannot be read. */
 int churn_os_each_vma(int (*fn)(const churn_vma *v, void *ctx), void *ctx);

@@ -37,8 +37,9 @@ _Atomic uint64_t churn_own_mapped_bytes;
 typedef int (*vma_fn)(const churn_vma *v, void *ctx);
 
 /* fn on each line's mapping in address order until it returns nonzero; -1 when the file
-   cannot be opened. */
-static int each_vma(vma_fn fn, void *ctx)
+   cannot be opened.  With path, each line's path is there when fn is called (its length in
+   *path_len, which may exceed size: then only its start is there, unterminated). */
+static int each_vma(vma_fn fn, void *ctx, char *path, size_t size, size_t *path_len)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -46,7 +47,10 @@ static int each_vma(vma_fn fn, void *ctx)
     char buf[4096];
     churn_vma v = {0, 0, 0, 0};
     uintptr_t last_hi = 0;
-    unsigned field = 0, perm = 0; /* field: 0, 1 the range's bounds, 2 perms, 3 the rest */
+    /* field: 0, 1 the range's bounds, 2 perms, 3 their end; each space after it begins the
+       next: 4 offset, 5 device, 6 inode, 7 the path */
+    unsigned field = 0, perm = 0;
+    size_t len = 0;
     int done = 0;
     ssize_t n;
     while (!done && (n = read(fd, buf, sizeof buf)) > 0) {
@@ -54,10 +58,16 @@ static int each_vma(vma_fn fn, void *ctx)
             char c = buf[i];
             if (c == '\n') {
                 v.before = last_hi;
+                if (path) {
+                    if (len < size)
+                        path[len] = '\0';
+                    *path_len = len;
+                }
                 done = fn(&v, ctx);
                 last_hi = v.hi;
                 v = (churn_vma){0, 0, 0, 0};
                 field = perm = 0;
+                len = 0;
             } else if (field < 2) {
                 int digit = c >= '0' && c <= '9'   ? c - '0'
                             : c >= 'a' && c <= 'f' ? c - 'a' + 10
@@ -73,6 +83,14 @@ static int each_vma(vma_fn fn, void *ctx)
                     v.prot |= c == 'r' ? PROT_READ : c == 'w' ? PROT_WRITE : PROT_EXEC;
                 if (++perm == 4)
                     field = 3;
+            } else if (!path) {
+                continue; /* the rest of the line is not asked for */
+            } else if (field < 7) {
+                field += c == ' ';
+            } else if (c != ' ' || len) { /* the path, after the spaces that align it */
+                if (len < size)
+                    path[len] = c;
+                len++;
             }
         }
     }
@@ -126,7 +144,7 @@ static int read_held(void)
     }
     held_count = 0;
     held_full = 0;
-    if (each_vma(vma_keep, NULL))
+    if (each_vma(vma_keep, NULL, NULL, 0, NULL))
         return -1;
     held_read = 1;
     return 0;
@@ -162,12 +180,22 @@ int churn_os_vma(uintptr_t addr, churn_vma *out)
             return -1;
     }
     vma_query q = {addr, out, 0};
-    return each_vma(vma_holds, &q) || !q.found ? -1 : 0;
+    return each_vma(vma_holds, &q, NULL, 0, NULL) || !q.found ? -1 : 0;
+}
+
+int churn_os_vma_path(uintptr_t addr, char *path, size_t size)
+{
+    churn_vma v;
+    vma_query q = {addr, &v, 0};
+    size_t len = 0;
+    if (!size || each_vma(vma_holds, &q, path, size, &len) || !q.found || !len || len >= size)
+        return -1;
+    return 0;
 }
 
 int churn_os_each_vma(int (*fn)(const churn_vma *v, void *ctx), void *ctx)
 {
-    return each_vma(fn, ctx);
+    return each_vma(fn, ctx, NULL, 0, NULL);
 }
 
 /* ---- the main thread's stack ---- */

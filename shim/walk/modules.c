@@ -79,54 +79,6 @@ typedef struct scan {
     uint8_t present[MAX_MODULES / 8];
 } scan;
 
-/* The path /proc/self/maps gives the mapping holding addr, into out (size bytes): 0 when it
-   is an absolute path that fits, else -1.  Parsed a character at a time, so that no line
-   needs a buffer whatever its length; only system calls and the stack. */
-static int mapped_path(uint64_t addr, char *out, size_t size)
-{
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    /* fields: 0 start, 1 end, 2 perms, 3 offset, 4 device, 5 inode, 6 the path */
-    int field = 0, holds = 0, done = 0;
-    uint64_t lo = 0, hi = 0;
-    size_t len = 0;
-    char buf[4096];
-    ssize_t n;
-    while (!done && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n && !done; i++) {
-            char c = buf[i];
-            int digit = c >= '0' && c <= '9'   ? c - '0'
-                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                               : -1;
-            if (c == '\n') {
-                done = holds;
-                field = holds = 0;
-                lo = hi = 0;
-                if (!done)
-                    len = 0;
-            } else if (field < 2 && digit >= 0) {
-                if (field == 0)
-                    lo = lo << 4 | (uint64_t)digit;
-                else
-                    hi = hi << 4 | (uint64_t)digit;
-            } else if ((field == 0 && c == '-') || (field > 0 && field < 6 && c == ' ')) {
-                if (++field == 2)
-                    holds = addr >= lo && addr < hi;
-            } else if (field == 6 && holds && !(c == ' ' && len == 0)) {
-                if (len + 1 < size)
-                    out[len] = c;
-                len++;
-            }
-        }
-    }
-    close(fd);
-    if (!done || !len || len >= size || out[0] != '/')
-        return -1;
-    out[len] = '\0';
-    return 0;
-}
-
 /* Paths are packed into blocks of libchurn's own heap, never freed (modules stay listed): one
    mapping for a process's modules rather than one each, which would be a system call, a page
    fault and one more range for the writer's count of libchurn's resident pages
@@ -179,7 +131,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
        match: the same but for a relative one (the vdso's name has no directory at all). */
     char file[4096];
     const char *recorded = path;
-    if (path[0] != '/' && strchr(path, '/') && !mapped_path(lo, file, sizeof file))
+    if (path[0] != '/' && strchr(path, '/') && !churn_os_vma_path(lo, file, sizeof file) &&
+        file[0] == '/')
         recorded = file;
     size_t rlen = strlen(recorded), len = strlen(path);
     char *copy = path_space(rlen + 1 + len + 1);
