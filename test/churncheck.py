@@ -11,6 +11,7 @@ import zlib
 
 SKIPPABLE_MAGIC = 0x184D2A5C
 SEGMENT_MAGIC = 0x47534843
+SEGMENT_DELTA = 0x20000000
 FILE_HEADER_BYTES = 56
 SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")
 
@@ -170,7 +171,8 @@ def segment_headers(path, limit=None):
     while pos >= 0:
         if pos + SEGMENT_HEADER.size <= len(data):
             fields = SEGMENT_HEADER.unpack_from(data, pos)
-            if fields[0] == SKIPPABLE_MAGIC and fields[2] == SEGMENT_MAGIC:
+            # a key segment's, or (version 8) a delta one's with SEGMENT_DELTA set
+            if fields[0] == SKIPPABLE_MAGIC and fields[2] & ~SEGMENT_DELTA == SEGMENT_MAGIC:
                 raw = bytearray(data[pos:pos + SEGMENT_HEADER.size])
                 raw[-4:] = b"\0\0\0\0"
                 if crc32(bytes(raw)) == fields[10]:
@@ -178,6 +180,7 @@ def segment_headers(path, limit=None):
                     found.append({"offset": pos, "seq": fields[4], "first_epoch": fields[5],
                                   "last_epoch": fields[6], "raw_bytes": fields[7],
                                   "version": fields[3],
+                                  "delta": bool(fields[2] & SEGMENT_DELTA),
                                   "zstd_bytes": fields[8], "end": end,
                                   "complete": end <= limit,
                                   "payload": data[pos + SEGMENT_HEADER.size:end]})

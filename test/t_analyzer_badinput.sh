@@ -27,7 +27,7 @@ good = {"segments": [segment(0), segment(1), segment(2, extra=[["exit", 1, 0]])]
 write("good", good)
 open(os.path.join(T, "empty"), "wb").close()
 open(os.path.join(T, "text"), "w").write("this is not a trace at all, just some text\n" * 4)
-write("version", dict(good, header={"version": 8}))
+write("version", dict(good, header={"version": 9}))
 write("magic", dict(good, header={"magic": "CHURNTRX"}))
 write("headercrc", dict(good, damage=[{"flip": 40}]))
 write("short", dict(good, damage=[{"truncate": 30}]))
@@ -90,7 +90,7 @@ fatal() {
 fatal missing "No such file"
 fatal empty "empty file"
 fatal text "not a churn trace"
-fatal version "unsupported trace format version 8"
+fatal version "unsupported trace format version 9"
 fatal magic "not a churn trace"
 fatal headercrc "corrupt file header"
 fatal short "not a churn trace"

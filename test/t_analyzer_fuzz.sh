@@ -100,8 +100,24 @@ for i in range(30):       # the same in version 7 (CODE records of Python code o
     write({"header": {"flags": rng.choice((0, 1)), "version": 7},
            "segments": [segment(s, [random_record() for _ in range(rng.randrange(1, 40))], 7)
                         for s in range(rng.randrange(1, 4))]})
+for i in range(30):       # the same in version 8, key and delta segments at random
+    write({"header": {"flags": rng.choice((0, 1)), "version": 8},
+           "segments": [dict(segment(s, [random_record() for _ in range(rng.randrange(1, 40))], 8),
+                             delta=rng.random() < 0.6)
+                        for s in range(rng.randrange(1, 5))]})
 base = {"segments": [segment(s, [["stack", 1, [0x10]], ["epoch", s], ["alloc", 0, 0x1000 + s, 8, 0, 1]])
                      for s in range(3)]}
+# version 8: a key segment defines stack 1, the two delta segments after it use it
+delta = {"header": {"version": 8},
+         "segments": [dict(segment(s, ([["stack", 1, [0x10]]] if s == 0 else []) +
+                                      [["epoch", s], ["alloc", 0, 0x1000 + s, 8, 0, 1]], 8),
+                           delta=s > 0) for s in range(3)]}
+delta_size = len(mktrace.build(delta))
+for i in range(30):       # flipped bytes and cut files of it
+    damage = [{"flip": rng.randrange(delta_size)} for _ in range(rng.randrange(1, 4))]
+    if rng.random() < 0.3:
+        damage.append({"truncate": rng.randrange(1, delta_size)})
+    write(dict(delta, damage=damage))
 size = len(mktrace.build(base))
 for i in range(60):       # flipped bytes and cut files
     damage = [{"flip": rng.randrange(size)} for _ in range(rng.randrange(1, 4))]

@@ -136,10 +136,12 @@ done
 # more records than its blocks hold, or fewer, its frame cut inside its last block (each with
 # checksums made right again), or a byte of it flipped.
 check "$WORK/asm.zst" "$WORK" <<'PY'
-import struct, sys, zlib
+import re, struct, sys, zlib
 from churncheck import *
 data = open(sys.argv[1], "rb").read()
-at = data.find(struct.pack("<II", 0x184D2A5C, 48) + b"CHSO")
+# "CHSO", or (format 8) "CHSo" when the open segment is a delta one
+open_header = re.search(re.escape(struct.pack("<II", 0x184D2A5C, 48)) + b"CHS[Oo]", data)
+at = open_header.start() if open_header else -1
 if at < 0:
     fail("asm.zst has no open segment header")
 fields = list(struct.unpack_from("<IIIIQQQIIII", data, at))

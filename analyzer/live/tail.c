@@ -46,6 +46,8 @@ struct churn_tail {
     ZSTD_DCtx *stream;
     uint64_t progress_ns, scan_ns;
     uint64_t lost;
+    /* Delta segments passed over before a key one, where the state has to start over. */
+    uint64_t skipped, skipped_from;
     uint8_t *zbuf, *rbuf;
     size_t zcap, rcap;
 };
@@ -216,14 +218,16 @@ static int header_at(churn_tail *t, uint64_t off, head *out)
         return 0;
     int open = 0;
     uint64_t checkpoint_ns = 0;
-    if (h.magic == CHURN_SEGMENT_MAGIC) {
+    if (churn_segment_is_delta(h.magic) && t->info.version < 8)
+        return 0;
+    if (churn_segment_kind_magic(h.magic) == CHURN_SEGMENT_MAGIC) {
         if (churn_segment_header_crc(&h) != h.header_crc)
             return 0;
     } else {
         churn_open_segment_header o;
         memcpy(&o, &h, sizeof o);
-        if (o.magic != CHURN_SEGMENT_OPEN_MAGIC || t->info.version < 5 ||
-            churn_open_segment_header_crc(&o) != o.header_crc)
+        if (churn_segment_kind_magic(o.magic) != CHURN_SEGMENT_OPEN_MAGIC ||
+            t->info.version < 5 || churn_open_segment_header_crc(&o) != o.header_crc)
             return 0;
         open = 1;
         checkpoint_ns = o.checkpoint_ns;
@@ -238,8 +242,9 @@ static int header_at(churn_tail *t, uint64_t off, head *out)
     if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
         h.zstd_bytes < 4 || off + sizeof h + h.zstd_bytes > t->size)
         return 0;
-    out->s = (churn_segment_info){off,         h.seq,        h.first_epoch, h.last_epoch,
-                                  h.raw_bytes, h.zstd_bytes, open,          checkpoint_ns};
+    out->s = (churn_segment_info){off,          h.seq,         h.first_epoch,
+                                  h.last_epoch, h.raw_bytes,   h.zstd_bytes,
+                                  open,         checkpoint_ns, churn_segment_is_delta(h.magic)};
     out->crc = h.payload_crc;
     return 1;
 }
@@ -319,7 +324,7 @@ static int damaged(churn_tail *t, churn_warnings *w, const char *why)
 {
     churn_warn(w,
                "segment %llu: %s; the rest of it is not read, and the state starts over at the "
-               "next segment's carry",
+               "next key segment's carry",
                (unsigned long long)t->seg.seq, why);
     finish(t, &t->seg, 1);
     return 1;
@@ -428,9 +433,25 @@ static int advance(churn_tail *t, const churn_tail_sink *sink, churn_warnings *w
     return 0;
 }
 
-/* Returns 1 when the next segment began, 0 when it is not there yet, -1 when a newer one is
-   where it should be (it was lost, or is elsewhere: a scan tells). */
-static int begin_next(churn_tail *t, const churn_tail_sink *sink)
+/* Where the state starts over, only a key segment can begin (format.h): a delta segment
+   there is passed over once it is closed.  Returns 1 when it was, 0 to wait for its close. */
+static int pass_over(churn_tail *t, const churn_segment_info *s)
+{
+    if (s->open)
+        return 0;
+    if (!t->skipped++)
+        t->skipped_from = s->seq;
+    t->expect = s->seq + 1;
+    t->pos = s->offset + sizeof(churn_segment_header) + s->zstd_bytes;
+    t->has_pos = 1;
+    t->has_found = 0;
+    return 1;
+}
+
+/* Returns 1 when the next segment began (or a delta segment was passed over), 0 when it is
+   not there yet, -1 when a newer one is where it should be (it was lost, or is elsewhere: a
+   scan tells). */
+static int begin_next(churn_tail *t, const churn_tail_sink *sink, churn_warnings *w)
 {
     uint64_t at[3];
     size_t n = candidates(t, at);
@@ -447,7 +468,16 @@ static int begin_next(churn_tail *t, const churn_tail_sink *sink)
             newer = 1;
         }
     }
+    if (have && t->restart && best.s.delta)
+        return pass_over(t, &best.s);
     if (have) {
+        if (t->skipped)
+            churn_warn(w,
+                       "delta segments %llu..%llu not read: the state starts over at key "
+                       "segment %llu",
+                       (unsigned long long)t->skipped_from, (unsigned long long)best.s.seq - 1,
+                       (unsigned long long)best.s.seq);
+        t->skipped = 0;
         begin(t, sink, &best.s);
         return 1;
     }
@@ -467,13 +497,17 @@ static int scan(churn_tail *t, churn_warnings *w)
         snprintf(t->waiting, sizeof t->waiting, "%s", err);
         return 0;
     }
-    /* The segment expected, wherever it is; after a gap the newest one, so that the state
+    /* The segment expected, wherever it is; after a gap the newest key one, so that the state
        starts over where the writer is, not at the oldest segment, the next it overwrites. */
     size_t n = churn_trace_segments(tr), i = 0;
     while (t->started && i < n && churn_trace_segment(tr, i)->seq < t->expect)
         i++;
-    if (t->started && i < n && churn_trace_segment(tr, i)->seq != t->expect)
-        i = n - 1;
+    if (t->started && i < n && churn_trace_segment(tr, i)->seq != t->expect) {
+        size_t key = n - 1; /* the newest key segment after the gap, else the newest */
+        while (key > i && churn_trace_segment(tr, key)->delta)
+            key--;
+        i = churn_trace_segment(tr, key)->delta ? n - 1 : key;
+    }
     int found = i < n;
     if (found) {
         const churn_segment_info *s = churn_trace_segment(tr, i);
@@ -515,7 +549,7 @@ enum churn_tail_result churn_tail_poll(churn_tail *t, const churn_tail_sink *sin
     size_t spent = 0;
     int read = 0;
     while (spent < budget) {
-        int k = t->in_seg ? advance(t, sink, w, &spent) : begin_next(t, sink);
+        int k = t->in_seg ? advance(t, sink, w, &spent) : begin_next(t, sink, w);
         if (k > 0) {
             read = 1;
             continue;

@@ -141,6 +141,40 @@ static void pipeline_free(pipeline *p)
     free(p);
 }
 
+/* After a segment that could not be read whole, the delta segments up to the next key one
+   (format.h): they may name stacks that only the unread part defined. */
+typedef struct skipping {
+    int after_damage;
+    uint64_t damaged; /* its sequence number */
+    size_t count;     /* delta segments skipped since */
+    uint64_t first_epoch, last_epoch;
+} skipping;
+
+/* Whether segment i (p->nsegs: the end) is skipped; says how many were once it is past. */
+static int skip_delta(skipping *k, churn_trace *t, size_t i, churn_warnings *w)
+{
+    const churn_segment_info *s =
+        i < churn_trace_segments(t) ? churn_trace_segment(t, i) : NULL;
+    if (k->after_damage && s && s->delta) {
+        if (!k->count++)
+            k->first_epoch = s->first_epoch;
+        k->last_epoch = s->last_epoch;
+        return 1;
+    }
+    if (k->count)
+        churn_warn(w,
+                   "%zu delta segment(s) (seq %llu..%llu, epochs %llu..%llu) skipped after "
+                   "damaged segment %llu: %s",
+                   k->count, (unsigned long long)k->damaged + 1,
+                   (unsigned long long)k->damaged + k->count,
+                   (unsigned long long)k->first_epoch, (unsigned long long)k->last_epoch,
+                   (unsigned long long)k->damaged,
+                   s ? "reading goes on at the next key segment" : "no key segment follows");
+    k->after_damage = 0;
+    k->count = 0;
+    return 0;
+}
+
 void churn_pipeline_run(churn_trace *t, churn_warnings *w, churn_record_fn fn, void *ctx,
                         churn_segment_fn seg, void *seg_ctx, churn_live_pass *live)
 {
@@ -152,24 +186,29 @@ void churn_pipeline_run(churn_trace *t, churn_warnings *w, churn_record_fn fn, v
         exit(1);
     }
     churn_decoder decoder = {.peak = live->peak};
+    skipping skip = {0};
     for (size_t i = 0; i < p->nsegs; i++) {
         slot *s = slot_of(p, i);
         pthread_mutex_lock(&p->lock);
         while (!(s->ready && s->segment == i))
             pthread_cond_wait(&p->changed, &p->lock);
         pthread_mutex_unlock(&p->lock);
-        seg(seg_ctx, i, 0);
-        if (s->ok)
-            churn_trace_decode(t, i, s->buf, s->len, &decoder, fn, ctx, &p->sink, w);
-        else
-            churn_warn(w, "segment %llu: %s; skipped",
-                       (unsigned long long)churn_trace_segment(t, i)->seq, s->why);
+        if (!skip_delta(&skip, t, i, w)) {
+            seg(seg_ctx, i, 0);
+            if (!s->ok)
+                churn_warn(w, "segment %llu: %s; skipped",
+                           (unsigned long long)churn_trace_segment(t, i)->seq, s->why);
+            skip.after_damage = !s->ok || churn_trace_decode(t, i, s->buf, s->len, &decoder, fn,
+                                                             ctx, &p->sink, w);
+            skip.damaged = churn_trace_segment(t, i)->seq;
+            seg(seg_ctx, i, 1);
+        }
         pthread_mutex_lock(&p->lock);
         s->ready = 0;
         pthread_cond_broadcast(&p->changed);
         pthread_mutex_unlock(&p->lock);
-        seg(seg_ctx, i, 1);
     }
+    skip_delta(&skip, t, p->nsegs, w);
     pthread_mutex_lock(&p->lock);
     p->full[(p->full_head + p->full_count++) % CHURN_PIPELINE_CHUNKS] = p->sink.chunk;
     p->decoded = 1;

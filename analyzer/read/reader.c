@@ -97,11 +97,12 @@ static int segment_header_at(const churn_trace *t, size_t off, churn_segment_hea
     if (h->frame_size != sizeof *h - 8)
         return 0;
     *open = 0;
-    if (h->magic == CHURN_SEGMENT_MAGIC)
+    if (churn_segment_kind_magic(h->magic) == CHURN_SEGMENT_MAGIC)
         return churn_segment_header_crc(h) == h->header_crc;
     churn_open_segment_header o;
     memcpy(&o, t->map + off, sizeof o);
-    if (o.magic != CHURN_SEGMENT_OPEN_MAGIC || churn_open_segment_header_crc(&o) != o.header_crc)
+    if (churn_segment_kind_magic(o.magic) != CHURN_SEGMENT_OPEN_MAGIC ||
+        churn_open_segment_header_crc(&o) != o.header_crc)
         return 0;
     *open = 1;
     *checkpoint_ns = o.checkpoint_ns;
@@ -124,16 +125,17 @@ static int valid_segment_at(const churn_trace *t, size_t off, size_t next,
         return 0;
     if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
         (open && t->info.version < 5) ||
-        h.zstd_bytes < 4 || h.zstd_bytes > t->size - off - sizeof h ||
-        next < off + sizeof h + h.zstd_bytes)
+        (churn_segment_is_delta(h.magic) && t->info.version < 8) || h.zstd_bytes < 4 ||
+        h.zstd_bytes > t->size - off - sizeof h || next < off + sizeof h + h.zstd_bytes)
         return -1;
     const uint8_t *payload = t->map + off + sizeof h;
     uint32_t magic;
     memcpy(&magic, payload, 4);
     if (magic != ZSTD_MAGICNUMBER || churn_crc32(0, payload, h.zstd_bytes) != h.payload_crc)
         return -1;
-    *out = (churn_segment_info){off,         h.seq,        h.first_epoch, h.last_epoch,
-                                h.raw_bytes, h.zstd_bytes, open,          checkpoint_ns};
+    *out = (churn_segment_info){off,          h.seq,         h.first_epoch,
+                                h.last_epoch, h.raw_bytes,   h.zstd_bytes,
+                                open,         checkpoint_ns, churn_segment_is_delta(h.magic)};
     return 1;
 }
 
@@ -210,6 +212,29 @@ static int by_seq(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* The run starts at its first key segment: the delta segments before it (their key segment
+   overwritten by the ring, or lost with a gap) name stacks that no segment read defines. */
+static void skip_to_key(churn_trace *t)
+{
+    size_t key = 0;
+    while (key < t->nsegs && t->segs[key].delta)
+        key++;
+    if (!key)
+        return;
+    if (key < t->nsegs)
+        churn_warn(
+            t->warn,
+            "%zu segment(s) (seq %llu..%llu, epochs %llu..%llu) not used: delta segments "
+            "whose key segment is not in the file; reading starts at key segment %llu",
+            key, (unsigned long long)t->segs[0].seq, (unsigned long long)t->segs[key - 1].seq,
+            (unsigned long long)t->segs[0].first_epoch,
+            (unsigned long long)t->segs[key - 1].last_epoch,
+            (unsigned long long)t->segs[key].seq);
+    t->info.segments_before_key = key;
+    memmove(t->segs, t->segs + key, (t->nsegs - key) * sizeof *t->segs);
+    t->nsegs -= key;
+}
+
 /* Keeps the contiguous run of sequence numbers that ends at the newest segment: state carried
    across a gap would be wrong, while every segment after it carries its own. */
 static void keep_newest_run(churn_trace *t)
@@ -257,6 +282,7 @@ static void keep_newest_run(churn_trace *t)
         t->nsegs = n - first;
         t->info.segments_gapped = first;
     }
+    skip_to_key(t);
     if (t->nsegs && t->segs[t->nsegs - 1].open) {
         t->info.ends_open = 1;
         t->info.checkpoint_ns = t->segs[t->nsegs - 1].checkpoint_ns;
@@ -323,6 +349,14 @@ churn_trace *churn_trace_open(const char *path, churn_warnings *w, char *err, si
         churn_warn(w, "%zu damaged segment(s) skipped (checksum or size check failed)",
                    t->info.segments_invalid);
     keep_newest_run(t);
+    if (t->nsegs == 0) {
+        snprintf(err, errlen,
+                 "no key segment: the %zu segment(s) after the last gap are delta "
+                 "segments, whose key segment is not in the file",
+                 t->info.segments_before_key);
+        churn_trace_close(t);
+        return NULL;
+    }
     t->dctx = ZSTD_createDCtx();
     if (!t->dctx) {
         set_err(err, errlen, "cannot create a zstd decompression context");

@@ -21,6 +21,8 @@ typedef struct churn_segment_info {
        checkpoint_ns (CLOCK_MONOTONIC); last_epoch is first_epoch. */
     int open;
     uint64_t checkpoint_ns;
+    /* A delta segment (version 8, format.h): read only after the segments since a key one. */
+    int delta;
 } churn_segment_info;
 
 typedef struct churn_trace_info {
@@ -28,6 +30,7 @@ typedef struct churn_trace_info {
     uint64_t ring_bytes, pid, start_realtime_ns, file_bytes;
     size_t segments_invalid;  /* candidate headers whose checks failed */
     size_t segments_gapped;   /* valid segments older than a gap in the sequence, not used */
+    size_t segments_before_key; /* delta segments before the first key one kept, not used */
     /* The newest segment is an open one: the process ended without an exit the shim saw
        (or still runs), and the trace holds what it had at its last checkpoint.  Cleared
        when that segment turns out damaged as it is decompressed. */

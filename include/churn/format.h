@@ -13,7 +13,8 @@
  * The file is a ring: when the next segment would pass the bound given in the file header,
  * writing wraps to CHURN_FILE_HEADER_BYTES and overwrites the oldest segments.  A reader scans
  * for segment headers, keeps those whose header and payload checksums verify, and orders them
- * by sequence number.  Every segment can be decoded on its own (see CHURN_REC_CARRY).
+ * by sequence number.  A key segment can be decoded on its own (see CHURN_REC_CARRY); a delta
+ * segment (version 8) needs the segments since the last key segment before it.
  */
 #ifndef CHURN_FORMAT_H
 #define CHURN_FORMAT_H
@@ -27,14 +28,34 @@
    "Order of events") and CHURN_REC_UNORDERED, version 5 the open segment's checkpoints
    (churn_open_segment_header), version 6 CHURN_MAP_ARENA and CHURN_REC_CODE, version 7
    CHURN_CODE_PY and the stack ids of ALLOC_INFO, CARRY and EPOCH_END less the previous
-   one's; readers take 1 to 7. */
-#define CHURN_FORMAT_VERSION 7u
+   one's, version 8 delta segments (CHURN_SEGMENT_DELTA); readers take 1 to 8. */
+#define CHURN_FORMAT_VERSION 8u
 #define CHURN_FORMAT_VERSION_MIN 1u
 
 /* zstd reserves 0x184D2A50..0x184D2A5F for skippable frames; decoders skip them. */
 #define CHURN_SKIPPABLE_MAGIC 0x184D2A5Cu
 #define CHURN_FILE_MAGIC "CHURNTRC"
 #define CHURN_SEGMENT_MAGIC 0x47534843u /* "CHSG" little-endian */
+
+/*
+ * Version 8: a segment is a key segment or a delta segment, which the magic of its header
+ * says (closed or open): a delta segment's has this bit set as well ("CHSg", "CHSo").  A key
+ * segment is self-contained: it defines every stack its records name, names the code of
+ * their frames, and its CARRY lists the live objects of every stack.  A delta segment defines
+ * and names only what no segment since the last key segment before it did, and its CARRY has
+ * the live totals alone (n = 0).  A reader starts at a key segment, and after a segment it
+ * could not read goes on at the next key segment.  Segments of versions 1 to 7 are all key.
+ */
+#define CHURN_SEGMENT_DELTA 0x20000000u
+
+static inline int churn_segment_is_delta(uint32_t magic)
+{
+    return (magic & CHURN_SEGMENT_DELTA) != 0;
+}
+static inline uint32_t churn_segment_kind_magic(uint32_t magic)
+{
+    return magic & ~CHURN_SEGMENT_DELTA;
+}
 
 /* All multi-byte header fields are little-endian (x86-64 native). */
 typedef struct churn_file_header {
@@ -72,7 +93,7 @@ typedef struct churn_producer_frame {
 typedef struct churn_segment_header {
     uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
     uint32_t frame_size;     /* sizeof(churn_segment_header) - 8 */
-    uint32_t magic;          /* CHURN_SEGMENT_MAGIC */
+    uint32_t magic;          /* CHURN_SEGMENT_MAGIC, | CHURN_SEGMENT_DELTA in a delta one */
     uint32_t version;        /* CHURN_FORMAT_VERSION */
     uint64_t seq;            /* 0, 1, 2, ... in write order */
     uint64_t first_epoch;    /* epoch current when the segment was opened */
@@ -97,7 +118,7 @@ typedef struct churn_segment_header {
 typedef struct churn_open_segment_header {
     uint32_t frame_magic;    /* CHURN_SKIPPABLE_MAGIC */
     uint32_t frame_size;     /* sizeof(churn_open_segment_header) - 8 */
-    uint32_t magic;          /* CHURN_SEGMENT_OPEN_MAGIC */
+    uint32_t magic;          /* CHURN_SEGMENT_OPEN_MAGIC, | CHURN_SEGMENT_DELTA likewise */
     uint32_t version;        /* CHURN_FORMAT_VERSION */
     uint64_t seq;            /* the sequence number the closed segment will have */
     uint64_t first_epoch;    /* epoch current when the segment was opened */
@@ -145,7 +166,8 @@ enum churn_record_tag {
        <= depth and <= ref's depth) are ref's outermost ones: deep stacks that differ only in
        their innermost frames cost only those.  Stack id 0 is "no stack" and is never
        defined.  (Version 1: V stack id, V depth, depth x Z, no generation, nothing
-       shared.) */
+       shared.)  Version 8: defined in a delta segment only when no segment since the last
+       key segment did. */
     CHURN_REC_STACK = 0x03,
     /* V tid: the following events happened on this thread */
     CHURN_REC_THREAD = 0x04,
@@ -157,7 +179,8 @@ enum churn_record_tag {
     /* State to carry on from here when older segments are gone:
        V live count, V live bytes, V n, then n x (V stack id, V live count, V live bytes)
        for every stack with live objects when the segment was opened.  Version 7: each stack
-       id less the previous entry's (the first's less 0), modulo 2^64. */
+       id less the previous entry's (the first's less 0), modulo 2^64.  Version 8: n = 0 in
+       a delta segment, whose totals check what the events since the key segment built. */
     CHURN_REC_CARRY = 0x07,
     /* V count, V reason (CHURN_DROP_*): events that are not in the trace */
     CHURN_REC_DROPPED = 0x08,
@@ -207,9 +230,10 @@ enum churn_record_tag {
     /* V start, V size, string name: the code at [start, start + size), in no module, is what
        the runtime that made it calls `name` in its perf map (/tmp/perf-<pid>.map: V8's
        "JS:*handler /srv/app.js:12:30", CPython's "py::handle:/srv/app.py").  Written
-       before the first STACK of the segment with a frame in it (version 6).  Kind
-       CHURN_CODE_PY in the low nibble (version 7): V code id, string "qualname:file": the
-       names of every Python frame of that code object, CHURN_PY_FRAME addresses. */
+       before the first STACK of the segment with a frame in it (version 6; version 8: of
+       the segments since the last key segment).  Kind CHURN_CODE_PY in the low nibble
+       (version 7): V code id, string "qualname:file": the names of every Python frame of
+       that code object, CHURN_PY_FRAME addresses. */
     CHURN_REC_CODE = 0x80,
 
     /* V requested size, V usable - requested, V stack id: defines the next allocation info

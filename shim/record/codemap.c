@@ -28,7 +28,7 @@ typedef struct code_entry {
     uint64_t start, end;
     uint64_t name_at; /* offset of the name in the file */
     uint32_t name_len;
-    uint32_t emitted_in; /* the segment (churn_enc.segments) that has its CODE record */
+    uint32_t emitted_in; /* the last segment (churn_enc.segments) with its CODE record */
 } code_entry;
 
 #define RETRY_NS 100000000u
@@ -290,7 +290,7 @@ void churn_codemap_stack(const uintptr_t *ips, unsigned depth)
         if (!e)
             continue;
         code_entry *c = &m.entries[e - 1];
-        if (c->emitted_in == churn_enc.segments)
+        if (churn_enc_written(c->emitted_in))
             continue;
         char name[NAME_MAX_BYTES];
         ssize_t n = read_at(name, c->name_len, c->name_at);

@@ -47,20 +47,20 @@ static void put_bytes(const void *p, size_t n)
     enc->raw.len += n;
 }
 
-/* Per code id, the segment whose CODE record of kind CHURN_CODE_PY names its frames, and a
-   hash of the name written there. */
+/* Per code id, the last segment whose CODE record of kind CHURN_CODE_PY names its frames,
+   and a hash of the name written there. */
 static struct {
     uint32_t *named_in;
     uint64_t *hash;
     size_t cap;
 } py_codes;
 
-void churn_enc_segment_begin(void)
+void churn_enc_segment_begin(int key)
 {
-    /* A trace's first segment (the encoder is zeroed for another trace, `churn attach`
-       again): no code object is named in a segment of this trace yet. */
-    if (++enc->segments == 1 && py_codes.cap)
-        memset(py_codes.named_in, 0, py_codes.cap * sizeof *py_codes.named_in);
+    ++enc->segments;
+    enc->key = key;
+    if (key)
+        enc->key_in = enc->segments;
     enc->raw.len = 0;
     enc->recent_count = 0;
     enc->info_stack = 0;
@@ -182,7 +182,7 @@ static int emit_py_code(uint64_t code, const char *prefix, size_t len)
         py_codes.cap = cap;
     }
     uint64_t h = name_hash(prefix, len);
-    if (py_codes.named_in[code] == enc->segments)
+    if (churn_enc_written(py_codes.named_in[code]))
         return py_codes.hash[code] == h ? 1 : -1;
     if (!room(1 + 2 * CHURN_VARINT_MAX + len))
         return 0;
@@ -277,13 +277,14 @@ void churn_emit_size_classes(int final_path)
     enc->classes_in = enc->segments;
 }
 
-/* Self-contained segments: who is live per callsite when the segment opens, with those
-   stacks' definitions, so a reader that starts here can carry on. */
+/* A key segment is self-contained: who is live per callsite when it opens, with those
+   stacks' definitions, so a reader that starts here can carry on.  A delta segment's totals
+   let a reader check that no events were lost between segments. */
 void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
                       uint64_t live_bytes)
 {
     size_t n = 0;
-    for (size_t id = 1; id < nsites; id++)
+    for (size_t id = 1; enc->key && id < nsites; id++)
         if (sites[id].live_count) {
             churn_emit_stack(sites, nsites, (uint32_t)id);
             n++;
@@ -295,7 +296,7 @@ void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
     put_u(live_bytes);
     put_u(n);
     size_t prev = 0; /* ids ascend: each less the previous one */
-    for (size_t id = 1; id < nsites; id++)
+    for (size_t id = 1; n && id < nsites; id++)
         if (sites[id].live_count) {
             put_u(id - prev);
             prev = id;

@@ -31,9 +31,13 @@ typedef struct {
 
 typedef struct {
     churn_buf raw;            /* records not yet given to zstd (writer.c takes them) */
-    /* Segments opened so far: a stack is defined once per segment (a segment that failed to
-       be written does not count its number twice, as its sequence number would). */
+    /* Segments opened so far, in this process and every trace it wrote (a second `churn
+       attach` goes on counting): a segment that failed to be written does not count its
+       number twice, as its sequence number would.  A definition or a name written in a
+       segment numbered key_in or later is in the open segment or one it follows. */
     uint32_t segments;
+    uint32_t key_in;          /* the number of the last key segment (format.h) */
+    int key;                  /* the open segment is a key segment */
     uint32_t classes_in;      /* segments when the size classes were last written */
     churn_coder coder;
     uint64_t cur_epoch;
@@ -51,8 +55,14 @@ static inline int churn_buf_reserve(churn_buf *b, size_t more)
     return CHURN_LIKELY(b->len + more <= b->cap) ? 0 : churn_buf_grow(b, more);
 }
 
-/* A new segment's stream: empty, no stack defined in it yet, the coder at its start. */
-void churn_enc_segment_begin(void);
+/* A new segment's stream: empty, the coder at its start.  A key segment defines every
+   stack anew; a delta segment those that no segment since the last key segment defined. */
+void churn_enc_segment_begin(int key);
+/* Whether a definition or name last written in segment number `in` is still in force. */
+static inline int churn_enc_written(uint32_t in)
+{
+    return in && in >= churn_enc.key_in;
+}
 /* Returns 0 when there was no room: the segment is not open. */
 int churn_emit_segment_start(uint64_t seq, uint64_t first_epoch, uint64_t open_ns);
 void churn_emit_allocator(void);
@@ -66,13 +76,14 @@ void churn_emit_modules(void);
    libchurn's own name of a Python frame (pyframes.c), "py::qualname:file:line" at [a - 1,
    a + 1), is written as its code object's record of kind CHURN_CODE_PY, once a segment. */
 int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len);
+/* The live totals; in a key segment also every stack's live objects, with its definition. */
 void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
                       uint64_t live_bytes);
-/* Writes the stack's definition, once per segment. */
+/* Writes the stack's definition, once from one key segment to the next. */
 void churn_define_stack(churn_site *sites, uint32_t id);
 static inline int churn_enc_stack_due(const churn_site *s)
 {
-    return s->emitted_in != churn_enc.segments;
+    return !churn_enc_written(s->emitted_in);
 }
 static inline void churn_emit_stack(churn_site *sites, size_t nsites, uint32_t id)
 {

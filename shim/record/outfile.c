@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "churn/version.h"
+#include "record/encode.h" /* the open segment's kind: a key or a delta one */
 #include "shim.h"
 
 static _Atomic int fd = -1;
@@ -283,7 +284,7 @@ int churn_outfile_checkpoint(const void *zstd_frame, size_t zbytes, uint32_t raw
     memset(&h, 0, sizeof h);
     h.frame_magic = CHURN_SKIPPABLE_MAGIC;
     h.frame_size = sizeof h - 8;
-    h.magic = CHURN_SEGMENT_OPEN_MAGIC;
+    h.magic = CHURN_SEGMENT_OPEN_MAGIC | (churn_enc.key ? 0 : CHURN_SEGMENT_DELTA);
     h.version = CHURN_FORMAT_VERSION;
     h.seq = seq;
     h.first_epoch = first_epoch;
@@ -313,7 +314,7 @@ int churn_outfile_write_segment(const void *zstd_frame, size_t zbytes, uint32_t 
     memset(h, 0, sizeof *h);
     h->frame_magic = CHURN_SKIPPABLE_MAGIC;
     h->frame_size = sizeof *h - 8;
-    h->magic = CHURN_SEGMENT_MAGIC;
+    h->magic = CHURN_SEGMENT_MAGIC | (churn_enc.key ? 0 : CHURN_SEGMENT_DELTA);
     h->version = CHURN_FORMAT_VERSION;
     h->seq = seq;
     h->first_epoch = first_epoch;

@@ -746,12 +746,12 @@ static int named_in_segment(uintptr_t ip)
     size_t j = mix(ip) >> 32 & (py.named_cap - 1);
     while (py.named[j] && py.named[j] != ip)
         j = (j + 1) & (py.named_cap - 1);
-    if (py.named[j] == ip && py.named_in[j] == churn_enc.segments)
+    if (py.named[j] == ip && churn_enc_written(py.named_in[j]))
         return 1;
     if (!py.named[j])
         py.named_count++;
     py.named[j] = ip;
-    py.named_in[j] = UINT32_MAX;
+    py.named_in[j] = 0; /* no segment: named when a record is written */
     char name[2 * NAME_BYTES + 32];
     uint32_t id = (uint32_t)((ip & ~CHURN_PY_BASE) >> ID_SHIFT);
     if (id >= atomic_load_explicit(&py.ncodes, memory_order_acquire))

@@ -60,6 +60,10 @@ static struct {
     size_t target;            /* close the segment at this raw size */
     uint64_t seg_first_epoch, seg_open_ns, seg_events;
     int seg_open;
+    /* Every segment since the last key segment was written: the next may be a delta one
+       (encode.h), until KEY_EVERY_PART of the ring has been written since that key. */
+    int chain_whole;
+    uint64_t since_key;       /* file bytes of the segments written since the key segment */
     uint64_t ckpt_ns;         /* the open segment's last checkpoint, 0 before its first */
     size_t ckpt_raw;          /* raw bytes it held */
     int ckpt_off;             /* the segment takes no more checkpoints (outfile.c said why) */
@@ -269,9 +273,21 @@ static size_t segment_raw_fitting(uint64_t ring)
     return raw;
 }
 
+/* A key segment again after this share of the ring: a reader of a wrapped ring starts at
+   the oldest key segment left in it, so at most this much of what the ring holds (plus the
+   segment that crossed the mark) goes unread, while a python process writing every stack
+   spends a tenth of its trace on the definitions of a key segment (docs/benchmarks.md). */
+#define KEY_EVERY_PART 16u
+
+static int next_is_key(void)
+{
+    return !w.chain_whole || w.since_key >= churn_outfile_ring_room() / KEY_EVERY_PART;
+}
+
 static void segment_open(void)
 {
-    churn_enc_segment_begin();
+    int key = next_is_key();
+    churn_enc_segment_begin(key);
     w.packed.len = 0;
     w.fed = 0;
     w.seg_failed = 0;
@@ -279,6 +295,10 @@ static void segment_open(void)
     uint64_t now = churn_now_ns();
     if (!churn_emit_segment_start(churn_outfile_next_seq(), w.open_epoch, now))
         return;
+    if (key) {
+        w.chain_whole = 1;
+        w.since_key = 0;
+    }
     w.seg_open_ns = now;
     churn_emit_allocator();
     if (churn_opt.stack_sample > 1)
@@ -338,6 +358,10 @@ static void segment_close(void)
                           : churn_outfile_write_segment(
                                 w.packed.buf + sizeof(churn_segment_header), w.packed.len,
                                 (uint32_t)w.fed, w.seg_first_epoch, last);
+    if (rc == 0)
+        w.since_key += sizeof(churn_segment_header) + w.packed.len;
+    else
+        w.chain_whole = 0; /* what it defined is not in the file: the next is a key one */
     if (rc == 0) {
         w.dropped_reported += w.noted_ring;
         w.write_dropped -= w.noted_write;
@@ -1225,6 +1249,9 @@ void churn_writer_resume(void)
 
 void churn_writer_reset(uint64_t first_epoch)
 {
+    /* Numbers of segments go on from the last trace's: what pyframes.c and codemap.c noted
+       as named in one of them is not in force in the new trace. */
+    uint32_t segments = churn_enc.segments;
     /* What a start that failed left (churn_writer_join frees them after a trace). */
     ZSTD_freeCCtx(w.zstd);
     churn_mem_free(churn_enc.raw.buf);
@@ -1233,6 +1260,8 @@ void churn_writer_reset(uint64_t first_epoch)
     churn_mem_free(w.dirty);
     memset(&w, 0, sizeof w);
     memset(&churn_enc, 0, sizeof churn_enc);
+    churn_enc.segments = segments;
+    churn_enc.key_in = segments + 1;
     w.open_epoch = w.first_epoch = first_epoch;
     w.dropped_reported = atomic_load(&churn_dropped_events);
     /* Numbers taken before now are behind the order's next ones: their events, if they come
@@ -1295,6 +1324,7 @@ void churn_writer_after_fork_child(int follow)
     }
     churn_enc.raw.len = 0;
     w.seg_open = 0;
+    w.chain_whole = 0; /* a trace of its own, which starts with a key segment */
     for (size_t i = 0; i < w.nsites; i++)
         memset(&w.sites[i], 0, sizeof w.sites[i]);
     w.ndirty = 0;

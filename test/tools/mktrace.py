@@ -13,7 +13,8 @@ The description is a JSON object:
                 {"seq", "first_epoch", "last_epoch", "records": [...],
                  optional overrides: "version", "raw_bytes", "payload_crc", "header_crc",
                  "magic", "payload_hex" (the zstd frame bytes, replacing the compressed
-                 records)}
+                 records), "delta": true (version 8: a delta segment, its magic with
+                 SEGMENT_DELTA set)}
   "layout":   optional physical order of what follows the file header, a list of
                 N                    segment N (index into "segments")
                 {"partial": N, "bytes": K}   the first K bytes of segment N
@@ -66,6 +67,7 @@ import zlib
 
 SKIPPABLE_MAGIC = 0x184D2A5C
 SEGMENT_MAGIC = 0x47534843
+SEGMENT_DELTA = 0x20000000  # version 8: the bit of a delta segment's magic
 FILE_HEADER = struct.Struct("<II8sIIQQQII")     # 56 bytes, as churn_file_header
 SEGMENT_HEADER = struct.Struct("<IIIIQQQIIII")  # 56 bytes, as churn_segment_header
 
@@ -327,7 +329,8 @@ def segment_bytes(seg):
         enc.record(rec)
     raw = bytes(enc.out)
     payload = bytes.fromhex(seg["payload_hex"]) if "payload_hex" in seg else zstd_compress(raw)
-    fields = [SKIPPABLE_MAGIC, SEGMENT_HEADER.size - 8, seg.get("magic", SEGMENT_MAGIC),
+    magic = SEGMENT_MAGIC | (SEGMENT_DELTA if seg.get("delta") else 0)
+    fields = [SKIPPABLE_MAGIC, SEGMENT_HEADER.size - 8, seg.get("magic", magic),
               seg.get("version", 3), seg["seq"], seg.get("first_epoch", 0),
               seg.get("last_epoch", 0), seg.get("raw_bytes", len(raw)), len(payload),
               seg.get("payload_crc", crc32(payload)), 0]
