@@ -154,8 +154,10 @@ static void event_oddities(churn_analysis *a)
                    (unsigned long long)a->carry_expected_count,
                    (unsigned long long)a->carry_seen_count);
     if (a->first_seq > 0)
-        churn_warn(w, "the trace starts at segment %llu: older segments are gone (overwritten "
-                      "by the ring or unusable); the live state before it comes from its carry",
+        churn_warn(w,
+                   "the trace starts at segment %llu: older segments are gone (overwritten "
+                   "by the ring, unusable, or delta segments before a key segment); the "
+                   "live state before it comes from its carry",
                    (unsigned long long)a->first_seq);
 }
 
@@ -169,8 +171,9 @@ void churn_crosscheck(churn_analysis *a)
             check_summaries(a);
         event_oddities(a);
     } else if (a->first_seq > 0) {
-        churn_warn(w, "the trace starts at segment %llu: older segments are gone (overwritten "
-                      "by the ring or unusable)",
+        churn_warn(w,
+                   "the trace starts at segment %llu: older segments are gone (overwritten "
+                   "by the ring, unusable, or delta segments before a key segment)",
                    (unsigned long long)a->first_seq);
     }
     undefined_stacks(a);
