@@ -9,7 +9,9 @@
 #   segment and says which segments and epochs it did not use;
 # - a delta segment that does not decode (a malformed record) makes the reader pass over the
 #   delta segments after it, saying so, and go on at the next key segment;
-# - a trace whose segments after a gap are all delta ones is refused in one line.
+# - a trace whose segments after a gap are all delta ones is read up to the gap, which is
+#   said with the segments and epochs left out;
+# - a trace with no key segment at all is refused in one line.
 # decoders: fast and slow
 LIB_ANALYZER_ONLY=1
 . test/lib.sh
@@ -68,7 +70,8 @@ size1 = len(mktrace.segment_bytes(v8[1]))
 # the ring went round: 4 and 5 over 0 and most of 1; 2 is the oldest left, a delta segment
 write("wrapped", 8, v8, layout=[4, 5, {"partial": 1, "bytes": size1 - 20}, 2, 3])
 write("damaged", 8, [segment(s, 8, bad=s == 1) for s in range(6)])
-write("nokey", 8, [v8[i] for i in (0, 1, 4, 5)])
+write("gapped", 8, [v8[i] for i in (0, 1, 4, 5)])
+write("nokey", 8, [v8[i] for i in (1, 2)])
 PY
 
 for v in 7 8; do
@@ -134,6 +137,20 @@ g = {s["stack_id"]: s for s in d["growth"]}
 if 6 not in g:
     fail("damaged: stack 6, defined again in key segment 3, is missing")
 print("damaged: delta segment 2 skipped and reported, reading goes on at key segment 3")
+PY
+
+analyze "$WORK/gapped" "$WORK/gapped.json" --all-epochs
+check "$WORK/gapped.json" <<'PY'
+import sys
+from churncheck import *
+d = load(sys.argv[1])
+m = d["metadata"]
+expect("gapped: segments read", (m["first_seq"], m["last_seq"], m["segments_used"]), (0, 1, 2))
+ws = [w for w in d.get("warnings", []) if "not used: delta segments after a gap" in w]
+if len(ws) != 1 or not ws[0].startswith("2 newer segment(s) (seq 4..5, epochs 4..5)"):
+    fail("gapped: the delta segments after the gap not reported: %s" % d.get("warnings"))
+expect("gapped: epochs read", [e["epoch"] for e in d["epochs"]], [0, 1])
+print("gapped: read up to the gap, delta segments 4 and 5 reported")
 PY
 
 if "$ANALYZE" --json "$WORK/nokey" >"$WORK/nokey.json" 2>"$WORK/nokey.err"; then

@@ -271,6 +271,31 @@ static void keep_newest_run(churn_trace *t)
     size_t first = n ? n - 1 : 0;
     while (first > 0 && t->segs[first - 1].seq + 1 == t->segs[first].seq)
         first--;
+    /* A run of delta segments alone cannot be read (their key segment is lost with the
+       gap): the newest run that holds a key segment is read instead, and said so. */
+    size_t end = n;
+    for (;;) {
+        size_t k = first;
+        while (k < end && t->segs[k].delta)
+            k++;
+        if (k < end || first == 0)
+            break;
+        end = first;
+        while (--first > 0 && t->segs[first - 1].seq + 1 == t->segs[first].seq)
+            ;
+    }
+    if (end < n) {
+        churn_warn(t->warn,
+                   "%zu newer segment(s) (seq %llu..%llu, epochs %llu..%llu) not used: delta "
+                   "segments after a gap, whose key segment is lost with it; reading ends at "
+                   "segment %llu",
+                   n - end, (unsigned long long)t->segs[end].seq,
+                   (unsigned long long)t->segs[n - 1].seq,
+                   (unsigned long long)t->segs[end].first_epoch,
+                   (unsigned long long)t->segs[n - 1].last_epoch,
+                   (unsigned long long)t->segs[end - 1].seq);
+        n = t->nsegs = end;
+    }
     if (first > 0) {
         churn_warn(t->warn,
                    "%zu older segment(s) (seq %llu..%llu) not used: segment(s) before seq %llu "
