@@ -103,6 +103,8 @@ diff "$WORK/v7.cmp" "$WORK/v8.cmp" >"$WORK/txt.diff" ||
     fail "versions 7 and 8 give other text reports: $(head -5 "$WORK/txt.diff")"
 
 analyze "$WORK/wrapped" "$WORK/wrapped.json" --all-epochs
+"$ANALYZE" "$WORK/wrapped" 2>&1 | grep -q "3 segment(s) used, 2 overwritten by the ring," ||
+    fail "wrapped: the header does not say 2 overwritten (0 and 1; 2 is in the file, unused): $("$ANALYZE" "$WORK/wrapped" 2>&1 | sed -n 2p)"
 check "$WORK/wrapped.json" <<'PY'
 import sys
 from churncheck import *

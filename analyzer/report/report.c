@@ -159,7 +159,10 @@ const char *churn_report_exit_text(const churn_analysis *a, char *buf, size_t le
 
 unsigned long long churn_report_segments_dropped(const churn_analysis *a)
 {
-    return (unsigned long long)a->first_seq;
+    /* Delta segments before the first key segment are in the file, not used (a warning says
+       which): not overwritten. */
+    uint64_t before_key = a->info ? a->info->segments_before_key : 0;
+    return (unsigned long long)(a->first_seq - (before_key <= a->first_seq ? before_key : 0));
 }
 
 churn_retained churn_report_retention(const churn_analysis *a, const churn_growth *g,
