@@ -346,24 +346,66 @@ def decode(raw, seq, version=2):
     return out
 
 
+class _Addresses:
+    """Heap event addresses as include/churn/coding.h codes them, rebuilt from the records of
+    one segment (every segment starts the coder afresh)."""
+    LIFO, FREED, ADJACENT = 4, 1024, 4
+    EXPLICIT = LIFO + FREED + 2 * ADJACENT
+
+    def __init__(self):
+        self.prev = self.alloc_end = self.fresh_end = 0
+        self.freed, self.lifos = [], {}
+
+    def lifo(self, usable):
+        return self.lifos.setdefault(((usable * 2654435761) & 0xFFFFFFFF) >> 22 & 1023, [])
+
+    def alloc(self, code, usable):
+        lifo = self.lifo(usable)
+        if code < self.LIFO:
+            addr = lifo.pop(code)
+        elif code < self.LIFO + self.FREED:
+            addr = self.freed[-1 - (code - self.LIFO)]
+        elif code < self.LIFO + self.FREED + self.ADJACENT:
+            addr = self.alloc_end + 8 * (code - self.LIFO - self.FREED)
+        elif code < self.EXPLICIT:
+            addr = self.fresh_end + 8 * (code - self.LIFO - self.FREED - self.ADJACENT)
+        else:
+            d = code - self.EXPLICIT
+            addr = (self.prev + ((d >> 1) ^ -(d & 1))) & (1 << 64) - 1
+        self.alloc_end = addr + usable
+        if code >= self.LIFO + self.FREED:
+            self.fresh_end = addr + usable
+        self.prev = addr
+        return addr
+
+    def free(self, addr, usable):
+        lifo = self.lifo(usable)
+        lifo.insert(0, addr)
+        del lifo[self.LIFO:]
+        self.freed.append(addr)
+        del self.freed[:-self.FREED]
+        self.prev = addr
+
+
 def heap_order(path):
     """Peak and temporary allocations recomputed from the trace's records in stream order,
     independently of the analyzer: {"peak": bytes, "peak_count", "peak_epoch", "temporary",
     "temporary_by_stack": {stack: n}, "peak_by_stack": {stack: (count, bytes)},
     "lowest_by_stack": {stack: fewest objects live}}.  A temporary allocation is one whose
-    free is the stream's next heap event; a stack whose live count goes below zero had a
-    free in the stream before its allocation."""
+    free, of the same address, is the stream's next heap event; a stack whose live count goes
+    below zero had a free in the stream before its allocation."""
     live_bytes = live_count = 0
     by_stack = {}
     best = None
     temporary, temp_by_stack = 0, {}
-    prev = None  # (size, stack, epoch) of the previous heap event when it was an allocation
+    prev = None  # (address, size, stack, epoch) of the previous heap event if an allocation
     first = True
     lowest = {}
+    coder = _Addresses()
     for rec in records(path):
         tag, cls = rec["tag"], rec["tag"] & 0xF0
         if tag == 0x01:
-            infos, allocs = [], []
+            infos, allocs, coder = [], [], _Addresses()
         elif tag == 0x07 and first:
             live_bytes, live_count = rec["live_bytes"], rec["live_count"]
             for stack, count, nbytes in rec["stacks"]:
@@ -371,32 +413,34 @@ def heap_order(path):
         if tag == 0x07:
             first = False
         if tag == 0x0A:
-            infos.append((rec["size"], rec["stack"]))
+            infos.append((rec["size"], rec["stack"], rec["size"] + rec["slack"]))
             continue
         if cls == 0x10:
-            size, stack = infos[rec["info"]]
-            allocs.append((size, stack, rec["epoch"]))
+            size, stack, usable = infos[rec["info"]]
+            addr = coder.alloc(rec["address_code"], usable)
+            allocs.append((size, stack, rec["epoch"], addr, usable))
             change, obj = 1, (size, stack)
         elif cls in (0x20, 0x60):
             if cls == 0x60:
-                distance = rec["address_code"]
-                size, stack, alloc_epoch = allocs[len(allocs) - distance]
-                is_temp = prev is not None and distance == 1
+                size, stack, alloc_epoch, addr, usable = allocs[len(allocs) - rec["address_code"]]
             else:
                 size, stack = rec["size"], rec["stack"]
                 alloc_epoch = rec["epoch"] - rec["age"]
-                is_temp = prev == (size, stack, alloc_epoch)
-            if is_temp:
+                addr = (coder.prev + rec["address_delta"]) & (1 << 64) - 1
+                usable = size + rec["slack"]
+            coder.free(addr, usable)
+            if prev == (addr, size, stack, alloc_epoch):
                 temporary += 1
                 temp_by_stack[stack] = temp_by_stack.get(stack, 0) + 1
             change, obj = -1, (size, stack)
         elif tag == 0x30:
+            coder.prev = (coder.prev + rec["address_delta"]) & (1 << 64) - 1
             prev = None
             continue
         else:
             continue
         size, stack = obj
-        prev = (size, stack, rec["epoch"]) if change > 0 else None
+        prev = (addr, size, stack, rec["epoch"]) if change > 0 else None
         entry = by_stack.setdefault(stack, [0, 0])
         entry[0] += change
         entry[1] += change * size
