@@ -7,6 +7,11 @@
 # the latter against its bar (0.97, issue 30).  BENCH_ROUNDS
 # (3) and BENCH_SUBREQUESTS (20000) change the size; CHURN_* variables in the environment reach
 # the traced runs.
+#   BENCH_CALLGRIND=1 sh bench/workerd.sh   counts instructions per subrequest instead (a count,
+# not a time: the same on a loaded machine): callgrind over workerd natively and under libchurn
+# (every stack), runs of 200 and 1,000 subrequests, the difference divided by 800 so that
+# start-up cancels out; the main thread apart from the others (libchurn's writer, V8's).
+# About two minutes; the callgrind files stay in build/bench/workerd/ for callgrind_annotate.
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -17,6 +22,52 @@ OUT=build/bench/workerd
 WORKERD=$(test/workerd/install.sh)
 rm -rf "$OUT"
 mkdir -p "$OUT"
+
+# callgrind_count MODE N: "main other", the instructions of workerd's main thread and of its
+# other threads in a run of N subrequests.  drive.py starts the wrapper from the config's
+# directory; libchurn is preloaded into workerd, not into valgrind or the wrapper.
+callgrind_count() {
+    base=$PWD/$OUT/$1.$2
+    set -- "$1" --subrequests "$2" --env "CG_OUT=$base.cg"
+    [ "$1" = libchurn ] && set -- "$@" --env "CG_PRELOAD=$PWD/build/libchurn.so" \
+        --env "CHURN_OUT=$base.zst" --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext"
+    shift
+    if ! python3 test/workerd/drive.py --workerd "$PWD/$OUT/callgrind-workerd" "$@" \
+        --startup-timeout 600 --request-timeout 600 --log "$base.log" >"$base.json"; then
+        echo "bench/workerd.sh: callgrind run failed: $(tail -n 1 "$base.log")" >&2
+        exit 1
+    fi
+    rm -f "$base".zst*
+    # env's exec leaves a file too: workerd's main thread is the largest thread 1
+    main=0 other=0
+    for f in "$base".cg.*-01; do
+        m=$(awk '/^(summary|totals):/ { print $2; exit }' "$f")
+        [ "$m" -gt "$main" ] || continue
+        main=$m other=0
+        for g in "${f%-01}"-*; do
+            [ "$g" = "$f" ] || other=$((other + $(awk '/^(summary|totals):/ { print $2; exit }' "$g")))
+        done
+    done
+    echo "$main $other"
+}
+
+if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
+    command -v valgrind >/dev/null || { echo "bench/workerd.sh: valgrind is missing" >&2; exit 1; }
+    case $WORKERD in /*) ;; *) WORKERD=$PWD/$WORKERD ;; esac
+    printf '%s\n' '#!/bin/sh' \
+        'if [ -n "${CG_PRELOAD:-}" ]; then set -- env LD_PRELOAD="$CG_PRELOAD" "$W" "$@"; else set -- "$W" "$@"; fi' \
+        'exec valgrind --tool=callgrind --separate-threads=yes --smc-check=all-non-file --trace-children=yes --callgrind-out-file="$CG_OUT.%p" "$@"' \
+        | sed "2s|^|W='$WORKERD'; |" >"$OUT/callgrind-workerd"
+    chmod +x "$OUT/callgrind-workerd"
+    for mode in native libchurn; do
+        # shellcheck disable=SC2046
+        set -- $(callgrind_count "$mode" 200) $(callgrind_count "$mode" 1000)
+        [ $# -eq 4 ] || exit 1 # a run failed, and said why
+        echo "$mode: instructions per subrequest: main thread $((($3 - $1) / 800)), other" \
+            "threads $((($4 - $2) / 800))"
+    done
+    exit 0
+fi
 
 run() {
     mode=$1
