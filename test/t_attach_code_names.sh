@@ -41,7 +41,7 @@ for r in records(path):
         for d in r["ips"]:
             ip = (ip + d) & (1 << 64) - 1
             ips.append(ip)
-        # the generated code's frame: the caller of call_malloc, in no module
+        # the generated code's frame: the caller of jit_stub_malloc, in no module
         for ip in ips:
             if any(lo <= ip - 1 < hi for lo, hi in code):
                 named += 1

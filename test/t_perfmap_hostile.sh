@@ -31,7 +31,7 @@ for mode in ("fifo", "zero", "long"):
     direct = sum(g["allocs"] for g in field(report, "growth")
                  if g["stack"] and g["stack"][0].startswith("main "))
     generated = [g for g in field(report, "growth")
-                 if g["stack"] and not g["stack"][0].startswith(("main ", "_", "call_malloc"))
+                 if g["stack"] and not g["stack"][0].startswith(("main ", "_", "jit_stub_malloc"))
                  and g["allocs"] >= 1000]
     expect(mode + ": allocations made directly", direct, 20000)
     expect(mode + ": allocations through generated code",

@@ -12,17 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-static atomic_int done;
+#include "jit_stub.h"
 
-static void *call_malloc(size_t size)
-{
-    return malloc(size);
-}
+static atomic_int done;
 
 static void *wait_stdin(void *arg)
 {
@@ -43,18 +38,10 @@ static double now_s(void)
 
 int main(void)
 {
-    uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (code == MAP_FAILED)
+    void *(*generated)(size_t) = jit_stub();
+    if (!generated)
         return 1;
-    /* push %rbp; mov %rsp,%rbp; mov $call_malloc,%rax; call *%rax; pop %rbp; ret */
-    static const uint8_t head[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8};
-    static const uint8_t tail[] = {0xff, 0xd0, 0x5d, 0xc3};
-    uintptr_t target = (uintptr_t)call_malloc;
-    memcpy(code, head, sizeof head);
-    memcpy(code + sizeof head, &target, 8);
-    memcpy(code + sizeof head + 8, tail, sizeof tail);
-    void *(*generated)(size_t) = (void *(*)(size_t))(uintptr_t)code;
+    uintptr_t code = (uintptr_t)generated;
     char path[64];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
     printf("%d\n", (int)getpid());
@@ -69,7 +56,7 @@ int main(void)
             FILE *f = fopen(path, "a");
             if (!f)
                 return 1;
-            fprintf(f, "%lx 40 jit_alloc\n", (unsigned long)(uintptr_t)code);
+            fprintf(f, "%lx 40 jit_alloc\n", (unsigned long)code);
             fclose(f);
             next = now_s() + 0.1;
         }

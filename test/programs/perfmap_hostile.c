@@ -14,32 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void *call_malloc(size_t size)
-{
-    return malloc(size);
-}
+#include "jit_stub.h"
 
 int main(int argc, char **argv)
 {
     if (argc != 3)
         return 2;
     long rounds = atol(argv[2]);
-    uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (code == MAP_FAILED)
+    void *(*generated)(size_t) = jit_stub();
+    if (!generated)
         return 1;
-    /* push %rbp; mov %rsp,%rbp; mov $call_malloc,%rax; call *%rax; pop %rbp; ret */
-    static const uint8_t head[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8};
-    static const uint8_t tail[] = {0xff, 0xd0, 0x5d, 0xc3};
-    uintptr_t target = (uintptr_t)call_malloc;
-    memcpy(code, head, sizeof head);
-    memcpy(code + sizeof head, &target, 8);
-    memcpy(code + sizeof head + 8, tail, sizeof tail);
-    void *(*generated)(size_t) = (void *(*)(size_t))(uintptr_t)code;
+    uintptr_t code = (uintptr_t)generated;
 
     char path[64];
     snprintf(path, sizeof path, "/tmp/perf-%d.map", (int)getpid());
@@ -54,10 +42,10 @@ int main(int argc, char **argv)
         FILE *f = fopen(path, "w");
         if (!f)
             return 1;
-        fprintf(f, "%lx 1000 real_code\n", (unsigned long)(uintptr_t)code);
+        fprintf(f, "%lx 1000 real_code\n", (unsigned long)code);
         for (int i = 0; i < 65536; i++)
             fputc('Z', f);
-        fprintf(f, "%lx 1000 bogus_code\n", (unsigned long)(uintptr_t)code);
+        fprintf(f, "%lx 1000 bogus_code\n", (unsigned long)code);
         fclose(f);
     } else {
         return 2;
