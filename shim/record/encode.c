@@ -47,14 +47,6 @@ static void put_bytes(const void *p, size_t n)
     enc->raw.len += n;
 }
 
-/* Per code id, the last segment whose CODE record of kind CHURN_CODE_PY names its frames,
-   and a hash of the name written there. */
-static struct {
-    uint32_t *named_in;
-    uint64_t *hash;
-    size_t cap;
-} py_codes;
-
 void churn_enc_segment_begin(int key)
 {
     ++enc->segments;
@@ -136,72 +128,18 @@ __attribute__((noinline)) void churn_define_stack(churn_site *sites, uint32_t id
     enc->recent_stacks[enc->recent_count++ % CHURN_STACK_REFS] = id;
 }
 
-#define PY_CODES_MAX (1u << 20)
-
-/* The length of "qualname:file" in libchurn's own name of a Python frame, "py::" that
-   ":line" at [a - 1, a + 1) for the frame's address a; 0 for any other name. */
-static size_t py_frame_prefix(uint64_t start, uint64_t size, const char *name, size_t len)
+int churn_emit_py_code(uint32_t code, const char *name, size_t len)
 {
-    char tail[16];
-    if (size != 2 || !churn_py_frame(start + 1) || len < 4 || memcmp(name, "py::", 4))
-        return 0;
-    int n = snprintf(tail, sizeof tail, ":%u", churn_py_frame_line(start + 1));
-    if (n <= 0 || len <= 4 + (size_t)n || memcmp(name + len - (size_t)n, tail, (size_t)n))
-        return 0;
-    return len - 4 - (size_t)n;
-}
-
-static uint64_t name_hash(const char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
-    return h;
-}
-
-/* A Python frame's name by its code object's record, once per segment: 1 when the segment
-   has it, 0 when there was no room, -1 when the frame takes a record of its own (a code
-   id past the table, or a name not the one written for its code object). */
-static int emit_py_code(uint64_t code, const char *prefix, size_t len)
-{
-    if (code >= PY_CODES_MAX)
-        return -1;
-    if (code >= py_codes.cap) {
-        size_t cap = py_codes.cap ? py_codes.cap : 1024;
-        while (cap <= code)
-            cap *= 2;
-        uint32_t *in = churn_mem_realloc(py_codes.named_in, cap * sizeof *in);
-        if (in)
-            py_codes.named_in = in;
-        uint64_t *h = churn_mem_realloc(py_codes.hash, cap * sizeof *h);
-        if (h)
-            py_codes.hash = h;
-        if (!in || !h)
-            return -1;
-        memset(in + py_codes.cap, 0, (cap - py_codes.cap) * sizeof *in);
-        py_codes.cap = cap;
-    }
-    uint64_t h = name_hash(prefix, len);
-    if (churn_enc_written(py_codes.named_in[code]))
-        return py_codes.hash[code] == h ? 1 : -1;
     if (!room(1 + 2 * CHURN_VARINT_MAX + len))
         return 0;
     put_tag(CHURN_REC_CODE | CHURN_CODE_PY);
     put_u(code);
-    put_bytes(prefix, len);
-    py_codes.named_in[code] = enc->segments;
-    py_codes.hash[code] = h;
+    put_bytes(name, len);
     return 1;
 }
 
 int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len)
 {
-    size_t prefix = py_frame_prefix(start, size, name, len);
-    if (prefix) {
-        int done = emit_py_code(churn_py_frame_code(start + 1), name + 4, prefix);
-        if (done >= 0)
-            return done;
-    }
     if (!room(1 + 3 * CHURN_VARINT_MAX + len))
         return 0;
     put_tag(CHURN_REC_CODE | CHURN_CODE_RANGE);

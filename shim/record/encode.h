@@ -72,10 +72,12 @@ void churn_emit_sample_bytes(uint64_t mean); /* CHURN_REC_SAMPLE_BYTES */
    would call the allocator), and again in every later segment. */
 void churn_emit_size_classes(int final_path);
 void churn_emit_modules(void);
-/* A CODE record (a name from a runtime's perf map, codemap.c); 0 when there is no room.
-   libchurn's own name of a Python frame (pyframes.c), "py::qualname:file:line" at [a - 1,
-   a + 1), is written as its code object's record of kind CHURN_CODE_PY, once a segment. */
+/* A CODE record of kind CHURN_CODE_RANGE: the name a runtime's perf map gives the code at
+   [start, start + size) (codemap.c); 0 when there is no room. */
 int churn_emit_code(uint64_t start, uint64_t size, const char *name, size_t len);
+/* A CODE record of kind CHURN_CODE_PY: "qualname:file", the name of every frame of the
+   Python code object `code` (pyframes.c); 0 when there is no room. */
+int churn_emit_py_code(uint32_t code, const char *name, size_t len);
 /* The live totals; in a key segment also every stack's live objects, with its definition. */
 void churn_emit_carry(churn_site *sites, size_t nsites, uint64_t live_count,
                       uint64_t live_bytes);

@@ -10,8 +10,9 @@
  * name and file) read once per code object.  Those addresses are put into the native stack
  * outward of the _PyEval_EvalFrameDefault frame that runs them (the frames one call of it
  * runs end at an entry frame), so the stack table, its cache and the trace take them as
- * frames.  The writer names each such address in a CODE record "py::qualname:file:line",
- * once per segment, as it names a perf map's entries.
+ * frames.  The writer names each code object in a CODE record of kind py ("qualname:file"),
+ * once from one key segment to the next, which names every frame of it, its line from its
+ * address.
  *
  * Reads never fault: every read is of pages the kernel said are readable (process_vm_readv
  * on the process itself, churn_os_read_own, none under a seccomp filter libchurn did not
@@ -162,10 +163,8 @@ static struct {
     churn_spinlock lock;
     char *names_at, *names_end; /* the free part of the names' chunk */
     _Atomic uintptr_t pages[PAGES]; /* pages found readable */
-    /* the writer's: which addresses have their CODE record in which segment */
-    uintptr_t *named;
+    /* the writer's: per code id, the last segment with its CODE record (0: none) */
     uint32_t *named_in;
-    size_t named_count, named_cap;
 } py;
 
 static inline uint64_t mix(uint64_t x)
@@ -717,57 +716,31 @@ void churn_pyframes_init(void)
 
 /* ---- the writer's side ---- */
 
-static int named_in_segment(uintptr_t ip)
+/* A frame's code object is named once from one key segment to the next, by its id: every
+   line's frame takes the name from there, and its line from its address. */
+static void name_code(uintptr_t ip)
 {
-    if (py.named_count * 2 >= py.named_cap) {
-        size_t cap = py.named_cap ? py.named_cap * 2 : 4096;
-        uintptr_t *keys = churn_mem_alloc(cap * sizeof *keys);
-        uint32_t *segs = churn_mem_alloc(cap * sizeof *segs);
-        if (!keys || !segs) {
-            churn_mem_free(keys);
-            churn_mem_free(segs);
-            return 0;
-        }
-        memset(keys, 0, cap * sizeof *keys);
-        for (size_t i = 0; i < py.named_cap; i++)
-            if (py.named[i]) {
-                size_t j = mix(py.named[i]) >> 32 & (cap - 1);
-                while (keys[j])
-                    j = (j + 1) & (cap - 1);
-                keys[j] = py.named[i];
-                segs[j] = py.named_in[i];
-            }
-        churn_mem_free(py.named);
-        churn_mem_free(py.named_in);
-        py.named = keys;
-        py.named_in = segs;
-        py.named_cap = cap;
-    }
-    size_t j = mix(ip) >> 32 & (py.named_cap - 1);
-    while (py.named[j] && py.named[j] != ip)
-        j = (j + 1) & (py.named_cap - 1);
-    if (py.named[j] == ip && churn_enc_written(py.named_in[j]))
-        return 1;
-    if (!py.named[j])
-        py.named_count++;
-    py.named[j] = ip;
-    py.named_in[j] = 0; /* no segment: named when a record is written */
-    char name[2 * NAME_BYTES + 32];
     uint32_t id = (uint32_t)((ip & ~CHURN_PY_BASE) >> ID_SHIFT);
     if (id >= atomic_load_explicit(&py.ncodes, memory_order_acquire))
-        return 1;
-    const char *q = py.codes[id].names, *f = q + strlen(q) + 1;
-    int n =
-        snprintf(name, sizeof name, "py::%s:%s:%u", q, f, (unsigned)((ip >> 1) & LINE_MAX_));
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof name ? (size_t)n : sizeof name - 1;
-    if (len && churn_emit_code(ip - 1, 2, name, len))
-        py.named_in[j] = churn_enc.segments;
-    return 1;
+        return;
+    if (!py.named_in && !(py.named_in = churn_os_map(CODES_MAX * sizeof *py.named_in)))
+        return;
+    if (churn_enc_written(py.named_in[id]))
+        return;
+    char name[2 * NAME_BYTES + 2];
+    const char *q = py.codes[id].names;
+    size_t ql = strlen(q), fl = strlen(q + ql + 1);
+    memcpy(name, q, ql);
+    name[ql] = ':';
+    memcpy(name + ql + 1, q + ql + 1, fl);
+    if (churn_emit_py_code(id, name, ql + 1 + fl))
+        py.named_in[id] = churn_enc.segments;
 }
 
 int churn_pyframes_name(uintptr_t ip)
 {
     if ((ip & CHURN_PY_BASE) != CHURN_PY_BASE || !py.on)
         return 0;
-    return named_in_segment(ip);
+    name_code(ip);
+    return 1;
 }
