@@ -454,6 +454,10 @@ static void on_symbol(const char *name, uintptr_t addr, void *ctx)
             take(f, F_RJEM, name + 6, addr);
             break;
         }
+        /* Rust's names are __rust_* and __rg_alloc, or v0-mangled (_R...): a C library's
+           thousands of other _-names (libpython's _Py*) are passed over without a compare. */
+        if (!(name[1] == 'R' || (name[1] == '_' && name[2] == 'r')))
+            break;
         for (size_t i = 0; rust_defs[i].name; i++)
             if (rust_name(name, rust_defs[i].name) && !f->addr[F_RUST][i])
                 f->addr[F_RUST][i] = addr;
