@@ -39,6 +39,7 @@
 #define PAGES 4096u
 #define SITES 1024u
 #define NEAR 1024u
+#define MINE 32u
 #define NAME_BYTES 512u
 #define NAMES_CHUNK (1u << 20)
 #define FRAMES_MAX 64u
@@ -145,7 +146,7 @@ typedef struct near_frame {
 /* A thread's: its frames as last read and its sites, and room for what a read finds, off
    the stack (which may be a small sigaltstack). */
 typedef struct py_thread {
-    uintptr_t pages[8]; /* pages found readable, by this thread's last reads */
+    uintptr_t pages[MINE]; /* pages found readable, by this thread's last reads */
     near_frame near[NEAR];
     site sites[SITES];
     uintptr_t frames[FRAMES_MAX];
@@ -154,6 +155,7 @@ typedef struct py_thread {
 
 static struct {
     int on;
+    unsigned minor; /* 11, 12: py.l is v311, v312 */
     layout l;
     uintptr_t runtime, code_type, eval_lo, eval_hi;
     _Atomic uintptr_t home_lo, home_hi; /* the evaluation loop's module, once seen */
@@ -209,24 +211,33 @@ static int peek(void *dst, uintptr_t src, size_t n)
 
 /* readable(), asked of the thread's own few pages first: a read's pages (its thread state,
    the evaluation loop's C frame, the frames' chunk) are the same from one read to the next,
-   and a line of the thread's own stays in the cache where the shared table's slots do not. */
-static inline int readable_by(py_thread *t, uintptr_t src, size_t n)
+   and a line of the thread's own stays in the cache where the shared table's slots do not.
+   Both pages of a frame across a page's end are kept.  With 8 slots, python3's reads went to
+   the shared table's probe about five times a read. */
+static inline __attribute__((always_inline)) int readable_by(py_thread *t, uintptr_t src,
+                                                             size_t n)
 {
     uintptr_t first = src & ~(uintptr_t)4095, last = (src + n - 1) & ~(uintptr_t)4095;
-    uintptr_t *mine = &t->pages[(first >> 12) & 7];
-    /* the first page's slot starts at 0, which no address is taken from */
-    if (CHURN_LIKELY(*mine == first && last == first && first))
+    uintptr_t *a = &t->pages[(first >> 12) & (MINE - 1)],
+              *b = &t->pages[(last >> 12) & (MINE - 1)];
+    /* a slot starts at 0, which no address is taken from */
+    if (CHURN_LIKELY(*a == first && *b == last && first))
         return 1;
     if (!readable(src, n))
         return 0;
-    if (last == first)
-        *mine = first;
+    *a = first;
+    *b = last;
     return 1;
 }
 
-static inline int word_by(py_thread *t, uintptr_t src, uintptr_t *v)
+/* readable_by() for an aligned word, which is on one page: the current frame's few words
+   take a read's most checks. */
+static inline __attribute__((always_inline)) int word_by(py_thread *t, uintptr_t src,
+                                                         uintptr_t *v)
 {
-    if (!readable_by(t, src, sizeof *v))
+    uintptr_t page = src & ~(uintptr_t)4095;
+    if (CHURN_UNLIKELY(t->pages[(page >> 12) & (MINE - 1)] != page || !page || (src & 7)) &&
+        !readable_by(t, src, sizeof *v))
         return 0;
     memcpy(v, (const void *)src, sizeof *v);
     return 1;
@@ -448,9 +459,9 @@ static inline uintptr_t frame_addr(py_thread *t, uintptr_t code, uintptr_t linet
 }
 
 /* The calling thread's current frame when it holds the GIL, else 0. */
-static uintptr_t current_frame(py_thread *t)
+static inline __attribute__((always_inline)) uintptr_t current_frame(py_thread *t,
+                                                                     const layout *l)
 {
-    const layout *l = &py.l;
     uintptr_t tstate = 0, interp, v;
     if (l->holder_in_interp) {
         uint32_t locked;
@@ -463,12 +474,16 @@ static uintptr_t current_frame(py_thread *t)
     } else if (!word_by(t, py.runtime + l->rt_tstate, &tstate)) {
         return 0;
     }
-    if (!tstate || !word_by(t, tstate + l->ts_thread_id, &v) || v != (uintptr_t)pthread_self())
+    if (!tstate)
         return 0;
-    uintptr_t holder = tstate;
-    if (l->ts_cframe != NONE_LEFT && !word_by(t, tstate + l->ts_cframe, &holder))
+    /* the thread state's two words, by one check */
+    size_t id = l->ts_thread_id, cf = l->ts_cframe != NONE_LEFT ? l->ts_cframe : l->cf_frame;
+    size_t lo = id < cf ? id : cf, hi = (id < cf ? cf : id) + sizeof v;
+    if (!readable_by(t, tstate + lo, hi - lo) || field(tstate, id) != (uintptr_t)pthread_self())
         return 0;
-    return word_by(t, holder + l->cf_frame, &v) ? v : 0;
+    if (l->ts_cframe == NONE_LEFT)
+        return field(tstate, cf);
+    return word_by(t, field(tstate, cf) + l->cf_frame, &v) ? v : 0;
 }
 
 /* A frame the near frames' table does not name: its site's address, entered there; 0 when
@@ -487,6 +502,65 @@ frame_miss(py_thread *t, near_frame *nf, uintptr_t frame, uintptr_t code, uintpt
     return a;
 }
 
+/* The read for one layout: inlined once for each version whose offsets are constants.  From
+   py.l they were loaded again on every frame (a store to out or to the near frames could
+   alias them) or held in registers the loop then spilled. */
+static inline __attribute__((always_inline)) unsigned read_chain(py_thread *t, const layout *l,
+                                                                 uint64_t *hash)
+{
+    uintptr_t *out = t->frames;
+    const unsigned max = FRAMES_MAX;
+    const size_t fr_size = l->fr_size;
+    unsigned n = 0;
+    int open = 0; /* a frame was put since the last end of an evaluation's frames */
+    /* The frames' hash, a step as each is found: the stack table's, outermost first, would
+       take a second pass */
+    uint64_t h = 0;
+    /* A page found readable, that of the last frame checked: the frames of one chunk of the
+       thread's data stack share pages, and a frame wholly on this one needs no other check.
+       It starts as the page of t, which no frame is on. */
+    uintptr_t page = (uintptr_t)t & ~(uintptr_t)4095;
+    uintptr_t frame = current_frame(t, l);
+    /* Each frame's fields and its code's type are read in place once their pages are known
+       readable: copying the frame and the code's header (216 bytes) cost python3 as much as
+       the rest of the read. */
+    for (unsigned hops = 0; frame && hops < 4 * max && n + 1 < max; hops++) {
+        if (frame - page > 4096 - fr_size) {
+            if (!readable_by(t, frame, fr_size))
+                break;
+            page = frame & ~(uintptr_t)4095;
+        }
+        uintptr_t code = field(frame, l->fr_code), instr = field(frame, l->fr_instr);
+        unsigned char owner = *(const unsigned char *)(frame + l->fr_entry);
+        int entry = l->entry_is_owner ? owner == 3 : owner != 0;
+        /* The frames outside the innermost few are where the last read found them, on the
+           same instruction of the same code: a probe of a table small enough to stay in the
+           cache names them (the sites' table is not).  The code's pages were found readable
+           when the entry was made. */
+        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 54) & (NEAR - 1)];
+        uintptr_t a = 0;
+        if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr &&
+                         nf->linetable == field(code, l->co_linetable))) {
+            a = nf->addr;
+        } else if (!(l->entry_is_owner && entry)) {
+            a = frame_miss(t, nf, frame, code, instr);
+        }
+        if (a) {
+            out[n++] = a;
+            h = (h ^ a) * HASH_STEP;
+            open = 1;
+        }
+        if (entry && open) {
+            out[n++] = 0; /* the end of one evaluation's frames */
+            h = (h ^ 1) * HASH_STEP;
+            open = 0;
+        }
+        frame = field(frame, l->fr_previous);
+    }
+    *hash = h ^ (h >> 29) ^ n;
+    return n;
+}
+
 /* noinline, as merge: under LTO its buffers would widen stack_id's frame on every stack,
    a 2 KiB coroutine's included (t_coroutine_stacks.sh), Python or not. */
 __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintptr_t **frames,
@@ -502,56 +576,12 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
         memset(t, 0, sizeof *t);
         *cache = t;
     }
-    uintptr_t *out = t->frames;
-    const unsigned max = FRAMES_MAX;
-    *frames = out;
-    /* The layout's offsets in locals: a store to out or to the near frames could alias them,
-       and each would be loaded again on every frame. */
-    const size_t fr_size = py.l.fr_size, fr_code = py.l.fr_code, fr_instr = py.l.fr_instr,
-                 fr_entry = py.l.fr_entry, fr_previous = py.l.fr_previous,
-                 co_linetable = py.l.co_linetable;
-    const int by_owner = py.l.entry_is_owner;
-    unsigned n = 0;
-    int open = 0; /* a frame was put since the last end of an evaluation's frames */
-    /* The frames' hash, a step as each is found: the stack table's, outermost first, would
-       take a second pass */
-    uint64_t h = 0;
-    uintptr_t frame = current_frame(t);
-    /* Each frame's fields and its code's type are read in place once their pages are known
-       readable: copying the frame and the code's header (216 bytes) cost python3 as much as
-       the rest of the read. */
-    for (unsigned hops = 0; frame && hops < 4 * max && n + 1 < max; hops++) {
-        if (!readable_by(t, frame, fr_size))
-            break;
-        uintptr_t code = field(frame, fr_code), instr = field(frame, fr_instr);
-        unsigned char owner = *(const unsigned char *)(frame + fr_entry);
-        int entry = by_owner ? owner == 3 : owner != 0;
-        /* The frames outside the innermost few are where the last read found them, on the
-           same instruction of the same code: a probe of a table small enough to stay in the
-           cache names them (the sites' table is not).  The code's pages were found readable
-           when the entry was made. */
-        near_frame *nf = &t->near[(mix(frame ^ instr << 16) >> 54) & (NEAR - 1)];
-        uintptr_t a = 0;
-        if (CHURN_LIKELY(nf->frame == frame && nf->code == code && nf->instr == instr &&
-                         nf->linetable == field(code, co_linetable))) {
-            a = nf->addr;
-        } else if (!(by_owner && entry)) {
-            a = frame_miss(t, nf, frame, code, instr);
-        }
-        if (a) {
-            out[n++] = a;
-            h = (h ^ a) * HASH_STEP;
-            open = 1;
-        }
-        if (entry && open) {
-            out[n++] = 0; /* the end of one evaluation's frames */
-            h = (h ^ 1) * HASH_STEP;
-            open = 0;
-        }
-        frame = field(frame, fr_previous);
-    }
-    *hash = h ^ (h >> 29) ^ n;
-    return n;
+    *frames = t->frames;
+    if (py.minor == 11)
+        return read_chain(t, &v311, hash);
+    if (py.minor == 12)
+        return read_chain(t, &v312, hash);
+    return read_chain(t, &py.l, hash);
 }
 
 static int in_eval(uintptr_t ip)
@@ -685,12 +715,14 @@ void churn_pyframes_init(void)
     if (!version || !runtime || !code_type || !eval)
         return; /* before 3.11, or no CPython */
     unsigned minor = (unsigned)(*version >> 16);
-    if (minor == 0x030b)
+    if (minor == 0x030b) {
         py.l = v311;
-    else if (minor == 0x030c)
+        py.minor = 11;
+    } else if (minor == 0x030c) {
         py.l = v312;
-    else if (minor != 0x030d || memcmp(runtime, "xdebugpy", 8) ||
-             !layout_313((const uint64_t *)runtime)) {
+        py.minor = 12;
+    } else if (minor != 0x030d || memcmp(runtime, "xdebugpy", 8) ||
+               !layout_313((const uint64_t *)runtime)) {
         churn_log("CPython %lu.%lu: its Python frames are not named (CPython 3.11 to 3.13 "
                   "are; 3.12 and later name functions by the perf map, docs/runtimes.md)",
                   *version >> 24, (*version >> 16) & 255);
