@@ -850,15 +850,9 @@ static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size
     churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
 }
 
-/* Takes back the counts of an allocation counted before its call, which failed. */
-static inline void churn_sample_alloc_uncommit(size_t size)
-{
-    churn_sample_thread *t = &churn_sample_self;
-    churn_sample_counts *b = t->counts;
-    t->left += size;
-    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, (uint64_t)-1);
-    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, -(uint64_t)size);
-}
+/* Takes back the counts of an allocation counted before its call (so that they need not be
+   kept across it), which failed (sample.c). */
+__attribute__((cold)) void churn_sample_alloc_uncommit(size_t size);
 
 /* A free's are one: the free is counted before the allocator's call, which can be a tail
    call. */

@@ -96,11 +96,6 @@ static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_
    allocation is counted before its call, so that nothing but the guard's address is kept
    across it, and taken back if it fails.  A thread's first call, a new epoch and a sample
    go the traced way, which counts them. */
-static __attribute__((noinline, cold)) void uncount(size_t size)
-{
-    churn_sample_alloc_uncommit(size);
-}
-
 static void *hook_malloc(void *ctx, size_t size)
 {
     py_allocator *n = ctx;
@@ -110,7 +105,7 @@ static void *hook_malloc(void *ctx, size_t size)
         void *p = n->malloc(n->ctx, size);
         churn_in_shim = 0;
         if (CHURN_UNLIKELY(p == NULL))
-            uncount(size);
+            churn_sample_alloc_uncommit(size);
         return p;
     }
     return hook_malloc_traced(n, size);
@@ -141,7 +136,7 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
         void *p = n->calloc(n->ctx, nelem, elsize);
         churn_in_shim = 0;
         if (CHURN_UNLIKELY(p == NULL))
-            uncount(size);
+            churn_sample_alloc_uncommit(size);
         return p;
     }
     return hook_calloc_traced(n, nelem, elsize);
