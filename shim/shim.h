@@ -834,11 +834,15 @@ static inline __attribute__((always_inline)) int churn_sample_alloc_room(size_t 
 /* The same for a call that never comes from within libchurn (pymalloc's hooks: libchurn
    calls none of Python's allocators, and pymalloc calls only the raw domain, malloc): no
    guard to check. */
-static inline __attribute__((always_inline)) int churn_sample_alloc_room_outside(size_t size)
+static inline __attribute__((always_inline)) int churn_sample_epoch_outside(void)
 {
     return CHURN_LIKELY(churn_sample_self.epoch ==
-                        atomic_load_explicit(&churn_epoch_now, memory_order_relaxed)) &&
-           CHURN_LIKELY(size < churn_sample_self.left);
+                        atomic_load_explicit(&churn_epoch_now, memory_order_relaxed));
+}
+
+static inline __attribute__((always_inline)) int churn_sample_alloc_room_outside(size_t size)
+{
+    return churn_sample_epoch_outside() && CHURN_LIKELY(size < churn_sample_self.left);
 }
 
 static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size_t size)
@@ -850,9 +854,33 @@ static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size
     churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
 }
 
+/* *_room and *_commit in one, for an allocation counted before its call (pymalloc's hooks)
+   or after its allocator answered (tcmalloc's): on x86-64 the countdown's test is the flags
+   of the subtraction that lowers it, which is put back when a sample falls due. */
+static inline __attribute__((always_inline)) int churn_sample_alloc_counted(size_t size)
+{
+    churn_sample_thread *t = &churn_sample_self;
+#if defined(__x86_64__)
+    int room;
+    __asm__("subq %2, %0" : "+m"(t->left), "=@cca"(room) : "er"(size));
+    if (CHURN_UNLIKELY(!room)) {
+        t->left += size;
+        return 0;
+    }
+#else
+    if (CHURN_UNLIKELY(size >= t->left))
+        return 0;
+    t->left -= size;
+#endif
+    churn_sample_counts *b = t->counts;
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+    return 1;
+}
+
 /* Takes back the counts of an allocation counted before its call (so that they need not be
    kept across it), which failed (sample.c). */
-__attribute__((cold)) void churn_sample_alloc_uncommit(size_t size);
+__attribute__((noinline, cold)) void churn_sample_alloc_uncommit(size_t size);
 
 /* A free's are one: the free is counted before the allocator's call, which can be a tail
    call. */

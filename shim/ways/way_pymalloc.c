@@ -99,8 +99,7 @@ static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_
 static void *hook_malloc(void *ctx, size_t size)
 {
     py_allocator *n = ctx;
-    if (churn_sample_alloc_room_outside(size)) {
-        churn_sample_alloc_commit(size);
+    if (churn_sample_epoch_outside() && churn_sample_alloc_counted(size)) {
         churn_in_shim = 1;
         void *p = n->malloc(n->ctx, size);
         churn_in_shim = 0;
@@ -129,9 +128,8 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     py_allocator *n = ctx;
     size_t size;
-    if (!__builtin_mul_overflow(nelem, elsize, &size) &&
-        churn_sample_alloc_room_outside(size)) {
-        churn_sample_alloc_commit(size);
+    if (!__builtin_mul_overflow(nelem, elsize, &size) && churn_sample_epoch_outside() &&
+        churn_sample_alloc_counted(size)) {
         churn_in_shim = 1;
         void *p = n->calloc(n->ctx, nelem, elsize);
         churn_in_shim = 0;
