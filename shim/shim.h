@@ -753,10 +753,18 @@ static inline churn_sample_counts *churn_sample_counts_now(void)
     return t->counts;
 }
 
-static inline void churn_sample_add(churn_sample_counts *b, int i, uint64_t v)
+/* Only the owner writes its counts, so an add needs no lock, only a store the writer's load
+   sees whole: on x86-64 one instruction, which the compiler does not make of an atomic's
+   load and store. */
+static inline __attribute__((always_inline)) void churn_sample_add(churn_sample_counts *b,
+                                                                   int i, uint64_t v)
 {
+#if defined(__x86_64__)
+    __asm__("addq %1, %0" : "+m"(*(uint64_t *)&b->total[i]) : "er"(v));
+#else
     atomic_store_explicit(&b->total[i], atomic_load_explicit(&b->total[i], memory_order_relaxed) + v,
                           memory_order_relaxed);
+#endif
 }
 
 /* Counts an allocation; 1 when it is sampled (then its address is in the set and it is to
@@ -823,6 +831,20 @@ static inline __attribute__((always_inline)) int churn_sample_alloc_room(size_t 
     return churn_sample_epoch_current() && CHURN_LIKELY(size < churn_sample_self.left);
 }
 
+/* The same for a call that never comes from within libchurn (pymalloc's hooks: libchurn
+   calls none of Python's allocators, and pymalloc calls only the raw domain, malloc): no
+   guard to check. */
+static inline __attribute__((always_inline)) int churn_sample_epoch_outside(void)
+{
+    return CHURN_LIKELY(churn_sample_self.epoch ==
+                        atomic_load_explicit(&churn_epoch_now, memory_order_relaxed));
+}
+
+static inline __attribute__((always_inline)) int churn_sample_alloc_room_outside(size_t size)
+{
+    return churn_sample_epoch_outside() && CHURN_LIKELY(size < churn_sample_self.left);
+}
+
 static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size_t size)
 {
     churn_sample_thread *t = &churn_sample_self;
@@ -831,6 +853,34 @@ static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size
     churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
     churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
 }
+
+/* *_room and *_commit in one, for an allocation counted before its call (pymalloc's hooks)
+   or after its allocator answered (tcmalloc's): on x86-64 the countdown's test is the flags
+   of the subtraction that lowers it, which is put back when a sample falls due. */
+static inline __attribute__((always_inline)) int churn_sample_alloc_counted(size_t size)
+{
+    churn_sample_thread *t = &churn_sample_self;
+#if defined(__x86_64__)
+    int room;
+    __asm__("subq %2, %0" : "+m"(t->left), "=@cca"(room) : "er"(size));
+    if (CHURN_UNLIKELY(!room)) {
+        t->left += size;
+        return 0;
+    }
+#else
+    if (CHURN_UNLIKELY(size >= t->left))
+        return 0;
+    t->left -= size;
+#endif
+    churn_sample_counts *b = t->counts;
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, 1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, size);
+    return 1;
+}
+
+/* Takes back the counts of an allocation counted before its call (so that they need not be
+   kept across it), which failed (sample.c). */
+__attribute__((noinline, cold)) void churn_sample_alloc_uncommit(size_t size);
 
 /* A free's are one: the free is counted before the allocator's call, which can be a tail
    call. */
@@ -842,10 +892,26 @@ static inline __attribute__((always_inline)) int churn_sample_free_quick(void *p
     return 1;
 }
 
+static inline __attribute__((always_inline)) int churn_sample_free_quick_outside(void *p)
+{
+    if (CHURN_UNLIKELY(churn_sample_self.epoch !=
+                       atomic_load_explicit(&churn_epoch_now, memory_order_relaxed)) ||
+        churn_sample_filter_has(p))
+        return 0;
+    churn_sample_add(churn_sample_self.counts, CHURN_SAMPLE_FREES, 1);
+    return 1;
+}
+
 /* A realloc of an unsampled block p (or of NULL) to size bytes, other than 0. */
 static inline __attribute__((always_inline)) int churn_sample_realloc_room(void *p, size_t size)
 {
     return churn_sample_alloc_room(size) && size && (!p || !churn_sample_filter_has(p));
+}
+
+static inline __attribute__((always_inline)) int churn_sample_realloc_room_outside(void *p,
+                                                                                   size_t size)
+{
+    return churn_sample_alloc_room_outside(size) && size && (!p || !churn_sample_filter_has(p));
 }
 
 /* ... that returned a block: p's free and the new block's allocation. */

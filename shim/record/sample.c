@@ -149,6 +149,15 @@ static void wait_for_writer(churn_sample_counts *b, uint64_t head)
     }
 }
 
+void churn_sample_alloc_uncommit(size_t size)
+{
+    churn_sample_thread *t = &churn_sample_self;
+    churn_sample_counts *b = t->counts;
+    t->left += size;
+    churn_sample_add(b, CHURN_SAMPLE_ALLOCS, (uint64_t)-1);
+    churn_sample_add(b, CHURN_SAMPLE_ALLOC_BYTES, -(uint64_t)size);
+}
+
 void churn_sample_new_epoch(uint64_t epoch)
 {
     churn_sample_thread *t = &churn_sample_self;

@@ -90,17 +90,21 @@ static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_
 
 /* Under CHURN_SAMPLE_BYTES an unsampled block's call is counted and goes no further, as
    interpose.c's fast path does (shim.h, churn_sample_*_room); the allocator's call still
-   runs inside the hook's guard, since pymalloc hands what it does not serve to malloc.  A
-   thread's first call, a new epoch and a sample go the traced way, which counts them. */
+   runs inside the hook's guard, since pymalloc hands what it does not serve to malloc (and
+   asks malloc for its own tables when it maps an arena).  No guard is checked first:
+   nothing of libchurn's calls Python's allocators, and pymalloc calls back only malloc.  An
+   allocation is counted before its call, so that nothing but the guard's address is kept
+   across it, and taken back if it fails.  A thread's first call, a new epoch and a sample
+   go the traced way, which counts them. */
 static void *hook_malloc(void *ctx, size_t size)
 {
     py_allocator *n = ctx;
-    if (churn_sample_alloc_room(size)) {
+    if (churn_sample_epoch_outside() && churn_sample_alloc_counted(size)) {
         churn_in_shim = 1;
         void *p = n->malloc(n->ctx, size);
         churn_in_shim = 0;
-        if (CHURN_LIKELY(p != NULL))
-            churn_sample_alloc_commit(size);
+        if (CHURN_UNLIKELY(p == NULL))
+            churn_sample_alloc_uncommit(size);
         return p;
     }
     return hook_malloc_traced(n, size);
@@ -124,12 +128,13 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
 {
     py_allocator *n = ctx;
     size_t size;
-    if (!__builtin_mul_overflow(nelem, elsize, &size) && churn_sample_alloc_room(size)) {
+    if (!__builtin_mul_overflow(nelem, elsize, &size) && churn_sample_epoch_outside() &&
+        churn_sample_alloc_counted(size)) {
         churn_in_shim = 1;
         void *p = n->calloc(n->ctx, nelem, elsize);
         churn_in_shim = 0;
-        if (CHURN_LIKELY(p != NULL))
-            churn_sample_alloc_commit(size);
+        if (CHURN_UNLIKELY(p == NULL))
+            churn_sample_alloc_uncommit(size);
         return p;
     }
     return hook_calloc_traced(n, nelem, elsize);
@@ -160,7 +165,7 @@ static __attribute__((noinline)) void *hook_realloc_traced(py_allocator *n, void
 static void *hook_realloc(void *ctx, void *ptr, size_t size)
 {
     py_allocator *n = ctx;
-    if (churn_sample_realloc_room(ptr, size)) {
+    if (churn_sample_realloc_room_outside(ptr, size)) {
         churn_in_shim = 1;
         void *q = n->realloc(n->ctx, ptr, size);
         churn_in_shim = 0;
@@ -189,7 +194,7 @@ static __attribute__((noinline)) void hook_free_traced(py_allocator *n, void *pt
 static void hook_free(void *ctx, void *ptr)
 {
     py_allocator *n = ctx;
-    if (ptr && CHURN_LIKELY(churn_sample_free_quick(ptr))) {
+    if (ptr && CHURN_LIKELY(churn_sample_free_quick_outside(ptr))) {
         churn_in_shim = 1;
         n->free(n->ctx, ptr);
         churn_in_shim = 0;

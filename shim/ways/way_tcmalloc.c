@@ -74,10 +74,8 @@ static int hook_may_record(void)
 static void on_new(const void *arg)
 {
     const new_info *i = arg;
-    if (churn_sample_alloc_room(i->requested_size)) {
-        churn_sample_alloc_commit(i->requested_size);
+    if (churn_sample_epoch_current() && churn_sample_alloc_counted(i->requested_size))
         return;
-    }
     if (!hook_may_record())
         return;
     CHURN_GUARD();
