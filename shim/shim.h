@@ -257,6 +257,20 @@ static inline void churn_guard_restore(const int *was)
 #define CHURN_GUARD()                                                                          \
     int churn_guard_ __attribute__((cleanup(churn_guard_restore))) =                           \
         churn_guard_take(&churn_guard_)
+/* The guard taken by a way in that has just found it free (churn_tracing) and calls nothing
+   under it that can throw: nothing to restore but the free guard, which churn_guard_let_go
+   (or a record call ending in _let_go, so that the way in ends in a tail call) does. */
+static inline __attribute__((always_inline)) void churn_guard_hold(void)
+{
+    churn_guard_frame = (uintptr_t)__builtin_frame_address(0);
+    atomic_signal_fence(memory_order_seq_cst); /* the frame is noted before the guard is held */
+    churn_in_shim = 1;
+}
+static inline __attribute__((always_inline)) void churn_guard_let_go(void)
+{
+    churn_in_shim = 0;
+    churn_guard_frame = 0;
+}
 /* Finds the functions the jump wrappers call, at start-up: a jump may come from a signal
    handler, where the loader cannot be asked. */
 void churn_guard_init(void);
@@ -664,11 +678,10 @@ void churn_record_alloc(void *p, size_t size, int kind);
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind);
 void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
-/* The same for an allocation or free that CHURN_SAMPLE_BYTES's hook (churn_sample_alloc,
-   churn_sample_free) already counted and found sampled: malloc and free take the hook
-   inline (interpose.c), the other ways in through the calls above. */
-void churn_record_sampled_alloc(void *p, size_t size, int kind);
-void churn_record_sampled_free(void *p, int kind);
+/* The same under churn_guard_hold, which they let go of: the allocation's returns p, the
+   free's makes the real free first (under the guard: state.c, fork). */
+void *churn_record_alloc_let_go(void *p, size_t size, int kind);
+void churn_record_free_let_go(void *p, int kind);
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
 /* The same around a realloc of another shape (realloc_end after the call): begin returns 0
    when there is nothing to take out (p NULL, or no ring), and the call is then recorded, if

@@ -105,17 +105,20 @@ void churn_record_alloc(void *p, size_t size, int kind)
         record_alloc(p, size, usable_size(p, size), kind);
 }
 
+void *churn_record_alloc_let_go(void *p, size_t size, int kind)
+{
+    if (p && (!churn_opt.sample_bytes || churn_sample_alloc(p, size)))
+        record_alloc(p, size, usable_size(p, size), kind);
+    churn_guard_let_go();
+    return p;
+}
+
 /* usable ASK_USABLE: the allocator is asked, once the allocation is known to be recorded. */
 #define ASK_USABLE SIZE_MAX
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
 {
     if (!churn_opt.sample_bytes || (p && churn_sample_alloc(p, size)))
         record_alloc(p, size, usable == ASK_USABLE ? usable_size(p, size) : usable, kind);
-}
-
-void churn_record_sampled_alloc(void *p, size_t size, int kind)
-{
-    record_alloc(p, size, usable_size(p, size), kind);
 }
 
 /* A free as the program's thread pushes it: the writer fills in the rest.  usable: the
@@ -153,9 +156,12 @@ void churn_record_free(void *p, int kind)
         record_free(p, kind, FROM_MAP);
 }
 
-void churn_record_sampled_free(void *p, int kind)
+void churn_record_free_let_go(void *p, int kind)
 {
-    record_free(p, kind, FROM_MAP);
+    if (!churn_opt.sample_bytes || churn_sample_free(p))
+        record_free(p, kind, FROM_MAP);
+    churn_next.free(p);
+    churn_guard_let_go();
 }
 
 void churn_record_free_usable(void *p, size_t usable, int kind)
