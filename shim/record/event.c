@@ -90,11 +90,12 @@ static inline __attribute__((always_inline)) void record_alloc(void *p, size_t s
     ev.usable = usable;
     ev.aux = 0;
     ev.stack = alloc_stack_id(t);
-    if (!churn_thread_room(t))
+    uint64_t head;
+    if (!churn_thread_room(t, &head))
         return; /* dropped, counted: it takes no number */
     ev.epoch = epoch_now();
     ev.seq = churn_order_take(ev.addr, &ev.epoch);
-    churn_thread_push(t, ev, 0);
+    churn_thread_push_at(t, head, ev);
 }
 
 /* Under CHURN_SAMPLE_BYTES only the sampled allocations, and the frees of sampled objects,
@@ -143,11 +144,12 @@ static churn_event free_event(void *p, int kind, size_t usable, uint32_t epoch, 
 static inline __attribute__((always_inline)) void record_free(void *p, int kind, size_t usable)
 {
     churn_thread *t = churn_thread_self();
-    if (no_ring(t, p) || !churn_thread_room(t))
+    uint64_t head;
+    if (no_ring(t, p) || !churn_thread_room(t, &head))
         return;
     uint32_t epoch = epoch_now();
     uint32_t seq = churn_order_take((uintptr_t)p, &epoch);
-    churn_thread_push(t, free_event(p, kind, usable, epoch, seq), 0);
+    churn_thread_push_at(t, head, free_event(p, kind, usable, epoch, seq));
 }
 
 void churn_record_free(void *p, int kind)
