@@ -143,22 +143,28 @@ CHURN_API void free(void *p)
     free_traced(p);
 }
 
+static __attribute__((noinline, cold)) void *calloc_untraced(size_t n, size_t size,
+                                                             size_t total, int overflow)
+{
+    if (have_next())
+        return churn_next.calloc(n, size); /* its errno on overflow (tcmalloc sets none) */
+    if (overflow) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return churn_bootstrap_alloc(total, 16);
+}
+
 static __attribute__((noinline)) void *calloc_traced(size_t n, size_t size)
 {
     size_t total;
     int overflow = __builtin_mul_overflow(n, size, &total);
-    if (!ready_to_trace() || overflow) {
-        if (have_next())
-            return churn_next.calloc(n, size); /* its errno on overflow (tcmalloc sets none) */
-        if (overflow) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        return churn_bootstrap_alloc(total, 16);
-    }
-    CHURN_GUARD();
+    if (CHURN_UNLIKELY(!ready_to_trace() || overflow))
+        return calloc_untraced(n, size, total, overflow);
+    churn_guard_hold();
     void *p = churn_next.calloc(n, size);
     churn_record_alloc(p, total, CHURN_ALLOC_CALLOC);
+    churn_guard_let_go();
     return p;
 }
 
@@ -193,8 +199,10 @@ static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
             return churn_next.realloc(p, size);
         return p ? NULL : churn_bootstrap_alloc(size, 16);
     }
-    CHURN_GUARD();
-    return churn_record_realloc(p, size);
+    churn_guard_hold();
+    void *q = churn_record_realloc(p, size);
+    churn_guard_let_go();
+    return q;
 }
 
 CHURN_API void *realloc(void *p, size_t size)
