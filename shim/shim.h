@@ -257,6 +257,20 @@ static inline void churn_guard_restore(const int *was)
 #define CHURN_GUARD()                                                                          \
     int churn_guard_ __attribute__((cleanup(churn_guard_restore))) =                           \
         churn_guard_take(&churn_guard_)
+/* The guard taken by a way in that has just found it free (churn_tracing) and calls nothing
+   under it that can throw: nothing to restore but the free guard, which churn_guard_let_go
+   (or a record call ending in _let_go, so that the way in ends in a tail call) does. */
+static inline __attribute__((always_inline)) void churn_guard_hold(void)
+{
+    churn_guard_frame = (uintptr_t)__builtin_frame_address(0);
+    atomic_signal_fence(memory_order_seq_cst); /* the frame is noted before the guard is held */
+    churn_in_shim = 1;
+}
+static inline __attribute__((always_inline)) void churn_guard_let_go(void)
+{
+    churn_in_shim = 0;
+    churn_guard_frame = 0;
+}
 /* Finds the functions the jump wrappers call, at start-up: a jump may come from a signal
    handler, where the loader cannot be asked. */
 void churn_guard_init(void);
@@ -624,14 +638,22 @@ static inline __attribute__((always_inline)) void churn_thread_put(churn_thread 
     atomic_store_explicit(&t->head, head + 2, memory_order_release);
 }
 
+/* Whether the event fits one slot; *slack its usable - size. */
+static inline __attribute__((always_inline)) int churn_event_narrow(churn_event ev,
+                                                                   uint64_t *slack)
+{
+    /* usable below size wraps the slack past 32 bits, so it takes the wide form too */
+    *slack = ev.usable - ev.size;
+    return ((*slack >> 32) | (ev.aux / (CHURN_SLOT_AGE_MAX + 1u)) |
+            ((ev.addr | ev.size) >> 48)) == 0 &&
+           ev.type != CHURN_EV_MAP;
+}
+
 /* may_wait: a full ring makes the caller wait for room (else the event is dropped, counted). */
 static inline __attribute__((always_inline)) void churn_thread_push(churn_thread *t, churn_event ev, int may_wait)
 {
-    /* usable below size wraps the slack past 32 bits, so it takes the wide form too */
-    uint64_t slack = ev.usable - ev.size;
-    int narrow = ((slack >> 32) | (ev.aux / (CHURN_SLOT_AGE_MAX + 1u)) |
-                  ((ev.addr | ev.size) >> 48)) == 0 &&
-                 ev.type != CHURN_EV_MAP;
+    uint64_t slack;
+    int narrow = churn_event_narrow(ev, &slack);
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     if (CHURN_UNLIKELY(head + 2 - narrow > t->tail_check))
         churn_thread_push_slow(t, head, ev, slack, narrow, may_wait);
@@ -641,12 +663,30 @@ static inline __attribute__((always_inline)) void churn_thread_push(churn_thread
 
 /* Before a heap event takes its number (order.c), so that its push need not wait: makes sure the
    ring has room for the widest event, waiting for it here if need be.  Returns 0 when there
-   is none (the event will be dropped, counted, and takes no number). */
+   is none (the event will be dropped, counted, and takes no number).  *head: where the room
+   begins, for churn_thread_push_at. */
 int churn_thread_room_slow(churn_thread *t, uint64_t head);
-static inline __attribute__((always_inline)) int churn_thread_room(churn_thread *t)
+static inline __attribute__((always_inline)) int churn_thread_room(churn_thread *t,
+                                                                  uint64_t *head)
 {
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    return CHURN_LIKELY(head + 2 <= t->tail_check) || churn_thread_room_slow(t, head);
+    *head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    return CHURN_LIKELY(*head + 2 <= t->tail_check) || churn_thread_room_slow(t, *head);
+}
+
+/* The event for which churn_thread_room made room at head goes there without a second look
+   at the tail, unless a push came in between (a mapping made by a signal handler's call
+   into the allocator, which takes the ring's reserve), which the common push sorts out. */
+static inline __attribute__((always_inline)) void churn_thread_push_at(churn_thread *t,
+                                                                      uint64_t head,
+                                                                      churn_event ev)
+{
+    if (CHURN_UNLIKELY(atomic_load_explicit(&t->head, memory_order_relaxed) != head)) {
+        churn_thread_push(t, ev, 0);
+        return;
+    }
+    uint64_t slack;
+    int narrow = churn_event_narrow(ev, &slack);
+    churn_thread_put(t, head, ev, slack, narrow);
 }
 
 /* Writer side: it made room in the rings; wakes producers waiting for it. */
@@ -664,11 +704,10 @@ void churn_record_alloc(void *p, size_t size, int kind);
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind);
 void churn_record_free_usable(void *p, size_t usable, int kind);
 void churn_record_free(void *p, int kind);  /* before the real free */
-/* The same for an allocation or free that CHURN_SAMPLE_BYTES's hook (churn_sample_alloc,
-   churn_sample_free) already counted and found sampled: malloc and free take the hook
-   inline (interpose.c), the other ways in through the calls above. */
-void churn_record_sampled_alloc(void *p, size_t size, int kind);
-void churn_record_sampled_free(void *p, int kind);
+/* The same under churn_guard_hold, which they let go of: the allocation's returns p, the
+   free's makes the real free first (under the guard: state.c, fork). */
+void *churn_record_alloc_let_go(void *p, size_t size, int kind);
+void churn_record_free_let_go(void *p, int kind);
 void *churn_record_realloc(void *p, size_t size); /* calls the real realloc */
 /* The same around a realloc of another shape (realloc_end after the call): begin returns 0
    when there is nothing to take out (p NULL, or no ring), and the call is then recorded, if

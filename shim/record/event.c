@@ -57,11 +57,54 @@ static inline uint32_t epoch_now(void)
     return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
 }
 
+/* glibc's malloc_usable_size of a block it just handed out, read from the block's chunk
+   header as glibc reads it (malloc.c, musable): the size field less its three flag bits,
+   less the header of a mapped chunk (IS_MMAPPED, 2) or the one word of an in-use chunk in a
+   heap.  Inline, this spares the call and glibc's checks on every allocation. */
+static inline size_t glibc_usable(const void *p)
+{
+    size_t word = ((const size_t *)p)[-1];
+    return (word & ~(size_t)7) - (word & 2 ? 2 * sizeof(size_t) : sizeof(size_t));
+}
+
+/* The usable-size function whose answers glibc_usable gives, once checked. */
+static size_t (*_Atomic header_usable)(void *);
+
+/* Whether glibc_usable answers as fn does, on blocks of the next malloc's from the smallest to
+   a mapped one: checked once, under the caller's guard, where the next malloc is glibc's own
+   (the patch way's is the executable's, whose blocks need not follow a readable word). */
+extern void *__libc_malloc(size_t size);
+static __attribute__((noinline, cold)) size_t usable_first(size_t (*fn)(void *), void *p)
+{
+    static _Atomic int checked;
+    if (!atomic_load_explicit(&checked, memory_order_relaxed) &&
+        !atomic_exchange(&checked, 1) && churn_next_is_glibc &&
+        churn_next.malloc == __libc_malloc && churn_next.free) {
+        static const size_t sizes[] = {1, 24, 25, 100, 1000, 5000, 70000, 300000, 3u << 20};
+        int same = 1;
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes && same; i++) {
+            void *q = churn_next.malloc(sizes[i]);
+            if (!q)
+                break;
+            same = glibc_usable(q) == fn(q);
+            churn_next.free(q);
+        }
+        if (same)
+            atomic_store(&header_usable, fn);
+    }
+    return fn(p);
+}
+
 /* The usable size (the allocator's slack) is only written with events; histograms count
    requested bytes, so without events the allocator is not asked. */
-static size_t usable_size(void *p, size_t fallback)
+static inline __attribute__((always_inline)) size_t usable_size(void *p, size_t fallback)
 {
-    return churn_opt.events && churn_next.usable_size ? churn_next.usable_size(p) : fallback;
+    size_t (*fn)(void *) = churn_next.usable_size;
+    if (CHURN_LIKELY(fn == atomic_load_explicit(&header_usable, memory_order_relaxed) && fn))
+        return glibc_usable(p);
+    if (!churn_opt.events || !fn)
+        return fallback;
+    return usable_first(fn, p);
 }
 
 /* A thread without a ring (libchurn's memory ran out when it needed one) loses its events;
@@ -90,11 +133,12 @@ static inline __attribute__((always_inline)) void record_alloc(void *p, size_t s
     ev.usable = usable;
     ev.aux = 0;
     ev.stack = alloc_stack_id(t);
-    if (!churn_thread_room(t))
+    uint64_t head;
+    if (!churn_thread_room(t, &head))
         return; /* dropped, counted: it takes no number */
     ev.epoch = epoch_now();
     ev.seq = churn_order_take(ev.addr, &ev.epoch);
-    churn_thread_push(t, ev, 0);
+    churn_thread_push_at(t, head, ev);
 }
 
 /* Under CHURN_SAMPLE_BYTES only the sampled allocations, and the frees of sampled objects,
@@ -105,17 +149,20 @@ void churn_record_alloc(void *p, size_t size, int kind)
         record_alloc(p, size, usable_size(p, size), kind);
 }
 
+void *churn_record_alloc_let_go(void *p, size_t size, int kind)
+{
+    if (p && (!churn_opt.sample_bytes || churn_sample_alloc(p, size)))
+        record_alloc(p, size, usable_size(p, size), kind);
+    churn_guard_let_go();
+    return p;
+}
+
 /* usable ASK_USABLE: the allocator is asked, once the allocation is known to be recorded. */
 #define ASK_USABLE SIZE_MAX
 void churn_record_alloc_usable(void *p, size_t size, size_t usable, int kind)
 {
     if (!churn_opt.sample_bytes || (p && churn_sample_alloc(p, size)))
         record_alloc(p, size, usable == ASK_USABLE ? usable_size(p, size) : usable, kind);
-}
-
-void churn_record_sampled_alloc(void *p, size_t size, int kind)
-{
-    record_alloc(p, size, usable_size(p, size), kind);
 }
 
 /* A free as the program's thread pushes it: the writer fills in the rest.  usable: the
@@ -140,11 +187,12 @@ static churn_event free_event(void *p, int kind, size_t usable, uint32_t epoch, 
 static inline __attribute__((always_inline)) void record_free(void *p, int kind, size_t usable)
 {
     churn_thread *t = churn_thread_self();
-    if (no_ring(t, p) || !churn_thread_room(t))
+    uint64_t head;
+    if (no_ring(t, p) || !churn_thread_room(t, &head))
         return;
     uint32_t epoch = epoch_now();
     uint32_t seq = churn_order_take((uintptr_t)p, &epoch);
-    churn_thread_push(t, free_event(p, kind, usable, epoch, seq), 0);
+    churn_thread_push_at(t, head, free_event(p, kind, usable, epoch, seq));
 }
 
 void churn_record_free(void *p, int kind)
@@ -153,9 +201,12 @@ void churn_record_free(void *p, int kind)
         record_free(p, kind, FROM_MAP);
 }
 
-void churn_record_sampled_free(void *p, int kind)
+void churn_record_free_let_go(void *p, int kind)
 {
-    record_free(p, kind, FROM_MAP);
+    if (!churn_opt.sample_bytes || churn_sample_free(p))
+        record_free(p, kind, FROM_MAP);
+    churn_next.free(p);
+    churn_guard_let_go();
 }
 
 void churn_record_free_usable(void *p, size_t usable, int kind)

@@ -82,19 +82,20 @@ static __attribute__((noinline)) void *realloc_guarded(void *p, size_t size)
     return q;
 }
 
+static __attribute__((noinline, cold)) void *malloc_untraced(size_t size)
+{
+    return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
+}
+
+/* No malloc throws: the guard needs no cleanup, and the record call lets it go, a tail
+   call. */
 static __attribute__((noinline)) void *malloc_traced(size_t size)
 {
-    if (!ready_to_trace())
-        return have_next() ? churn_next.malloc(size) : churn_bootstrap_alloc(size, 16);
-    CHURN_GUARD();
+    if (CHURN_UNLIKELY(!ready_to_trace()))
+        return malloc_untraced(size);
+    churn_guard_hold();
     void *p = churn_next.malloc(size);
-    if (churn_opt.sample_bytes) {
-        if (p && churn_sample_alloc(p, size))
-            churn_record_sampled_alloc(p, size, CHURN_ALLOC_MALLOC);
-    } else {
-        churn_record_alloc(p, size, CHURN_ALLOC_MALLOC);
-    }
-    return p;
+    return churn_record_alloc_let_go(p, size, CHURN_ALLOC_MALLOC);
 }
 
 CHURN_API void *malloc(size_t size)
@@ -109,21 +110,23 @@ CHURN_API void *malloc(size_t size)
     return malloc_traced(size);
 }
 
+static __attribute__((noinline, cold)) void free_untraced(void *p)
+{
+    if (have_next())
+        churn_next.free(p);
+}
+
+/* The free is recorded before the real free, which runs under the guard too: a fork from a
+   signal handler that interrupts it (holding the allocator's lock) must find the guard up
+   (state.c, fork). */
 static __attribute__((noinline)) void free_traced(void *p)
 {
-    if (!ready_to_trace()) {
-        if (have_next())
-            churn_next.free(p);
+    if (CHURN_UNLIKELY(!ready_to_trace())) {
+        free_untraced(p);
         return;
     }
-    CHURN_GUARD();
-    if (churn_opt.sample_bytes) {
-        if (churn_sample_free(p))
-            churn_record_sampled_free(p, CHURN_FREE_FREE);
-    } else {
-        churn_record_free(p, CHURN_FREE_FREE);
-    }
-    churn_next.free(p);
+    churn_guard_hold();
+    churn_record_free_let_go(p, CHURN_FREE_FREE);
 }
 
 CHURN_API void free(void *p)
@@ -140,22 +143,28 @@ CHURN_API void free(void *p)
     free_traced(p);
 }
 
+static __attribute__((noinline, cold)) void *calloc_untraced(size_t n, size_t size,
+                                                             size_t total, int overflow)
+{
+    if (have_next())
+        return churn_next.calloc(n, size); /* its errno on overflow (tcmalloc sets none) */
+    if (overflow) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return churn_bootstrap_alloc(total, 16);
+}
+
 static __attribute__((noinline)) void *calloc_traced(size_t n, size_t size)
 {
     size_t total;
     int overflow = __builtin_mul_overflow(n, size, &total);
-    if (!ready_to_trace() || overflow) {
-        if (have_next())
-            return churn_next.calloc(n, size); /* its errno on overflow (tcmalloc sets none) */
-        if (overflow) {
-            errno = ENOMEM;
-            return NULL;
-        }
-        return churn_bootstrap_alloc(total, 16);
-    }
-    CHURN_GUARD();
+    if (CHURN_UNLIKELY(!ready_to_trace() || overflow))
+        return calloc_untraced(n, size, total, overflow);
+    churn_guard_hold();
     void *p = churn_next.calloc(n, size);
     churn_record_alloc(p, total, CHURN_ALLOC_CALLOC);
+    churn_guard_let_go();
     return p;
 }
 
@@ -190,8 +199,10 @@ static __attribute__((noinline)) void *realloc_traced(void *p, size_t size)
             return churn_next.realloc(p, size);
         return p ? NULL : churn_bootstrap_alloc(size, 16);
     }
-    CHURN_GUARD();
-    return churn_record_realloc(p, size);
+    churn_guard_hold();
+    void *q = churn_record_realloc(p, size);
+    churn_guard_let_go();
+    return q;
 }
 
 CHURN_API void *realloc(void *p, size_t size)
