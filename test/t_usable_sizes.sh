@@ -1,7 +1,6 @@
 #!/bin/sh
 # The usable size an allocation's event carries is glibc's malloc_usable_size of the block,
-# exactly: libchurn reads it from the chunk's header (shim/record/event.c) once a check at
-# the first event found the header's answer and glibc's the same.  test/programs/usable_sizes.c
+# exactly (shim/record/event.c asks the allocator behind it).  test/programs/usable_sizes.c
 # keeps blocks of every kind live to the end (small, above a page, mapped, split from free
 # chunks of other sizes; malloc, calloc, memalign, realloc) and prints each callsite's count,
 # requested bytes and usable bytes by malloc_usable_size; the report's fragmentation

@@ -57,54 +57,11 @@ static inline uint32_t epoch_now(void)
     return (uint32_t)atomic_load_explicit(&churn_epoch_now, memory_order_relaxed);
 }
 
-/* glibc's malloc_usable_size of a block it just handed out, read from the block's chunk
-   header as glibc reads it (malloc.c, musable): the size field less its three flag bits,
-   less the header of a mapped chunk (IS_MMAPPED, 2) or the one word of an in-use chunk in a
-   heap.  Inline, this spares the call and glibc's checks on every allocation. */
-static inline size_t glibc_usable(const void *p)
-{
-    size_t word = ((const size_t *)p)[-1];
-    return (word & ~(size_t)7) - (word & 2 ? 2 * sizeof(size_t) : sizeof(size_t));
-}
-
-/* The usable-size function whose answers glibc_usable gives, once checked. */
-static size_t (*_Atomic header_usable)(void *);
-
-/* Whether glibc_usable answers as fn does, on blocks of the next malloc's from the smallest to
-   a mapped one: checked once, under the caller's guard, where the next malloc is glibc's own
-   (the patch way's is the executable's, whose blocks need not follow a readable word). */
-extern void *__libc_malloc(size_t size);
-static __attribute__((noinline, cold)) size_t usable_first(size_t (*fn)(void *), void *p)
-{
-    static _Atomic int checked;
-    if (!atomic_load_explicit(&checked, memory_order_relaxed) &&
-        !atomic_exchange(&checked, 1) && churn_next_is_glibc &&
-        churn_next.malloc == __libc_malloc && churn_next.free) {
-        static const size_t sizes[] = {1, 24, 25, 100, 1000, 5000, 70000, 300000, 3u << 20};
-        int same = 1;
-        for (size_t i = 0; i < sizeof sizes / sizeof *sizes && same; i++) {
-            void *q = churn_next.malloc(sizes[i]);
-            if (!q)
-                break;
-            same = glibc_usable(q) == fn(q);
-            churn_next.free(q);
-        }
-        if (same)
-            atomic_store(&header_usable, fn);
-    }
-    return fn(p);
-}
-
 /* The usable size (the allocator's slack) is only written with events; histograms count
    requested bytes, so without events the allocator is not asked. */
-static inline __attribute__((always_inline)) size_t usable_size(void *p, size_t fallback)
+static size_t usable_size(void *p, size_t fallback)
 {
-    size_t (*fn)(void *) = churn_next.usable_size;
-    if (CHURN_LIKELY(fn == atomic_load_explicit(&header_usable, memory_order_relaxed) && fn))
-        return glibc_usable(p);
-    if (!churn_opt.events || !fn)
-        return fallback;
-    return usable_first(fn, p);
+    return churn_opt.events && churn_next.usable_size ? churn_next.usable_size(p) : fallback;
 }
 
 /* A thread without a ring (libchurn's memory ran out when it needed one) loses its events;

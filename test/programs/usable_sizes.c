@@ -62,8 +62,8 @@ static size_t size_at(unsigned i)
 
 int main(void)
 {
-    /* a fixed threshold: a large free before main (the loader's, libchurn's) raises the
-       dynamic one, and the large sizes would not be mapped */
+    /* a fixed threshold: a large free before main raises glibc's dynamic one, and the large
+       sizes would not be mapped */
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     /* holes of assorted sizes between live fillers, which the later blocks are split from */
     void *holes[N];
