@@ -183,9 +183,6 @@ typedef struct churn_real {
 } churn_real;
 
 extern churn_real churn_next;
-/* 1 when churn_next's malloc, calloc, realloc and free are glibc's: they call nothing of
-   libchurn's, and a forwarded call needs no guard. */
-extern int churn_next_is_glibc;
 /* Resolves churn_next (idempotent, safe to call re-entrantly from dlsym's own calloc). */
 void churn_real_resolve(void);
 void *churn_next_of(void *_Atomic *slot, const char *name);

@@ -3,7 +3,9 @@
 # (test/programs/fork_in_handler.c): the handler's fork may find libchurn's own locks, or the
 # allocator's, held by the very code it interrupted.  Under CHURN_FORK=stop and follow the
 # program never hangs and every child ends as natively; with follow each child either writes
-# its own trace or says on stderr that it is not traced; the parent's trace is whole.
+# its own trace or says on stderr that it is not traced; the parent's trace is whole.  The same
+# under CHURN_SAMPLE_BYTES, whose fast path calls the allocator with nothing recorded: the
+# program never hangs, and the trace counts every allocation the program made.
 . test/lib.sh
 
 build_c fork_in_handler test/programs/fork_in_handler.c
@@ -45,4 +47,29 @@ print("%s: %d children ended as natively, %d traced, %d said untraced" %
       (mode, len(kids), len(traced), len(said)))
 PY
     done
+done
+
+for run in 1 2; do
+    dir=$WORK/sampled$run
+    mkdir -p "$dir"
+    status=0
+    CHURN_FORK=stop CHURN_SAMPLE_BYTES=524288 timeout 120 env CHURN_OUT="$dir/t.zst" \
+        LD_PRELOAD="$SHIM" "$WORK/fork_in_handler" >"$dir/out" 2>"$dir/err" || status=$?
+    [ "$status" -ne 124 ] || fail "CHURN_SAMPLE_BYTES run $run: hung (killed after 120 s)"
+    [ "$status" -eq 0 ] ||
+        fail "CHURN_SAMPLE_BYTES run $run: exit status $status: $(tail -n 1 "$dir/out") $(tail -n 1 "$dir/err")"
+    analyze "$dir/t.zst" "$dir/t.json"
+    check "$dir/t.json" "$dir/out" <<'PY'
+import re, sys
+from churncheck import *
+report, out = load(sys.argv[1]), open(sys.argv[2]).read()
+n = int(re.search(r"(\d+) allocations", out).group(1))
+if "60 forks, 0 bad" not in out:
+    fail("sampled: %s" % out.strip().split("\n")[-1])
+allocs = field(report, "totals", "allocs")
+if allocs < n:
+    fail("sampled: the trace counts %d allocations, the program made %d" % (allocs, n))
+expect("metadata.exit.how", field(report, "metadata", "exit", "how"), "normal")
+print("sampled: 60 children ended as natively, %d allocations counted of the program's %d" % (allocs, n))
+PY
 done

@@ -5,13 +5,11 @@
  * and never handed to the real free.
  */
 #include <dlfcn.h>
-#include <gnu/libc-version.h>
 #include <string.h>
 
 #include "shim.h"
 
 churn_real churn_next;
-int churn_next_is_glibc;
 
 #define BOOTSTRAP_BYTES (256u << 10)
 static _Alignas(64) uint8_t bootstrap_heap[BOOTSTRAP_BYTES];
@@ -44,24 +42,6 @@ size_t churn_bootstrap_size(const void *p)
 
 static _Atomic int resolving;
 
-/* glibc's malloc family calls nothing of libchurn's exports (its own mmap and brk are calls
-   inside libc), so a call forwarded to it needs no re-entrancy guard.  Its functions are the
-   ones in the object that defines gnu_get_libc_version (an allocator that replaces malloc
-   may define __libc_malloc and the like too). */
-static int next_is_glibc(void (*real_free)(void *))
-{
-    Dl_info f, libc;
-    void *version = (void *)gnu_get_libc_version;
-    if (!churn_next.malloc || !real_free || !dladdr(version, &libc))
-        return 0;
-    void *fns[] = {(void *)churn_next.malloc, (void *)churn_next.calloc,
-                   (void *)churn_next.realloc, (void *)real_free};
-    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
-        if (!fns[i] || !dladdr(fns[i], &f) || f.dli_fbase != libc.dli_fbase)
-            return 0;
-    return 1;
-}
-
 void churn_real_resolve(void)
 {
     if (churn_next.free)
@@ -93,7 +73,6 @@ void churn_real_resolve(void)
     void (*real_free)(void *) = dlsym(RTLD_NEXT, "free");
 #undef NEXT
     churn_next = r;
-    churn_next_is_glibc = next_is_glibc(real_free);
     /* free last: it is the flag that says the table is complete */
     atomic_store((_Atomic(void (*)(void *)) *)&churn_next.free, real_free);
     atomic_store(&resolving, 0);

@@ -7,8 +7,7 @@
  * preloaded, operator new never calls malloc.  The guard is set around every forwarded call,
  * so whatever the next allocator calls back into (its own malloc, mmap) is not traced twice;
  * it is a cleanup variable so that a throwing operator new leaves it restored (this file is
- * built with -fexceptions).  The one exception is the sampled fast path's call to glibc,
- * which calls nothing back (churn_next_is_glibc).
+ * built with -fexceptions).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -46,39 +45,41 @@ static int have_next(void)
 
 /* Under CHURN_SAMPLE_BYTES, malloc, calloc, realloc and free first try the fast path: the
    thread's counts are current, the call is not libchurn's own and no sample falls due
-   (churn_sample_*_room, shim.h); then the call is made and counted, and that is all.  The
-   call goes to glibc as it is, a free's as a tail call; another allocator behind libchurn
-   may call back in, and gets its call under the guard (the *_guarded functions).  Every
+   (churn_sample_*_room, shim.h); then the call is made and counted, and that is all.  Every
    other call, a sample's among them, goes the traced way, which counts it.  A failed
-   allocation is not counted. */
-static __attribute__((noinline)) void *malloc_guarded(size_t size)
+   allocation is not counted.  The allocator's call is made under the guard, as the traced
+   way's is: another allocator behind libchurn may call back in, and a fork from a signal
+   handler that interrupts glibc's call (which may hold glibc's arena lock) must find the
+   guard up, so that fork (shim/process/state.c) takes none of glibc's locks.  The guard notes
+   its frame, which a jump out of such a handler leaves (guard.c). */
+static inline __attribute__((always_inline)) void *malloc_guarded(size_t size)
 {
-    churn_in_shim = 1;
+    churn_guard_hold();
     void *p = churn_next.malloc(size);
-    churn_in_shim = 0;
+    churn_guard_let_go();
     return p;
 }
 
-static __attribute__((noinline)) void free_guarded(void *p)
+static inline __attribute__((always_inline)) void free_guarded(void *p)
 {
-    churn_in_shim = 1;
+    churn_guard_hold();
     churn_next.free(p);
-    churn_in_shim = 0;
+    churn_guard_let_go();
 }
 
-static __attribute__((noinline)) void *calloc_guarded(size_t n, size_t size)
+static inline __attribute__((always_inline)) void *calloc_guarded(size_t n, size_t size)
 {
-    churn_in_shim = 1;
+    churn_guard_hold();
     void *p = churn_next.calloc(n, size);
-    churn_in_shim = 0;
+    churn_guard_let_go();
     return p;
 }
 
-static __attribute__((noinline)) void *realloc_guarded(void *p, size_t size)
+static inline __attribute__((always_inline)) void *realloc_guarded(void *p, size_t size)
 {
-    churn_in_shim = 1;
+    churn_guard_hold();
     void *q = churn_next.realloc(p, size);
-    churn_in_shim = 0;
+    churn_guard_let_go();
     return q;
 }
 
@@ -101,8 +102,7 @@ static __attribute__((noinline)) void *malloc_traced(size_t size)
 CHURN_API void *malloc(size_t size)
 {
     if (churn_sample_alloc_room(size)) {
-        void *p =
-            CHURN_LIKELY(churn_next_is_glibc) ? churn_next.malloc(size) : malloc_guarded(size);
+        void *p = malloc_guarded(size);
         if (CHURN_LIKELY(p != NULL))
             churn_sample_alloc_commit(size);
         return p;
@@ -134,10 +134,7 @@ CHURN_API void free(void *p)
     if (!p || CHURN_UNLIKELY(churn_bootstrap_owns(p)))
         return;
     if (CHURN_LIKELY(churn_sample_free_quick(p))) {
-        if (CHURN_LIKELY(churn_next_is_glibc))
-            churn_next.free(p);
-        else
-            free_guarded(p);
+        free_guarded(p);
         return;
     }
     free_traced(p);
@@ -172,8 +169,7 @@ CHURN_API void *calloc(size_t n, size_t size)
 {
     size_t total;
     if (!__builtin_mul_overflow(n, size, &total) && churn_sample_alloc_room(total)) {
-        void *p = CHURN_LIKELY(churn_next_is_glibc) ? churn_next.calloc(n, size)
-                                                    : calloc_guarded(n, size);
+        void *p = calloc_guarded(n, size);
         if (CHURN_LIKELY(p != NULL))
             churn_sample_alloc_commit(total);
         return p;
@@ -212,8 +208,7 @@ CHURN_API void *realloc(void *p, size_t size)
     /* a sampled block's realloc records its free, and realloc(p, 0) frees p and may
        answer NULL: those are the traced way's */
     if (churn_sample_realloc_room(p, size)) {
-        void *q = CHURN_LIKELY(churn_next_is_glibc) ? churn_next.realloc(p, size)
-                                                    : realloc_guarded(p, size);
+        void *q = realloc_guarded(p, size);
         if (CHURN_LIKELY(q != NULL)) /* else p is as it was */
             churn_sample_realloc_commit(p, size);
         return q;
