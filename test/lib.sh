@@ -50,6 +50,31 @@ make_var() {
     make -s --no-print-directory "print-$1"
 }
 
+# The CPythons a test runs, in $pythons.  pythons_311: Debian's python3.11, which the test
+# needs, and pyenv's 3.11.7 when it is installed.  pythons_with_frames: those of 3.11 to 3.13,
+# whose frames libchurn names, that this machine has.  Each one missing is said.
+PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
+pythons_311() {
+    pythons=/usr/bin/python3.11
+    [ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 is missing (Debian 12's python3.11)"
+    if [ -x "$PYENV/3.11.7/bin/python3.11" ]; then
+        pythons="$pythons $PYENV/3.11.7/bin/python3.11"
+    else
+        echo "NOT RUN: CPython 3.11.7: no $PYENV/3.11.7/bin/python3.11 on this machine (pyenv's)"
+    fi
+}
+pythons_with_frames() {
+    pythons=
+    for py in /usr/bin/python3.11 "$PYENV/3.11.7/bin/python3.11" "$PYENV/3.12.1/bin/python3.12" \
+        "$PYENV/3.13.0/bin/python3.13"; do
+        if [ -x "$py" ]; then
+            pythons="$pythons $py"
+        else
+            echo "NOT RUN: $py is not on this machine: its Python frames are not tested"
+        fi
+    done
+}
+
 # The flags that select the decoder under test when a test compiles analyzer/read/records.c itself.
 decoder_cflags() {
     [ "${CHURN_TEST_DECODER:-fast}" = fast ] || make_var DECODE_SLOW

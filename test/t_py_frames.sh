@@ -14,14 +14,9 @@
 require_built
 unset PYTHONPERFSUPPORT
 
-PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
 ran=0
-for py in /usr/bin/python3.11 $PYENV/3.11.7/bin/python3.11 $PYENV/3.12.1/bin/python3.12 \
-    $PYENV/3.13.0/bin/python3.13; do
-    if [ ! -x "$py" ]; then
-        echo "NOT RUN: $py is not on this machine: its Python frames are not tested"
-        continue
-    fi
+pythons_with_frames
+for py in $pythons; do
     n=$(echo "$py" | tr '/' '_')
     "$py" test/programs/py_cache.py 400 tracemalloc >"$WORK/tm$n.out" 2>&1 ||
         fail "$py with tracemalloc: $(tail -n 1 "$WORK/tm$n.out")"

@@ -11,15 +11,10 @@
 require_built
 unset PYTHONPERFSUPPORT
 
-PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
 ROUNDS=300
 ran=0
-for py in /usr/bin/python3.11 $PYENV/3.11.7/bin/python3.11 $PYENV/3.12.1/bin/python3.12 \
-    $PYENV/3.13.0/bin/python3.13; do
-    if [ ! -x "$py" ]; then
-        echo "NOT RUN: $py is not on this machine: its Python frames are not tested"
-        continue
-    fi
+pythons_with_frames
+for py in $pythons; do
     n=$(echo "$py" | tr '/' '_')
     expected=$(PYTHONMALLOC=malloc "$py" test/programs/py_same_place.py $ROUNDS)
     PYTHONMALLOC=malloc traced "$WORK/$n.zst" "$WORK/$n.out" "$py" \

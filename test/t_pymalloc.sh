@@ -19,7 +19,6 @@
 #     alone are more than the live bytes).
 . test/lib.sh
 
-PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
 TURNS=40
 pythons=/usr/bin/python3.11
 [ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 is missing (Debian 12's python3.11)"

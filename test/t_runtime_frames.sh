@@ -76,7 +76,6 @@ grep -q "keepMany ($WORK/keep.js:1)" "$WORK/run.json" ||
 echo "churn run node: keepMany named, its map and V8 log removed"
 
 # ---- CPython 3.12 and 3.13 ----
-PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
 for v in 3.12.1 3.13.0; do
     py=$PYENV/$v/bin/python${v%.*}
     if [ ! -x "$py" ]; then

@@ -10,14 +10,7 @@
 # equal the full trace's (which records no failed allocation), the bytes within 256.
 . test/lib.sh
 
-PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
-pythons=/usr/bin/python3.11
-[ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 is missing (Debian 12's python3.11)"
-if [ -x "$PYENV/3.11.7/bin/python3.11" ]; then
-    pythons="$pythons $PYENV/3.11.7/bin/python3.11"
-else
-    echo "NOT RUN: CPython 3.11.7: no $PYENV/3.11.7/bin/python3.11 on this machine (pyenv's)"
-fi
+pythons_311
 
 build_c malloc_refuses.so test/programs/malloc_refuses.c -shared -fPIC
 CHURN_PRELOAD_EXTRA=$WORK/malloc_refuses.so

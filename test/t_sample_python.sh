@@ -11,14 +11,7 @@
 # of the same length, so the interpreter's own allocations are the same in all three.)
 . test/lib.sh
 
-PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
-pythons=/usr/bin/python3.11
-[ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 is missing (Debian 12's python3.11)"
-if [ -x "$PYENV/3.11.7/bin/python3.11" ]; then
-    pythons="$pythons $PYENV/3.11.7/bin/python3.11"
-else
-    echo "NOT RUN: CPython 3.11.7: no $PYENV/3.11.7/bin/python3.11 on this machine (pyenv's)"
-fi
+pythons_311
 
 i=0
 for py in $pythons; do
