@@ -9,7 +9,9 @@
 # (test/programs/count_alloc.c) counts the recursion's mallocs and frees that reached the
 # allocator: every one of those mallocs is in the trace or counted as dropped (the stack's
 # last bytes are never libchurn's: the events of the levels within 1 KiB of the stack's end,
-# four or more an overflow, are dropped), and so is every free.
+# four or more an overflow, are dropped), and so is every free.  Under CHURN_SAMPLE_BYTES,
+# whose fast path holds the guard around the allocator's call, the same overflows: the
+# totals count every malloc and free the allocator saw, and the 1,000 blocks kept.
 . test/lib.sh
 
 build_c overflow_longjmp test/programs/overflow_longjmp.c -pthread
@@ -50,5 +52,23 @@ expect("unknown frees", field(report, "totals", "unknown_frees"), 0)
 print("%s: 10 overflows, the 1,000 blocks kept after them traced; the allocator made %d of "
       "the recursion's blocks and took %d back: %d and %d traced, %d events dropped"
       % (where, made, freed, allocs, frees, dropped))
+PY
+    CHURN_SAMPLE_BYTES=524288 CHURN_PRELOAD_EXTRA="$WORK/count_alloc.so" \
+        traced "$WORK/$where.sampled.zst" "$WORK/$where.sampled.out" "$WORK/overflow_longjmp" 10 $arg
+    analyze "$WORK/$where.sampled.zst" "$WORK/$where.sampled.json"
+    check "$WORK/$where.sampled.json" "$WORK/$where.sampled.out.err" $where <<'PY'
+import sys
+from churncheck import *
+report, where = load(sys.argv[1]), sys.argv[3]
+words = open(sys.argv[2]).read().split("allocator saw ")[1].split()
+made, freed = int(words[0]), int(words[3])
+allocs, frees = field(report, "totals", "allocs"), field(report, "totals", "frees")
+# The recursion's blocks and the 1,000 kept, besides the program's few others.
+if allocs < made + 1000 or frees < freed:
+    fail("sampled: the allocator made %d of the recursion's blocks and took %d back, and 1,000 "
+         "were kept after; the totals count %d allocations and %d frees"
+         % (made, freed, allocs, frees))
+print("sampled %s: %d allocations and %d frees counted (the allocator saw %d and %d of the "
+      "recursion's, 1,000 kept)" % (where, allocs, frees, made, freed))
 PY
 done
