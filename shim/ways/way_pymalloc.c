@@ -92,17 +92,18 @@ static __attribute__((noinline)) void *hook_malloc_traced(py_allocator *n, size_
    interpose.c's fast path does (shim.h, churn_sample_*_room); the allocator's call still
    runs inside the hook's guard, since pymalloc hands what it does not serve to malloc (and
    asks malloc for its own tables when it maps an arena).  No guard is checked first:
-   nothing of libchurn's calls Python's allocators, and pymalloc calls back only malloc.  An
-   allocation is counted before its call, so that nothing but the guard's address is kept
-   across it, and taken back if it fails.  A thread's first call, a new epoch and a sample
+   nothing of libchurn's calls Python's allocators, and pymalloc calls back only malloc.  The
+   guard notes its frame: a stack overflow inside pymalloc's call, caught by a handler that
+   jumps out, lets it go (guard.c).  An allocation is counted before its call, so that nothing
+   but the guard's address is kept across it, and taken back if it fails.  A thread's first call, a new epoch and a sample
    go the traced way, which counts them. */
 static void *hook_malloc(void *ctx, size_t size)
 {
     py_allocator *n = ctx;
     if (churn_sample_epoch_outside() && churn_sample_alloc_counted(size)) {
-        churn_in_shim = 1;
+        churn_guard_hold();
         void *p = n->malloc(n->ctx, size);
-        churn_in_shim = 0;
+        churn_guard_let_go();
         if (CHURN_UNLIKELY(p == NULL))
             churn_sample_alloc_uncommit(size);
         return p;
@@ -130,9 +131,9 @@ static void *hook_calloc(void *ctx, size_t nelem, size_t elsize)
     size_t size;
     if (!__builtin_mul_overflow(nelem, elsize, &size) && churn_sample_epoch_outside() &&
         churn_sample_alloc_counted(size)) {
-        churn_in_shim = 1;
+        churn_guard_hold();
         void *p = n->calloc(n->ctx, nelem, elsize);
-        churn_in_shim = 0;
+        churn_guard_let_go();
         if (CHURN_UNLIKELY(p == NULL))
             churn_sample_alloc_uncommit(size);
         return p;
@@ -166,9 +167,9 @@ static void *hook_realloc(void *ctx, void *ptr, size_t size)
 {
     py_allocator *n = ctx;
     if (churn_sample_realloc_room_outside(ptr, size)) {
-        churn_in_shim = 1;
+        churn_guard_hold();
         void *q = n->realloc(n->ctx, ptr, size);
-        churn_in_shim = 0;
+        churn_guard_let_go();
         if (CHURN_LIKELY(q != NULL)) /* else ptr is as it was */
             churn_sample_realloc_commit(ptr, size);
         return q;
@@ -195,9 +196,9 @@ static void hook_free(void *ctx, void *ptr)
 {
     py_allocator *n = ctx;
     if (ptr && CHURN_LIKELY(churn_sample_free_quick_outside(ptr))) {
-        churn_in_shim = 1;
+        churn_guard_hold();
         n->free(n->ctx, ptr);
-        churn_in_shim = 0;
+        churn_guard_let_go();
         return;
     }
     hook_free_traced(n, ptr);
