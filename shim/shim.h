@@ -855,30 +855,28 @@ static inline int churn_sample_free(void *p)
    (UINT64_MAX until then), which needs sampling on and the trace up; when the trace ends
    the fast path goes on counting what nothing reads.  Nothing here but loads, compares
    and the counts' stores. */
-static inline __attribute__((always_inline)) int churn_sample_epoch_current(void)
-{
-    return CHURN_LIKELY(churn_sample_self.epoch ==
-                        atomic_load_explicit(&churn_epoch_now, memory_order_relaxed)) &&
-           CHURN_LIKELY(!churn_in_shim);
-}
-
-static inline __attribute__((always_inline)) int churn_sample_alloc_room(size_t size)
-{
-    return churn_sample_epoch_current() && CHURN_LIKELY(size < churn_sample_self.left);
-}
-
-/* The same for a call that never comes from within libchurn (pymalloc's hooks: libchurn
-   calls none of Python's allocators, and pymalloc calls only the raw domain, malloc): no
-   guard to check. */
+/* The *_outside forms are for a call that never comes from within libchurn (pymalloc's
+   hooks: libchurn calls none of Python's allocators, and pymalloc calls only the raw domain,
+   malloc): no guard to check. */
 static inline __attribute__((always_inline)) int churn_sample_epoch_outside(void)
 {
     return CHURN_LIKELY(churn_sample_self.epoch ==
                         atomic_load_explicit(&churn_epoch_now, memory_order_relaxed));
 }
 
+static inline __attribute__((always_inline)) int churn_sample_epoch_current(void)
+{
+    return churn_sample_epoch_outside() && CHURN_LIKELY(!churn_in_shim);
+}
+
 static inline __attribute__((always_inline)) int churn_sample_alloc_room_outside(size_t size)
 {
     return churn_sample_epoch_outside() && CHURN_LIKELY(size < churn_sample_self.left);
+}
+
+static inline __attribute__((always_inline)) int churn_sample_alloc_room(size_t size)
+{
+    return CHURN_LIKELY(!churn_in_shim) && churn_sample_alloc_room_outside(size);
 }
 
 static inline __attribute__((always_inline)) void churn_sample_alloc_commit(size_t size)
@@ -918,36 +916,31 @@ static inline __attribute__((always_inline)) int churn_sample_alloc_counted(size
    kept across it), which failed (sample.c). */
 __attribute__((noinline, cold)) void churn_sample_alloc_uncommit(size_t size);
 
-/* A free's are one: the free is counted before the allocator's call, which can be a tail
-   call. */
-static inline __attribute__((always_inline)) int churn_sample_free_quick(void *p)
+/* A free's are one: the free is counted before the allocator's call, so that nothing is
+   kept across it. */
+static inline __attribute__((always_inline)) int churn_sample_free_quick_outside(void *p)
 {
-    if (!churn_sample_epoch_current() || churn_sample_filter_has(p))
+    if (!churn_sample_epoch_outside() || churn_sample_filter_has(p))
         return 0;
     churn_sample_add(churn_sample_self.counts, CHURN_SAMPLE_FREES, 1);
     return 1;
 }
 
-static inline __attribute__((always_inline)) int churn_sample_free_quick_outside(void *p)
+static inline __attribute__((always_inline)) int churn_sample_free_quick(void *p)
 {
-    if (CHURN_UNLIKELY(churn_sample_self.epoch !=
-                       atomic_load_explicit(&churn_epoch_now, memory_order_relaxed)) ||
-        churn_sample_filter_has(p))
-        return 0;
-    churn_sample_add(churn_sample_self.counts, CHURN_SAMPLE_FREES, 1);
-    return 1;
+    return CHURN_LIKELY(!churn_in_shim) && churn_sample_free_quick_outside(p);
 }
 
 /* A realloc of an unsampled block p (or of NULL) to size bytes, other than 0. */
-static inline __attribute__((always_inline)) int churn_sample_realloc_room(void *p, size_t size)
-{
-    return churn_sample_alloc_room(size) && size && (!p || !churn_sample_filter_has(p));
-}
-
 static inline __attribute__((always_inline)) int churn_sample_realloc_room_outside(void *p,
                                                                                    size_t size)
 {
     return churn_sample_alloc_room_outside(size) && size && (!p || !churn_sample_filter_has(p));
+}
+
+static inline __attribute__((always_inline)) int churn_sample_realloc_room(void *p, size_t size)
+{
+    return CHURN_LIKELY(!churn_in_shim) && churn_sample_realloc_room_outside(p, size);
 }
 
 /* ... that returned a block: p's free and the new block's allocation. */
