@@ -57,13 +57,21 @@ def value(samples, name, **labels):
     return found[0] if found else None
 
 
-def wait(what, fn, timeout, every=0.2):
-    """fn()'s first true value, asked every `every` seconds for at most timeout seconds."""
+def wait(what, fn, timeout, every=0.2, then=None):
+    """fn()'s first true value, asked every `every` seconds for at most timeout seconds; on
+    failing, then() says what was seen instead."""
     end = time.monotonic() + timeout
     while True:
         got = fn()
         if got:
             return got
         if time.monotonic() > end:
-            fail("waited %d s for %s" % (timeout, what))
+            fail("waited %d s for %s%s" % (timeout, what, "; " + then() if then else ""))
         time.sleep(every)
+
+
+def states(port):
+    """The state column of churn serve's index page, a row each, joined."""
+    _, _, body = get(port, "/")
+    rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>([^<]*)</td>", body.decode())
+    return "; ".join("pid %s: %s" % r for r in rows) or "no process listed"

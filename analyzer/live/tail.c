@@ -209,10 +209,21 @@ typedef struct head {
     uint32_t crc;
 } head;
 
+/* Whether [off, off + len) is in the file, asking its size again when that lies past the size
+   seen last: the writer writes a segment's bytes before the header that counts them, and a
+   scan made since the last look may have found a segment written after it. */
+static int within(churn_tail *t, uint64_t off, uint64_t len)
+{
+    struct stat st;
+    if (off + len > t->size && fstat(t->fd, &st) == 0 && (uint64_t)st.st_size > t->size)
+        t->size = (uint64_t)st.st_size;
+    return off + len <= t->size;
+}
+
 static int header_at(churn_tail *t, uint64_t off, head *out)
 {
     churn_segment_header h;
-    if (off < t->data_start || off + sizeof h > t->size || read_at(t, &h, sizeof h, off) != 0)
+    if (off < t->data_start || !within(t, off, sizeof h) || read_at(t, &h, sizeof h, off) != 0)
         return 0;
     if (h.frame_magic != CHURN_SKIPPABLE_MAGIC || h.frame_size != sizeof h - 8)
         return 0;
@@ -233,14 +244,8 @@ static int header_at(churn_tail *t, uint64_t off, head *out)
         checkpoint_ns = o.checkpoint_ns;
         h.last_epoch = o.first_epoch;
     }
-    /* The writer writes a segment's bytes before the header that counts them: a header that
-       counts past the size seen before it was read found the file grown since. */
-    struct stat st;
-    if (off + sizeof h + h.zstd_bytes > t->size && fstat(t->fd, &st) == 0 &&
-        (uint64_t)st.st_size > t->size)
-        t->size = (uint64_t)st.st_size;
     if (h.version != t->info.version || h.raw_bytes > CHURN_SEGMENT_MAX_RAW ||
-        h.zstd_bytes < 4 || off + sizeof h + h.zstd_bytes > t->size)
+        h.zstd_bytes < 4 || !within(t, off, sizeof h + h.zstd_bytes))
         return 0;
     out->s = (churn_segment_info){off,          h.seq,         h.first_epoch,
                                   h.last_epoch, h.raw_bytes,   h.zstd_bytes,
@@ -554,7 +559,8 @@ enum churn_tail_result churn_tail_poll(churn_tail *t, const churn_tail_sink *sin
             read = 1;
             continue;
         }
-        if (k < 0 && now - t->scan_ns >= SCAN_EVERY_NS && scan(t, w))
+        /* the clock read now, not the poll's start: a scan in this loop is later than that */
+        if (k < 0 && now_ns() - t->scan_ns >= SCAN_EVERY_NS && scan(t, w))
             continue;
         break;
     }
@@ -565,7 +571,7 @@ enum churn_tail_result churn_tail_poll(churn_tail *t, const churn_tail_sink *sin
     /* The file changes and nothing new is where it should be: lost track (the ring went
        round faster than it was read), which the scan finds out. */
     if (t->changed_ns > t->progress_ns && now - t->progress_ns >= STUCK_NS &&
-        now - t->scan_ns >= STUCK_NS)
+        now_ns() - t->scan_ns >= STUCK_NS)
         scan(t, w);
     return CHURN_TAIL_IDLE;
 }
