@@ -12,7 +12,7 @@ for run in 1 2 3; do
     CHURN_FLUSH_MS=10 traced "$WORK/t$run.zst" "$WORK/t$run.out" "$WORK/idle_exit"
     analyze "$WORK/t$run.zst" "$WORK/t$run.json"
     check "$WORK/t$run.zst" "$WORK/t$run.json" <<'PY'
-import sys
+import re, sys
 from churncheck import *
 report = load(sys.argv[2])
 rows = list(epochs(report))
@@ -26,9 +26,16 @@ if not kept:
     fail("no growth row for the kept objects")
 expect("the kept objects' retention", kept[0]["retention"], "kept_until_exit")
 expect("their retained count", kept[0]["retained_count"], 250)
-for w in field(report, "warnings"):
-    if "not read at the end" in w:
-        fail("the exit's epoch is reported as a missed reading: " + w)
+# A busy machine may leave an earlier epoch's reading behind (its own warning, rightly); the
+# exit's epoch must not be among those counted.
+missed = [r["epoch"] for r in field(report, "fragmentation")
+          if r["epoch"] != last and r["free_resident_bytes"] is None]
+said = [w for w in field(report, "warnings")
+        if re.search(r"allocator counters (not read at the end|of \d+ epoch\(s\) read after)", w)]
+counted = sum(int(re.search(r"(\d+) epoch\(s\)", w).group(1)) for w in said)
+if counted != len(missed) or any("(first: epoch %d" % last in w for w in said):
+    fail("the exit's epoch is reported as a missed reading: %d counted, %d earlier epochs "
+         "without a reading: %s" % (counted, len(missed), " | ".join(said)))
 PY
 done
 echo "ok: 3 runs, the last segment ends with the exit's epoch; 250 objects kept until the exit"
