@@ -108,6 +108,7 @@ ssize_t churn_os_read_own(void *buf, const void *addr, size_t len);
 void churn_os_note_seccomp(void); /* start-up: a filter already in place asks it no more */
 uint64_t churn_now_ns(void);                 /* CLOCK_MONOTONIC */
 uint64_t churn_cpu_ns(void);                 /* CLOCK_PROCESS_CPUTIME_ID */
+uint64_t churn_thread_cpu_ns(void);          /* CLOCK_THREAD_CPUTIME_ID */
 uint64_t churn_rss_bytes(void);              /* async-signal-safe */
 void churn_rss_reopen(void);                 /* in a fork child: its own statm */
 void churn_rss_close(void);                  /* untraced from now on: the descriptor goes */

@@ -414,6 +414,7 @@ static uint64_t clock_ns(clockid_t id)
 
 uint64_t churn_now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t churn_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+uint64_t churn_thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 pid_t churn_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
