@@ -1,7 +1,10 @@
 /* The live follower's tail (analyzer/live/tail.c) alone, for t_follow_key.sh: follows the
    trace argv[1] and prints every segment it begins ("begin SEQ key|delta restart|on") and
    every warning it gives.  Each line "SECONDS" on stdin polls that long, then prints "idle",
-   so that the test can change the file between polls. */
+   so that the test can change the file between polls.  With argv[2], the poll that begins
+   segment argv[2] prints "held" there and waits for a line on stdin before it goes on: the
+   test changes the file inside a poll, as a follower stopped (SIGSTOP, a busy machine) finds
+   it when it runs again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -9,11 +12,20 @@
 
 #include "live/tail.h"
 
+static long long hold_at = -1;
+
 static void on_begin(void *ctx, const churn_segment_info *s, int restart)
 {
     (void)ctx;
     printf("begin %llu %s %s\n", (unsigned long long)s->seq, s->delta ? "delta" : "key",
            restart ? "restart" : "on");
+    if ((long long)s->seq == hold_at) {
+        char line[64];
+        printf("held\n");
+        fflush(stdout);
+        if (!fgets(line, sizeof line, stdin))
+            exit(1);
+    }
 }
 
 static void on_records(void *ctx, const uint8_t *raw, size_t len)
@@ -30,8 +42,10 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc != 2 && argc != 3)
         return 2;
+    if (argc == 3)
+        hold_at = atoll(argv[2]);
     churn_tail *t = churn_tail_open(argv[1]);
     churn_tail_sink sink = {on_begin, on_records, NULL};
     churn_warnings w = {0};
