@@ -51,8 +51,9 @@ make_var() {
 }
 
 # The CPythons a test runs, in $pythons.  pythons_311: Debian's python3.11, which the test
-# needs, and pyenv's 3.11.7 when it is installed.  pythons_with_frames: those of 3.11 to 3.13,
-# whose frames libchurn names, that this machine has.  Each one missing is said.
+# needs, and pyenv's 3.11.7 when it is installed.  pythons_with_frames: those of 3.11 to 3.13
+# (the versions whose frames libchurn names and whose pymalloc it traces) that this machine
+# has.  Each one missing is said.
 PYENV=${PYENV_ROOT:-$HOME/.pyenv}/versions
 pythons_311() {
     pythons=/usr/bin/python3.11
@@ -70,7 +71,7 @@ pythons_with_frames() {
         if [ -x "$py" ]; then
             pythons="$pythons $py"
         else
-            echo "NOT RUN: $py is not on this machine: its Python frames are not tested"
+            echo "NOT RUN: $py is not on this machine (pyenv's, or Debian 12's python3.11)"
         fi
     done
 }

@@ -20,16 +20,8 @@
 . test/lib.sh
 
 TURNS=40
-pythons=/usr/bin/python3.11
 [ -x /usr/bin/python3.11 ] || fail "/usr/bin/python3.11 is missing (Debian 12's python3.11)"
-for v in 3.11.7 3.12.1 3.13.0; do
-    py=$PYENV/$v/bin/python${v%.*}
-    if [ -x "$py" ]; then
-        pythons="$pythons $py"
-    else
-        echo "NOT RUN: CPython $v: no $py on this machine (pyenv's)"
-    fi
-done
+pythons_with_frames
 
 n=0
 for py in $pythons; do
