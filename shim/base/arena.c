@@ -2,6 +2,11 @@
  * libchurn's own heap, for the writer's buffers, zstd's workspace and the module map.  These
  * are few and mostly large, so every block is its own mapping with a size header: simple,
  * thread-safe without a lock, and invisible to the traced program's allocator.
+ *
+ * Every block comes zeroed, being a fresh anonymous mapping, and a block realloc moves keeps
+ * that: the old block is copied whole, its never-written tail zeros with it.  Callers rely on
+ * it instead of clearing: clearing would touch, so fault in, every page of a table at once
+ * (a page fault costs about 10 us here, docs/benchmarks.md "Start-up").
  */
 #include <string.h>
 

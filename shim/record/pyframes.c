@@ -570,10 +570,9 @@ __attribute__((noinline)) unsigned churn_pyframes_read(void **cache, const uintp
         return 0;
     py_thread *t = *cache;
     if (!t) {
-        t = churn_mem_alloc(sizeof *t);
+        t = churn_mem_alloc(sizeof *t); /* zeroed */
         if (!t)
             return 0;
-        memset(t, 0, sizeof *t);
         *cache = t;
     }
     *frames = t->frames;

@@ -47,10 +47,9 @@ static inline size_t home(uint64_t key)
 static __attribute__((noinline)) int grow(table_t *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : MIN_SLOTS;
-    slot_t *bigger = churn_mem_alloc(cap * sizeof *bigger);
+    slot_t *bigger = churn_mem_alloc(cap * sizeof *bigger); /* zeroed: generation 0, empty */
     if (!bigger)
         return -1;
-    memset(bigger, 0, cap * sizeof *bigger);
     if (t->slots) {
         for (size_t i = 0; i <= t->mask; i++) {
             if (!occupied(&t->slots[i]))
@@ -103,9 +102,8 @@ static void reset(table_t *t)
     while (want < t->peak * 2)
         want *= 2;
     if (t->slots && cap >= want * 4) {
-        slot_t *smaller = churn_mem_alloc(want * sizeof *smaller);
+        slot_t *smaller = churn_mem_alloc(want * sizeof *smaller); /* zeroed */
         if (smaller) {
-            memset(smaller, 0, want * sizeof *smaller);
             churn_mem_free(t->slots);
             t->slots = smaller;
             t->mask = want - 1;

@@ -174,10 +174,9 @@ static __attribute__((noinline)) void site_grow(uint32_t id)
     size_t n = w.nsites ? w.nsites : 4096;
     while (n <= id)
         n *= 2;
-    churn_site *s = churn_mem_realloc(w.sites, n * sizeof *s);
+    churn_site *s = churn_mem_realloc(w.sites, n * sizeof *s); /* its new sites zeroed */
     if (!s)
         return;
-    memset(s + w.nsites, 0, (n - w.nsites) * sizeof *s);
     w.sites = s;
     w.nsites = n;
 }
