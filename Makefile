@@ -38,7 +38,9 @@ HEADERS      := $(wildcard include/*.h include/churn/*.h shim/*.h shim/*/*.h ana
 # across its files: about 4 % fewer instructions on the traced program's thread.
 SHIM_CFLAGS  := $(WARN) -std=gnu11 -fPIC -fvisibility=hidden -ftls-model=initial-exec \
                 -fno-omit-frame-pointer -fexceptions -D_GNU_SOURCE -Iinclude -Ishim -flto=auto
-SHIM_LIBS    := -lunwind-x86_64 -lunwind -lzstd -lcapstone -ldl -lpthread
+# capstone from its static archive, x86 alone and hidden: shim/ways/capstone_x86.c says why.
+SHIM_LIBS    := -lunwind-x86_64 -lunwind -lzstd -Wl,-Bstatic -lcapstone -Wl,-Bdynamic \
+                -Wl,--exclude-libs,libcapstone.a -ldl -lpthread
 ANALYZER_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Ianalyzer -I/usr/include/elfutils
 ANALYZER_LIBS   := -lzstd -ldw -lelf -ldeflate -lcapstone -lstdc++ -lm -lz
 LIVE_LIBS       := -lmicrohttpd -lpthread

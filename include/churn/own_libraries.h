@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char *const churn_own_libraries[] = {
-    "libchurn.so", "libunwind.so", "libunwind-", "libzstd.so", "libcapstone.so", "liblzma.so",
+    "libchurn.so", "libunwind.so", "libunwind-", "libzstd.so", "liblzma.so",
 };
 #define CHURN_N_OWN_LIBRARIES (sizeof churn_own_libraries / sizeof *churn_own_libraries)
 
