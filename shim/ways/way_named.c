@@ -22,6 +22,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "churn/own_libraries.h"
 #include "walk/elfsyms.h"
 #include "ways/patch.h"
 #include "shim.h"
@@ -551,6 +552,29 @@ static void patch_group(const found *f, int fam, const char *module)
 
 static uintptr_t self_bias = UINTPTR_MAX; /* libchurn's load address, skipped */
 
+/* The C runtime's libraries: needing them says nothing of where a program's objects come
+   from (a Rust program needs libgcc_s, which calls malloc for the unwinder's own use). */
+static int runtime_library(const char *name)
+{
+    static const char *const runtime[] = {"libc.so", "libm.so", "libgcc_s.so", "libstdc++.so",
+                                          "libpthread.so", "libdl.so", "librt.so", "ld-linux"};
+    for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
+        if (!strncmp(name, runtime[i], strlen(runtime[i])))
+            return 1;
+    return 0;
+}
+
+/* Objects searched for none of the names: the C runtime's libraries, which carry none of these
+   allocators, and the libraries libchurn loads for itself (own_libraries.h).  Their symbol
+   tables are among the largest loaded (libc's and libm's debug files, where libc6-dbg is
+   installed): 1.7 of the 2.3 ms of the search in python3.11 -c pass. */
+static int without_named_allocator(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return runtime_library(base ? base + 1 : path) || churn_own_library(path);
+}
+
+
 static void scan_object(const char *path, uintptr_t bias, int exe, int late)
 {
     static found f;
@@ -590,6 +614,8 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
             return 0; /* libchurn itself */
         }
     }
+    if (!exe && without_named_allocator(path))
+        return 0;
     scan_object(path, info->dlpi_addr, exe, 0);
     return 0;
 }
@@ -634,7 +660,8 @@ static void loader_changed(void)
         if (was_seen(l))
             continue;
         see(l);
-        if (l->l_name && *l->l_name && l->l_addr != self_bias && !strstr(l->l_name, "linux-vdso"))
+        if (l->l_name && *l->l_name && l->l_addr != self_bias && !strstr(l->l_name, "linux-vdso") &&
+            !without_named_allocator(l->l_name))
             scan_object(l->l_name, l->l_addr, 0, 1);
     }
     churn_in_shim = saved;
@@ -657,18 +684,6 @@ static int file_allocates(const char *path)
 {
     for (size_t i = 0; i < sizeof allocating / sizeof *allocating; i++)
         if (churn_file_refers(path, allocating[i]))
-            return 1;
-    return 0;
-}
-
-/* The C runtime's libraries: needing them says nothing of where a program's objects come
-   from (a Rust program needs libgcc_s, which calls malloc for the unwinder's own use). */
-static int runtime_library(const char *name)
-{
-    static const char *const runtime[] = {"libc.so", "libm.so", "libgcc_s.so", "libstdc++.so",
-                                          "libpthread.so", "libdl.so", "librt.so", "ld-linux"};
-    for (size_t i = 0; i < sizeof runtime / sizeof *runtime; i++)
-        if (!strncmp(name, runtime[i], strlen(runtime[i])))
             return 1;
     return 0;
 }
