@@ -70,8 +70,14 @@ $(BUILD)/analyzer/%.o: analyzer/%.c $(HEADERS) | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ANALYZER_CFLAGS) -c $< -o $@
 
+# Bound at load (-z now): the dynamic linker's lazy resolver saves the vector registers on
+# the stack it is called on (xsavec: up to 2.5 KiB with AVX-512 state in use), and libchurn's
+# first call of an import may come inside the program's malloc on a coroutine's 2 KiB stack
+# (t_coroutine_stacks.sh).
+SHIM_LDFLAGS := -Wl,-z,nodelete -Wl,-z,now
+
 $(BUILD)/libchurn.so: $(SHIM_OBJ)
-	$(CC) $(CFLAGS) $(SHIM_CFLAGS) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
+	$(CC) $(CFLAGS) $(SHIM_CFLAGS) -shared -o $@ $^ $(SHIM_LIBS) $(SHIM_LDFLAGS)
 
 $(BUILD)/churn-analyze: $(ANALYZER_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(ANALYZER_LIBS)
@@ -132,7 +138,7 @@ $(SAN)/shim/%.o: shim/%.c $(HEADERS) | $(BUILD)/.deps-build
 	$(CC) $(CFLAGS) $(SHIM_CFLAGS) $(UBSAN) -c $< -o $@
 
 $(SAN)/libchurn-ubsan.so: $(SHIM_SRC:%.c=$(SAN)/%.o)
-	$(CC) $(CFLAGS) $(SHIM_CFLAGS) $(UBSAN) -shared -o $@ $^ $(SHIM_LIBS) -Wl,-z,nodelete
+	$(CC) $(CFLAGS) $(SHIM_CFLAGS) $(UBSAN) -shared -o $@ $^ $(SHIM_LIBS) $(SHIM_LDFLAGS)
 
 $(SAN)/shim-units: test/programs/shim_units.c $(UNIT_SRC) $(HEADERS) | $(BUILD)/.deps-build
 	@mkdir -p $(dir $@)
