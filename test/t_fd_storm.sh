@@ -44,7 +44,7 @@ for i in range(1, runs + 1):
         fail("%s: %d allocations traced and %d events dropped of %d, warned: %s"
              % (what, allocs, dropped, n, warned))
     # each summary's live figures are what the events before it leave live (t_summary_late.sh)
-    live = [w for w in field(report, "warnings") if "live objects" in w]
+    live = [w for w in field(report, "warnings") if "whose live objects differ" in w]
     if dropped == 0 and live:
         fail("%s: %s" % (what, live[0]))
     counted += dropped > 0
