@@ -9,9 +9,9 @@
  * opens, and the linker leaves the modules out (docs/patching.md gives the figures).
  *
  * Why private: the copy is libchurn's (the Makefile hides its symbols), so setting its
- * allocator to libchurn's arena (patch.c) no longer sets the allocator of a libcapstone.so
- * that the traced program loads for itself, whose allocations stay the program's and are
- * traced.
+ * allocator to libchurn's arena (patch.c) leaves alone a libcapstone.so that the traced
+ * program loads for itself: that one's allocations stay the program's, and are traced
+ * (t_own_capstone.sh).
  *
  * Each definition answers CS_ERR_ARCH, what cs_open answers for an architecture left out of
  * the build; patch.c opens CS_ARCH_X86 only.  A capstone whose modules have other names takes
