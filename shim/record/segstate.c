@@ -24,6 +24,7 @@ typedef struct {
 } table_t;
 
 #define MIN_SLOTS 1024u
+#define MIN_INFOS 4096u
 
 static table_t infos_by_key;
 static churn_seg_info *infos;
@@ -112,6 +113,14 @@ static void reset(table_t *t)
     t->used = t->peak = 0;
 }
 
+void churn_seg_prime(void)
+{
+    if (!infos_by_key.slots)
+        grow(&infos_by_key);
+    if (!infos && (infos = churn_mem_alloc(MIN_INFOS * sizeof *infos)))
+        infos_cap = MIN_INFOS;
+}
+
 void churn_seg_reset(void)
 {
     gen++;
@@ -162,7 +171,7 @@ static long info_lookup(uint64_t size, uint64_t slack, uint32_t stack, int *is_n
             return s->value;
     }
     if (ninfos == infos_cap) {
-        size_t cap = infos_cap ? infos_cap * 2 : 4096;
+        size_t cap = infos_cap ? infos_cap * 2 : MIN_INFOS;
         churn_seg_info *bigger = churn_mem_realloc(infos, cap * sizeof *bigger);
         if (!bigger)
             return -1;

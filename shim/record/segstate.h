@@ -9,6 +9,8 @@ typedef struct churn_seg_info {
     uint32_t stack;
 } churn_seg_info;
 
+/* The tables' first blocks, at the writer's start (writer.c, prime_buffers). */
+void churn_seg_prime(void);
 /* A new segment. */
 void churn_seg_reset(void);
 /* The open segment's generation (not 0): what the live map's entries note (shim.h). */

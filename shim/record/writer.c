@@ -422,10 +422,12 @@ static void segment_check(void)
 /* ---- histograms and events ---- */
 
 /* Once a callsite an epoch: out of line, so that the test alone is on every event's path. */
+#define MIN_DIRTY 4096u
+
 static __attribute__((noinline)) void add_dirty(churn_site *s, uint32_t id)
 {
     if (w.ndirty == w.dirty_cap) {
-        size_t cap = w.dirty_cap ? w.dirty_cap * 2 : 4096;
+        size_t cap = w.dirty_cap ? w.dirty_cap * 2 : MIN_DIRTY;
         uint32_t *d = churn_mem_realloc(w.dirty, cap * sizeof *d);
         if (!d)
             return;
@@ -1100,10 +1102,19 @@ static int start_thread(void)
 
 /* What a segment needs is taken at start, while memory is plentiful: a program that later
    exhausts its address space must not lose its trace too (test/t_oom.sh).  zstd sizes its
-   workspace for a stream of unknown length on the first call that continues one. */
+   workspace for a stream of unknown length on the first call that continues one.  The first
+   blocks of the callsite, dirty-callsite and allocation-info tables are mapped here too
+   (untouched, so not resident): the writer then maps nothing when it drains the first events
+   and closes the first epoch, which would fall in the middle of what the program does with
+   its own address space (a library unloaded and another loaded finds the range the first
+   left, t_dlopen.sh). */
 static void prime_buffers(void)
 {
     size_t hdr = sizeof(churn_segment_header);
+    site_reserve(0);
+    if (!w.dirty && (w.dirty = churn_mem_alloc(MIN_DIRTY * sizeof *w.dirty)))
+        w.dirty_cap = MIN_DIRTY;
+    churn_seg_prime();
     churn_buf_reserve(&churn_enc.raw, COMPRESS_PIECE * 4);
     churn_buf_reserve(&w.packed, hdr + ZSTD_compressBound(churn_opt.segment_bytes));
     uint8_t out[64];
