@@ -421,9 +421,9 @@ static void segment_check(void)
 
 /* ---- histograms and events ---- */
 
-/* Once a callsite an epoch: out of line, so that the test alone is on every event's path. */
 #define MIN_DIRTY 4096u
 
+/* Once a callsite an epoch: out of line, so that the test alone is on every event's path. */
 static __attribute__((noinline)) void add_dirty(churn_site *s, uint32_t id)
 {
     if (w.ndirty == w.dirty_cap) {

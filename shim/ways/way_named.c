@@ -574,7 +574,6 @@ static int without_named_allocator(const char *path)
     return runtime_library(base ? base + 1 : path) || churn_own_library(path);
 }
 
-
 static void scan_object(const char *path, uintptr_t bias, int exe, int late)
 {
     static found f;
