@@ -11,10 +11,7 @@
  * read half-written).  Frames that need more (expressions, other CFA registers, signal
  * frames, code without CFI) get the rule "slow", cached too, and make the walk give up.
  *
- * In front of that table each thread keeps a small two-way cache indexed by the frame's
- * position on the stack: a program's stacks share their outer frames at the same addresses,
- * and a rule found from the stack pointer (already at hand) lets the next CFA be computed
- * without waiting for the return address to be loaded and hashed.  The thread's cache is
+ * In front of that table each thread keeps a small two-way cache indexed by return address,
  * reset when the generation moves.  Behind both, each thread keeps its previous walk, whose
  * outer part a new walk reuses once it reaches one of its frames unchanged (see "the last
  * walk" below).
@@ -67,9 +64,9 @@ static _Atomic uint32_t forgets; /* churn_cfi_forget calls begun */
 static _Atomic uint32_t generation;
 
 /* The per-thread cache in front of `slots`, by return address, two ways a set: 32 KiB,
-   resident as used.  Keyed by stack position instead (as it was), the allocation sites
-   called at one depth evicted each other: 54 % of python3's frames and 41 % of workerd's
-   missed it even at 64 KiB; by address, 0 % and 3.6 % (1.1 % at 64 KiB, 23 % at 8 KiB). */
+   resident as used.  Keyed by stack position, the allocation sites called at one depth
+   would evict each other: 54 % of python3's frames and 41 % of workerd's missed such a
+   cache even at 64 KiB; keyed by address, 0 % and 3.6 % (1.1 % at 64 KiB, 23 % at 8 KiB). */
 #define NEAR_LOG 11
 #define NEAR (1u << NEAR_LOG)
 typedef struct {
