@@ -355,18 +355,31 @@ static void *const relays[MAX_SLOTS] = {ROWS(RELAY_PTR)};
 /* ---- finding the names ---- */
 
 /* The name under Rust's v0 mangling ends in the identifier with its length, and an
-   underscore when the identifier starts with one: ..7___rustc12___rust_alloc. */
-static int rust_name(const char *sym, const char *id)
+   underscore when the identifier starts with one: ..7___rustc12___rust_alloc.  Compared from
+   the end, last character first, without formatting the length: the names of a program with
+   much Rust are many (workerd's rustls and friends), each compared with five identifiers at
+   every start. */
+static int rust_name(const char *sym, size_t len, const char *id)
 {
-    if (!strcmp(sym, id))
-        return 1;
+    size_t idlen = strlen(id);
+    if (sym[len - 1] != id[idlen - 1])
+        return 0;
+    if (len == idlen)
+        return !memcmp(sym, id, len);
     if (sym[0] != '_' || sym[1] != 'R')
         return 0;
-    char tail[64];
-    int n = snprintf(tail, sizeof tail, "%zu_%s", strlen(id), id);
-    size_t len = strlen(sym);
-    return n > 0 && (size_t)n < len && !strcmp(sym + len - (size_t)n, tail) &&
-           sym[len - (size_t)n - 1] >= 'A';
+    char digits[20]; /* idlen's decimal digits, last first */
+    size_t nd = 0;
+    for (size_t v = idlen; nd == 0 || v; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    size_t n = nd + 1 + idlen; /* the tail: the length, '_', the identifier */
+    if (n >= len)
+        return 0;
+    const char *t = sym + len - n;
+    for (size_t k = 0; k < nd; k++)
+        if (t[k] != digits[nd - 1 - k])
+            return 0;
+    return t[nd] == '_' && !memcmp(t + nd + 1, id, idlen) && sym[len - n - 1] >= 'A';
 }
 
 typedef struct found {
@@ -459,10 +472,11 @@ static void on_symbol(const char *name, uintptr_t addr, void *ctx)
            thousands of other _-names (libpython's _Py*) are passed over without a compare. */
         if (!(name[1] == 'R' || (name[1] == '_' && name[2] == 'r')))
             break;
+        size_t len = strlen(name);
         for (size_t i = 0; rust_defs[i].name; i++)
-            if (rust_name(name, rust_defs[i].name) && !f->addr[F_RUST][i])
+            if (rust_name(name, len, rust_defs[i].name) && !f->addr[F_RUST][i])
                 f->addr[F_RUST][i] = addr;
-        if (rust_name(name, "__rg_alloc"))
+        if (rust_name(name, len, "__rg_alloc"))
             f->rust_custom = 1;
         break;
     default:
