@@ -13,6 +13,8 @@
 /* Run-time address of the defined function symbol with this exact (mangled) name in the
    executable, or 0. */
 uintptr_t churn_exe_symbol(const char *name);
+/* The same for n names, in one pass over each symbol table (a pass reads every symbol). */
+void churn_exe_symbols(const char *const *names, uintptr_t *addrs, size_t n);
 
 /* Calls fn for every defined function symbol of the executable whose mangled name starts with
    prefix; returns how many matched (fn may be NULL to count). */

@@ -19,12 +19,28 @@
 #include "shim.h"
 #include "ways/way.h"
 
-#define ADD_NEW_HOOK "_ZN8tcmalloc10MallocHook10AddNewHookEPFvRKNS0_7NewInfoEE"
-#define ADD_DELETE_HOOK "_ZN8tcmalloc10MallocHook13AddDeleteHookEPFvRKNS0_10DeleteInfoEE"
-#define NUMERIC_PROPERTY "MallocExtension_Internal_GetNumericProperty"
-#define SET_PROFILE_SAMPLING "MallocExtension_Internal_SetProfileSamplingInterval"
-#define SET_GUARDED_SAMPLING "MallocExtension_Internal_SetGuardedSamplingInterval"
-#define GET_STATS "TCMalloc_Internal_GetStats"
+/* The executable's functions this way in calls, found in one pass over its symbol tables
+   (find_symbols): a pass over workerd's reads 280,000 symbols. */
+enum { ADD_NEW_HOOK, ADD_DELETE_HOOK, NUMERIC_PROPERTY, SET_PROFILE_SAMPLING,
+       SET_GUARDED_SAMPLING, GET_STATS, NSYMBOLS };
+static const char *const symbol_names[NSYMBOLS] = {
+    [ADD_NEW_HOOK] = "_ZN8tcmalloc10MallocHook10AddNewHookEPFvRKNS0_7NewInfoEE",
+    [ADD_DELETE_HOOK] = "_ZN8tcmalloc10MallocHook13AddDeleteHookEPFvRKNS0_10DeleteInfoEE",
+    [NUMERIC_PROPERTY] = "MallocExtension_Internal_GetNumericProperty",
+    [SET_PROFILE_SAMPLING] = "MallocExtension_Internal_SetProfileSamplingInterval",
+    [SET_GUARDED_SAMPLING] = "MallocExtension_Internal_SetGuardedSamplingInterval",
+    [GET_STATS] = "TCMalloc_Internal_GetStats",
+};
+static uintptr_t symbols[NSYMBOLS];
+
+/* Once: the executable's symbols do not change, and the way in is chosen once, at start-up. */
+static void find_symbols(void)
+{
+    static int found;
+    if (!found)
+        churn_exe_symbols(symbol_names, symbols, NSYMBOLS);
+    found = 1;
+}
 
 /* tcmalloc::MallocHook::NewInfo and DeleteInfo (tcmalloc/malloc_hook.h), as laid out by the
    compiler: DeleteInfo's std::optional<size_t> is a value followed by its engaged flag. */
@@ -195,8 +211,10 @@ static int load_classes(churn_size_classes *out)
 
 static int tcmalloc_applies(void)
 {
-    return churn_malloc_is_ahead() && churn_exe_symbol(ADD_NEW_HOOK) &&
-           churn_exe_symbol(ADD_DELETE_HOOK);
+    if (!churn_malloc_is_ahead())
+        return 0;
+    find_symbols();
+    return symbols[ADD_NEW_HOOK] && symbols[ADD_DELETE_HOOK];
 }
 
 /* libchurn's own fallbacks (bootstrap copies, usable sizes) must use the executable's
@@ -224,10 +242,11 @@ static void use_executable_allocator(void)
 
 static int tcmalloc_install(void)
 {
-    add_hook_fn add_new = (add_hook_fn)churn_exe_symbol(ADD_NEW_HOOK);
-    add_hook_fn add_delete = (add_hook_fn)churn_exe_symbol(ADD_DELETE_HOOK);
-    numeric_property = (numeric_property_fn)churn_exe_symbol(NUMERIC_PROPERTY);
-    get_stats = (size_t (*)(char *, size_t))churn_exe_symbol(GET_STATS);
+    find_symbols();
+    add_hook_fn add_new = (add_hook_fn)symbols[ADD_NEW_HOOK];
+    add_hook_fn add_delete = (add_hook_fn)symbols[ADD_DELETE_HOOK];
+    numeric_property = (numeric_property_fn)symbols[NUMERIC_PROPERTY];
+    get_stats = (size_t (*)(char *, size_t))symbols[GET_STATS];
     use_executable_allocator();
     /* tcmalloc keeps its code in sections of its own; its frames between our hook and the
        program's call are dropped from stacks like libchurn's own. */
@@ -247,8 +266,8 @@ static int tcmalloc_install(void)
        reports, so with sampling on the counters and the trace disagree by the sampled
        objects' slack.  libchurn sees every allocation anyway: sampling (for heap profiles)
        and guarded sampling are turned off. */
-    void (*set_sampling)(int64_t) = (void (*)(int64_t))churn_exe_symbol(SET_PROFILE_SAMPLING);
-    void (*set_guarded)(int64_t) = (void (*)(int64_t))churn_exe_symbol(SET_GUARDED_SAMPLING);
+    void (*set_sampling)(int64_t) = (void (*)(int64_t))symbols[SET_PROFILE_SAMPLING];
+    void (*set_guarded)(int64_t) = (void (*)(int64_t))symbols[SET_GUARDED_SAMPLING];
     if (set_sampling)
         set_sampling(0);
     if (set_guarded)
