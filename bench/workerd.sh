@@ -8,10 +8,11 @@
 # (3) and BENCH_SUBREQUESTS (20000) change the size; CHURN_* variables in the environment reach
 # the traced runs.
 #   BENCH_CALLGRIND=1 sh bench/workerd.sh   counts instructions per subrequest instead (a count,
-# not a time: the same on a loaded machine): callgrind over workerd natively and under libchurn
-# (every stack), runs of 200 and 1,000 subrequests, the difference divided by 800 so that
-# start-up cancels out; the main thread apart from the others (libchurn's writer, V8's).
-# About two minutes; the callgrind files stay in build/bench/workerd/ for callgrind_annotate.
+# not a time: the same on a loaded machine): callgrind over workerd natively, under libchurn
+# (every stack) and sampled (CHURN_SAMPLE_BYTES=524288), runs of 200 and 1,000 subrequests, the
+# difference divided by 800 so that start-up cancels out; the main thread apart from the others
+# (libchurn's writer, V8's).  About three minutes; the callgrind files stay in
+# build/bench/workerd/ for callgrind_annotate.
 set -eu
 cd "$(dirname "$0")/.."
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -29,8 +30,9 @@ mkdir -p "$OUT"
 callgrind_count() {
     base=$PWD/$OUT/$1.$2
     set -- "$1" --subrequests "$2" --env "CG_OUT=$base.cg"
-    [ "$1" = libchurn ] && set -- "$@" --env "CG_PRELOAD=$PWD/build/libchurn.so" \
+    [ "$1" != native ] && set -- "$@" --env "CG_PRELOAD=$PWD/build/libchurn.so" \
         --env "CHURN_OUT=$base.zst" --env "CHURN_EPOCH_AT=workerd::IoContext::IoContext"
+    [ "$1" = libchurn-sample512k ] && set -- "$@" --env "CHURN_SAMPLE_BYTES=524288"
     shift
     if ! python3 test/workerd/drive.py --workerd "$PWD/$OUT/callgrind-workerd" "$@" \
         --startup-timeout 600 --request-timeout 600 --log "$base.log" >"$base.json"; then
@@ -59,7 +61,7 @@ if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
         'exec valgrind --tool=callgrind --separate-threads=yes --smc-check=all-non-file --trace-children=yes --callgrind-out-file="$CG_OUT.%p" "$@"' \
         | sed "2s|^|W='$WORKERD'; |" >"$OUT/callgrind-workerd"
     chmod +x "$OUT/callgrind-workerd"
-    for mode in native libchurn; do
+    for mode in native libchurn libchurn-sample512k; do
         # shellcheck disable=SC2046
         set -- $(callgrind_count "$mode" 200) $(callgrind_count "$mode" 1000)
         [ $# -eq 4 ] || exit 1 # a run failed, and said why
