@@ -1,8 +1,12 @@
 #!/bin/sh
 # sqlite's page cache, end to end (docs/analyzer.md, "The verdict"): Debian's sqlite3 inserts
-# 300,000 rows of 100 random bytes into an in-memory database under `churn run --epoch-ms 50`,
-# its page cache growing all along.  Debian strips libsqlite3.so.0, whose own malloc wrapper
-# every allocation goes through:
+# 900,000 rows of 100 random bytes into an in-memory database under `churn run --epoch-ms 50`,
+# its page cache growing all along.  (So many that the run spans some twenty epochs or more:
+# 300,000 rows span 8 or 9, and where the machine's load makes the growth curve, the
+# residuals' runs leave the slope's bound about 3.6 epochs' worth of evidence and Student's t
+# at one degree of freedom: 1 run in 8 beside two busy loops reads "does not measurably
+# grow" for a cache growing from 2.4 to 35 MiB.)  Debian strips libsqlite3.so.0,
+# whose own malloc wrapper every allocation goes through:
 #  - the verdict names the growth's function by module and offset with the named callers
 #    that say which of its callers grows (sqlite3BtreeInsert), at about the live growth per
 #    epoch, above its bound;
@@ -21,11 +25,11 @@ fi
 status=0
 env -u DEBUGINFOD_URLS timeout 120 "$ROOT/build/churn" run --epoch-ms 50 -o "$WORK/sq.zst" -- \
     sqlite3 :memory: "PRAGMA cache_size=-200000; CREATE TABLE t(a, b);
-WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 900000)
 INSERT INTO t SELECT x, randomblob(100) FROM c; SELECT count(*) FROM t;" \
     >"$WORK/sq.out" 2>"$WORK/sq.err" || status=$?
 [ $status -eq 0 ] || fail "sqlite3 under churn run exited $status: $(tail -n 1 "$WORK/sq.err")"
-[ "$(cat "$WORK/sq.out")" = 300000 ] || fail "sqlite3 printed '$(cat "$WORK/sq.out")', not 300000"
+[ "$(cat "$WORK/sq.out")" = 900000 ] || fail "sqlite3 printed '$(cat "$WORK/sq.out")', not 900000"
 env -u DEBUGINFOD_URLS "$ANALYZE" --json "$WORK/sq.zst" >"$WORK/sq.json" 2>"$WORK/sq.json.err" ||
     fail "churn-analyze --json failed: $(tail -n 1 "$WORK/sq.json.err")"
 env -u DEBUGINFOD_URLS "$ANALYZE" "$WORK/sq.zst" >"$WORK/sq.txt" 2>&1 ||
