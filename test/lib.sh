@@ -76,6 +76,20 @@ pythons_with_frames() {
     done
 }
 
+# fixed_layout: runs the test (again, from its start) under `setarch -R`, the personality
+# ADDR_NO_RANDOMIZE, which every program it starts inherits: one address layout in every
+# run, for tests that compare the bytes of runs of a program that asks for more or less by
+# where its memory lies.  CPython is one: PyLong_FromVoidPtr keys its dicts of subclasses
+# and its compiler's symbol tables by object address, an int of one 30-bit digit (28 bytes)
+# below 1 GiB and of two (32 bytes) above; Debian's python3.11 is not position-independent,
+# and the kernel puts its heap anywhere in the GiB after its data, above 1 GiB in about 1
+# run of 100 (3 of 300 here), and then the same program asks for exactly 1,000 bytes more.
+fixed_layout() {
+    [ $((0x$(cat /proc/self/personality) & 0x40000)) -eq 0 ] || return 0
+    [ -z "${CHURN_TEST_RELAID:-}" ] || fail "setarch -R left address randomization on"
+    CHURN_TEST_RELAID=1 exec setarch -R sh "$0"
+}
+
 # The flags that select the decoder under test when a test compiles analyzer/read/records.c itself.
 decoder_cflags() {
     [ "${CHURN_TEST_DECODER:-fast}" = fast ] || make_var DECODE_SLOW
