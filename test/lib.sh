@@ -86,8 +86,8 @@ pythons_with_frames() {
 # run of 100 (3 of 300 here), and then the same program asks for exactly 1,000 bytes more.
 fixed_layout() {
     [ $((0x$(cat /proc/self/personality) & 0x40000)) -eq 0 ] || return 0
-    [ -z "${CHURN_TEST_RELAID:-}" ] || fail "setarch -R left address randomization on"
-    CHURN_TEST_RELAID=1 exec setarch -R sh "$0"
+    [ -z "${FIXED_LAYOUT_RELAID:-}" ] || fail "setarch -R left address randomization on"
+    FIXED_LAYOUT_RELAID=1 exec setarch -R sh "$0"
 }
 
 # The flags that select the decoder under test when a test compiles analyzer/read/records.c itself.
