@@ -2,12 +2,19 @@
 # CHURN_EPOCH_AT (test/programs/epoch_at.cc): every call of the named functions begins an
 # epoch.  A C name (handle_delivery) and a qualified C++ constructor (app::Request::Request,
 # turned into its mangled prefix) are each called 50 times: 100 epochs begin, and every one of
-# them holds exactly the one allocation that follows its call.  A name that matches nothing is
-# one line on stderr at start-up, and the program still runs; behind a wrapper (timeout) that
-# lacks it, the line names the wrapper, and the program is traced.
+# them holds exactly the one allocation that follows its call.  The executable also holds a
+# local function named handle_delivery (test/programs/epoch_at_local.c), never called and
+# first in its .symtab: the global definition is the one the name means.  A name that
+# matches nothing is one line on stderr at start-up, and the program still runs; behind a
+# wrapper (timeout) that lacks it, the line names the wrapper, and the program is traced.
 . test/lib.sh
 
-build_cxx epoch_at test/programs/epoch_at.cc -O1
+gcc $PROG_CFLAGS -std=gnu11 -c -o "$WORK/epoch_at_local.o" test/programs/epoch_at_local.c \
+    >"$WORK/local.build.log" 2>&1 ||
+    fail "cannot compile test/programs/epoch_at_local.c: $(tail -n 1 "$WORK/local.build.log")"
+build_cxx epoch_at test/programs/epoch_at.cc -O1 "$WORK/epoch_at_local.o"
+defs=$(nm "$WORK/epoch_at" | awk '$3 == "handle_delivery" { print $2 }' | LC_ALL=C sort | tr -d '\n')
+[ "$defs" = Tt ] || fail "epoch_at does not define handle_delivery both globally and locally: '$defs'"
 CHURN_EPOCH_AT="handle_delivery,app::Request::Request" \
     traced "$WORK/trace.zst" "$WORK/out" "$WORK/epoch_at" 50
 analyze "$WORK/trace.zst" "$WORK/report.json"
